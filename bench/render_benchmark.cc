@@ -1,0 +1,92 @@
+// Read + render benchmarks on synthetic folded input (bench/folded_gen.h).
+//
+//   render_benchmark --benchmark_filter=ReadRender
+//
+// Args: number of distinct input lines. The input is generated once per size, in memory,
+// outside the timed region; the SVG goes to a discarding stream.
+#include <cstddef>
+#include <ostream>
+#include <streambuf>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "bench/folded_gen.h"
+#include "benchmark/benchmark.h"
+#include "profile/folded.h"
+#include "profile/profile.h"
+#include "renderer/flamegraph.h"
+
+namespace flamefleet::bench {
+namespace {
+
+using profile::FoldedReader;
+using profile::Profile;
+
+// Returns the generated input for `lines`, cached across benchmarks in one run.
+const std::string& Input(uint64_t lines) {
+  // Function-local cache of immutable inputs (benchmark-only, single-threaded).
+  static auto* cache = new absl::flat_hash_map<uint64_t, std::string>();
+  std::string& text = (*cache)[lines];
+  if (text.empty()) {
+    FoldedGenOptions options;
+    options.lines = lines;
+    GenerateFolded(options, [&](absl::string_view chunk) { text.append(chunk); });
+  }
+  return text;
+}
+
+class NullBuffer : public std::streambuf {
+ protected:
+  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
+  int overflow(int c) override { return c; }
+};
+
+enum Mode { kNormal, kReverse, kFlameChart, kInverted };
+
+void ReadRender(benchmark::State& state, Mode mode) {
+  const std::string& text = Input(static_cast<uint64_t>(state.range(0)));
+  renderer::RenderOptions options;
+  options.reverse = mode == kReverse;
+  options.flamechart = mode == kFlameChart;
+  options.inverted = mode == kInverted;
+  NullBuffer null_buffer;
+  std::ostream sink(&null_buffer);
+  for (auto _ : state) {
+    Profile p(options.flamechart ? Profile::ChildMatching::kAdjacent
+                                 : Profile::ChildMatching::kByName);
+    profile::FoldedReadOptions read_options;
+    read_options.prune_fraction = renderer::MinVisibleFraction(options);
+    FoldedReader reader(&p, nullptr, read_options);
+    reader.ReadString(text).IgnoreError();  // ReadString cannot fail
+    benchmark::DoNotOptimize(renderer::RenderSvg(p, options, sink).ok());
+    state.counters["nodes"] = static_cast<double>(p.num_nodes());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+
+void BM_ReadRender(benchmark::State& state) { ReadRender(state, kNormal); }
+void BM_ReadRenderReverse(benchmark::State& state) { ReadRender(state, kReverse); }
+void BM_ReadRenderFlameChart(benchmark::State& state) { ReadRender(state, kFlameChart); }
+void BM_ReadRenderInverted(benchmark::State& state) { ReadRender(state, kInverted); }
+
+void BM_ReadOnly(benchmark::State& state) {
+  const std::string& text = Input(static_cast<uint64_t>(state.range(0)));
+  for (auto _ : state) {
+    Profile p;
+    FoldedReader reader(&p);
+    reader.ReadString(text).IgnoreError();  // ReadString cannot fail
+    benchmark::DoNotOptimize(p.total());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+
+BENCHMARK(BM_ReadOnly)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadRender)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadRenderInverted)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadRenderReverse)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadRenderFlameChart)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace flamefleet::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,112 @@
+#include "cli/vm_commands.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "vm/vm.h"
+
+namespace flamefleet::cli {
+namespace {
+
+struct ExecFlags {
+  std::string program;
+  std::string inputs;
+  std::vector<std::string> libs;
+  std::optional<uint64_t> max_cycles;
+  bool json = false;
+};
+
+// Finds NAME.inputs or NAME.toml beside the program, as the Miden examples lay them out.
+std::string DefaultInputs(const std::string& program) {
+  std::filesystem::path p(program);
+  for (const char* ext : {".inputs", ".toml"}) {
+    std::filesystem::path candidate = p;
+    candidate.replace_extension(ext);
+    std::error_code ec;
+    if (std::filesystem::exists(candidate, ec)) return candidate.string();
+  }
+  return "";
+}
+
+int RunExec(const ExecFlags& flags) {
+  auto libs = ParseLibraryFlags(flags.libs);
+  if (!libs.ok()) {
+    std::cerr << "error: " << libs.status().message() << "\n";
+    return 2;
+  }
+  vm::Assembler assembler(vm::AssemblerOptions{*libs});
+  absl::StatusOr<vm::Program> program = assembler.AssembleFile(flags.program);
+  if (!program.ok()) {
+    std::cerr << "error: " << program.status().message() << "\n";
+    return 1;
+  }
+  vm::ProgramInputs inputs;
+  std::string inputs_path = flags.inputs.empty() ? DefaultInputs(flags.program) : flags.inputs;
+  if (!inputs_path.empty()) {
+    absl::StatusOr<vm::ProgramInputs> loaded = vm::LoadInputs(inputs_path);
+    if (!loaded.ok()) {
+      std::cerr << "error: " << loaded.status().message() << "\n";
+      return 1;
+    }
+    inputs = *std::move(loaded);
+  }
+  vm::ExecutionOptions options;
+  if (flags.max_cycles.has_value()) options.max_cycles = *flags.max_cycles;
+  absl::StatusOr<vm::RunResult> result = vm::RunProgram(*program, inputs, options);
+  if (!result.ok()) {
+    std::cerr << "error: " << result.status().message() << "\n";
+    return 1;
+  }
+  if (flags.json) {
+    nlohmann::json out;
+    out["stack"] = nlohmann::json::array();
+    for (vm::Felt f : result->stack) out["stack"].push_back(f.value());
+    out["cycles"] = result->cycles;
+    std::cout << out.dump() << "\n";
+  } else {
+    std::vector<uint64_t> values;
+    for (vm::Felt f : result->stack) values.push_back(f.value());
+    std::cout << "Output: [" << absl::StrJoin(values, ", ") << "]\n";
+    std::cout << "Cycles: " << result->cycles << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
+    const std::vector<std::string>& values) {
+  std::vector<std::pair<std::string, std::string>> libs;
+  for (const std::string& v : values) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--lib '", v, "': expected NAMESPACE=DIR, e.g. std=./stdlib/asm"));
+    }
+    libs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+  }
+  return libs;
+}
+
+void AddVmCommands(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ExecFlags>();
+  CLI::App* exec = app.add_subcommand(
+      "exec", "Run a MASM program; print the final operand stack (top 16, top first) and the "
+              "cycle count");
+  exec->add_option("program", flags->program, "MASM program (.masm)")->required();
+  exec->add_option("--inputs", flags->inputs,
+                   "inputs file: miden-vm JSON (.inputs) or miden-debug TOML (.toml); default: "
+                   "PROGRAM.inputs or PROGRAM.toml beside the program");
+  exec->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable), e.g. std=DIR");
+  exec->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
+  exec->add_flag("--json", flags->json, "print {\"stack\": [...], \"cycles\": N}");
+  exec->callback([flags, exit_code]() { *exit_code = RunExec(*flags); });
+}
+
+}  // namespace flamefleet::cli

@@ -1,0 +1,32 @@
+// The VM subcommands of the `flamefleet` CLI: `exec` (run a program, print the final stack and
+// the cycle count).
+//
+//   CLI::App app{"flamefleet"};
+//   int exit_code = 0;
+//   AddVmCommands(app, &exit_code);
+//   CLI11_PARSE(app, argc, argv);
+//   return exit_code;
+#ifndef FLAMEFLEET_CLI_VM_COMMANDS_H_
+#define FLAMEFLEET_CLI_VM_COMMANDS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+
+namespace flamefleet::cli {
+
+// Registers `exec` on `app`. When a registered command runs, its process exit code is stored
+// in `*exit_code` (kept; must outlive app.parse()).
+void AddVmCommands(CLI::App& app, int* exit_code);
+
+// Parses `--lib NS=DIR` values into (namespace, directory) pairs. InvalidArgument names the
+// bad value.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
+    const std::vector<std::string>& values);
+
+}  // namespace flamefleet::cli
+
+#endif  // FLAMEFLEET_CLI_VM_COMMANDS_H_

@@ -1,0 +1,322 @@
+#include "profile/folded.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace flamefleet::profile {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsCountChar(char c) { return (c >= '0' && c <= '9') || c == '.'; }
+
+// Finds a trailing count token in [begin, end) (no trailing blanks). On success returns true
+// and sets *token_begin; the token is preceded by at least one blank.
+bool FindCount(const char* begin, const char* end, const char** token_begin) {
+  const char* p = end;
+  while (p > begin && IsCountChar(p[-1])) --p;
+  if (p == end || p == begin || !IsSpace(p[-1])) return false;
+  if (*p < '0' || *p > '9') return false;  // must start with a digit, like flamegraph.pl
+  if (std::count(p, end, '.') > 1) return false;
+  *token_begin = p;
+  return true;
+}
+
+// Parses a count token; returns false if it does not fit.
+bool ParseCount(const char* begin, const char* end, double scale, uint64_t* out,
+                bool* fractional) {
+  const bool has_dot = std::memchr(begin, '.', static_cast<size_t>(end - begin)) != nullptr;
+  if (!has_dot && scale == 1.0 && end - begin <= 19) {
+    uint64_t v = 0;
+    for (const char* p = begin; p < end; ++p) v = v * 10 + static_cast<uint64_t>(*p - '0');
+    *out = v;
+    *fractional = false;
+    return true;
+  }
+  double d = 0;
+  if (!absl::SimpleAtod(absl::string_view(begin, static_cast<size_t>(end - begin)), &d)) {
+    return false;
+  }
+  d *= scale;
+  if (!(d >= 0) || d >= 1.8e19) return false;
+  const double rounded = std::round(d);  // halves away from zero
+  *fractional = rounded != d;
+  *out = static_cast<uint64_t>(rounded);
+  return true;
+}
+
+}  // namespace
+
+std::string FoldedReadStats::Summary() const {
+  if (malformed_lines == 0) return "";
+  std::string s = absl::StrCat("ignored ", malformed_lines, " malformed line",
+                               malformed_lines == 1 ? "" : "s", "\n");
+  for (const Error& e : errors) absl::StrAppend(&s, "  ", e.source, ":", e.line, ": ", e.message, "\n");
+  if (malformed_lines > errors.size()) {
+    absl::StrAppend(&s, "  ... and ", malformed_lines - errors.size(), " more\n");
+  }
+  return s;
+}
+
+FoldedReader::FoldedReader(Profile* after, Profile* before, FoldedReadOptions options)
+    : after_(after), before_(before), options_(options) {
+  if (options_.chunk_size == 0) options_.chunk_size = 1;
+  if (!(options_.scale > 0)) options_.scale = 1.0;
+}
+
+void FoldedReader::Malformed(absl::string_view message) {
+  ++stats_.malformed_lines;
+  if (stats_.errors.size() < options_.max_reported_errors) {
+    stats_.errors.push_back({source_, line_number_, std::string(message)});
+  }
+}
+
+void FoldedReader::AddStack(Profile* profile, const char* begin, const char* end,
+                            uint64_t count) {
+  Profile::NodeId node = Profile::kRoot;
+  const char* p = begin;
+  if (p != end) {
+    while (true) {
+      const char* semi =
+          static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(end - p)));
+      const char* frame_end = semi == nullptr ? end : semi;
+      node = profile->Child(
+          node, profile->InternFrame(absl::string_view(p, static_cast<size_t>(frame_end - p))));
+      if (semi == nullptr) break;
+      p = semi + 1;
+    }
+  }
+  profile->AddSelf(node, count);
+}
+
+void FoldedReader::ParseLine(const char* begin, const char* end) {
+  while (end > begin && IsSpace(end[-1])) --end;
+  if (end == begin) return;  // blank line
+  ++stats_.lines;
+  const char* count_begin;
+  if (!FindCount(begin, end, &count_begin)) {
+    Malformed("no trailing count");
+    return;
+  }
+  uint64_t after_count = 0;
+  bool fractional = false;
+  if (!ParseCount(count_begin, end, options_.scale, &after_count, &fractional)) {
+    Malformed("count out of range");
+    return;
+  }
+  const char* stack_end = count_begin;
+  while (stack_end > begin && IsSpace(stack_end[-1])) --stack_end;
+  const char* before_begin;
+  bool two_column = false;
+  uint64_t before_count = 0;
+  if (FindCount(begin, stack_end, &before_begin)) {
+    bool before_fractional = false;
+    if (ParseCount(before_begin, stack_end, options_.scale, &before_count, &before_fractional)) {
+      two_column = true;
+      fractional |= before_fractional;
+      stack_end = before_begin;
+      while (stack_end > begin && IsSpace(stack_end[-1])) --stack_end;
+    }
+  }
+  if (fractional) ++stats_.fractional_lines;
+  if (two_column) {
+    ++stats_.two_column_lines;
+    if (before_ != nullptr) AddStack(before_, begin, stack_end, before_count);
+  }
+  AddStack(after_, begin, stack_end, after_count);
+}
+
+void FoldedReader::MaybePrune() {
+  if (options_.prune_fraction <= 0 ||
+      after_->child_matching() != Profile::ChildMatching::kAdjacent ||
+      after_->num_nodes() < next_prune_nodes_) {
+    return;
+  }
+  const auto min = static_cast<uint64_t>(options_.prune_fraction *
+                                         static_cast<double>(after_->total()));
+  *after_ = after_->Pruned(min);
+  next_prune_nodes_ = std::max<uint64_t>(next_prune_nodes_, 2 * after_->num_nodes());
+}
+
+size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last) {
+  size_t pos = 0;
+  while (pos < size) {
+    const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', size - pos));
+    if (nl == nullptr) {
+      if (!last) break;
+      ++line_number_;
+      ParseLine(data + pos, data + size);
+      pos = size;
+      break;
+    }
+    ++line_number_;
+    ParseLine(data + pos, nl);
+    pos = static_cast<size_t>(nl - data) + 1;
+  }
+  MaybePrune();
+  return pos;
+}
+
+absl::Status FoldedReader::ReadString(absl::string_view text, absl::string_view source) {
+  source_ = std::string(source);
+  line_number_ = 0;
+  stats_.bytes += text.size();
+  ParseChunk(text.data(), text.size(), /*last=*/true);
+  return absl::OkStatus();
+}
+
+absl::Status FoldedReader::ReadStream(std::istream& in, absl::string_view source) {
+  source_ = std::string(source);
+  line_number_ = 0;
+  std::string buffer(options_.chunk_size, '\0');
+  size_t filled = 0;
+  while (true) {
+    if (filled == buffer.size()) buffer.resize(buffer.size() * 2);  // one very long line
+    in.read(buffer.data() + filled, static_cast<std::streamsize>(buffer.size() - filled));
+    const auto got = static_cast<size_t>(in.gcount());
+    stats_.bytes += got;
+    filled += got;
+    const bool eof = in.eof();
+    if (!eof && in.fail()) return absl::DataLossError(absl::StrCat(source, ": read error"));
+    const size_t used = ParseChunk(buffer.data(), filled, eof);
+    std::memmove(buffer.data(), buffer.data() + used, filled - used);
+    filled -= used;
+    if (eof) break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FoldedReader::ReadFile(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (file == nullptr) {
+    const int err = errno;
+    std::string message = absl::StrCat(path, ": ", std::strerror(err));
+    if (err == ENOENT) return absl::NotFoundError(message);
+    if (err == EACCES) return absl::PermissionDeniedError(message);
+    return absl::InvalidArgumentError(message);
+  }
+  source_ = path;
+  line_number_ = 0;
+  std::string buffer(options_.chunk_size, '\0');
+  size_t filled = 0;
+  while (true) {
+    if (filled == buffer.size()) buffer.resize(buffer.size() * 2);
+    const size_t got = std::fread(buffer.data() + filled, 1, buffer.size() - filled, file.get());
+    stats_.bytes += got;
+    filled += got;
+    const bool eof = got == 0 || std::feof(file.get());
+    if (std::ferror(file.get())) return absl::DataLossError(absl::StrCat(path, ": read error"));
+    const size_t used = ParseChunk(buffer.data(), filled, eof);
+    std::memmove(buffer.data(), buffer.data() + used, filled - used);
+    filled -= used;
+    if (eof) break;
+  }
+  return absl::OkStatus();
+}
+
+std::string SanitizeFrameName(absl::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c == ';') c = ':';
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return out;
+}
+
+absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
+  using NodeId = Profile::NodeId;
+  const size_t n = profile.num_nodes();
+  const bool by_name = profile.child_matching() == Profile::ChildMatching::kByName;
+  // Children in CSR form (ids ascending = creation order), then sorted by name if merged.
+  std::vector<uint32_t> first(n + 1, 0);
+  for (size_t i = 1; i < n; ++i) ++first[profile.parent(static_cast<NodeId>(i)) + 1];
+  for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
+  std::vector<NodeId> kids(n > 0 ? n - 1 : 0);
+  {
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (size_t i = 1; i < n; ++i) kids[fill[profile.parent(static_cast<NodeId>(i))]++] = static_cast<NodeId>(i);
+  }
+  std::vector<std::string> clean(profile.num_frames());
+  for (size_t f = 0; f < clean.size(); ++f) {
+    clean[f] = SanitizeFrameName(profile.frame_name(static_cast<Profile::FrameId>(f)));
+  }
+  if (by_name) {
+    std::vector<uint32_t> order(clean.size());
+    for (size_t f = 0; f < order.size(); ++f) order[f] = static_cast<uint32_t>(f);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return clean[a] < clean[b] || (clean[a] == clean[b] && a < b); });
+    std::vector<uint32_t> rank(clean.size());
+    for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<uint32_t>(r);
+    for (size_t i = 0; i < n; ++i) {
+      std::sort(kids.begin() + first[i], kids.begin() + first[i + 1], [&](NodeId a, NodeId b) {
+        return rank[profile.frame(a)] < rank[profile.frame(b)];
+      });
+    }
+  }
+
+  std::string buf;
+  buf.reserve(1 << 16);
+  std::string path;
+  auto emit = [&](absl::string_view leaf, uint64_t count) {
+    buf.append(path);
+    if (!leaf.empty()) {
+      if (!path.empty()) buf.push_back(';');
+      buf.append(leaf.data(), leaf.size());
+    }
+    buf.push_back(' ');
+    absl::StrAppend(&buf, count);
+    buf.push_back('\n');
+    if (buf.size() > (1 << 16) - 4096) {
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
+    }
+  };
+  constexpr absl::string_view kHidden = "[hidden]";
+  if (profile.self(Profile::kRoot) != 0) emit("[unknown]", profile.self(Profile::kRoot));
+
+  // Iterative DFS. Each entry: node, next child index, path length before this node, and
+  // whether its "[hidden]" line is still to come.
+  struct Entry {
+    NodeId node;
+    uint32_t next;
+    size_t path_len;
+    bool hidden_pending;
+  };
+  std::vector<Entry> stack;
+  stack.push_back({Profile::kRoot, first[0], 0, profile.hidden(Profile::kRoot).cycles != 0});
+  while (!stack.empty()) {
+    Entry& e = stack.back();
+    const bool has_child = e.next < first[e.node + 1];
+    if (e.hidden_pending &&
+        (!has_child || !by_name || clean[profile.frame(kids[e.next])] > kHidden)) {
+      e.hidden_pending = false;
+      emit(kHidden, profile.hidden(e.node).cycles);
+      continue;
+    }
+    if (!has_child) {
+      path.resize(e.path_len);
+      stack.pop_back();
+      continue;
+    }
+    const NodeId child = kids[e.next++];
+    const size_t len = path.size();
+    if (!path.empty()) path.push_back(';');
+    path.append(clean[profile.frame(child)]);
+    if (profile.self(child) != 0) emit("", profile.self(child));
+    stack.push_back({child, first[child], len, profile.hidden(child).cycles != 0});
+  }
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  out.flush();
+  if (!out) return absl::DataLossError("writing folded output failed");
+  return absl::OkStatus();
+}
+
+}  // namespace flamefleet::profile

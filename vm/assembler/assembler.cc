@@ -1,0 +1,559 @@
+#include "vm/assembler/assembler.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+#include "vm/assembler/linearize.h"
+#include "vm/assembler/lower.h"
+#include "vm/assembler/mast.h"
+#include "vm/parser/parser.h"
+
+namespace flamefleet::vm {
+namespace {
+
+// Upper bounds that keep hostile programs (deeply nested repeats) from exhausting memory.
+constexpr size_t kMaxBlockOps = size_t{1} << 24;
+constexpr size_t kMaxNodes = size_t{1} << 22;
+constexpr int kMaxReexportHops = 64;
+
+constexpr size_t kEntryIndex = ~size_t{0};
+
+struct LoadedModule {
+  std::string path;       // "$exec" or "std::math::u64"
+  std::string library;    // the namespace of the library it belongs to; "" for the program
+  bool is_program = false;
+  ast::Module ast;
+  absl::flat_hash_map<std::string, size_t> procedures;  // name -> index in ast.procedures
+  absl::flat_hash_map<std::string, size_t> reexports;   // name -> index in ast.reexports
+  absl::flat_hash_map<std::string, std::string> imports;  // alias -> module path
+  absl::flat_hash_map<std::string, size_t> constants;   // name -> index in ast.constants
+};
+
+struct ProcedureState {
+  size_t module = 0;
+  size_t index = 0;  // into module.ast.procedures, or kEntryIndex for `begin ... end`
+  enum class State : uint8_t { kNew, kCompiling, kDone } state = State::kNew;
+  uint32_t root = 0;
+};
+
+std::string ImmediateText(const ast::Immediate& imm) {
+  switch (imm.kind) {
+    case ast::Immediate::Kind::kLiteral:
+      return absl::StrCat(imm.value);
+    case ast::Immediate::Kind::kWord:
+      return absl::StrCat("[", absl::StrJoin(imm.word, ","), "]");
+    case ast::Immediate::Kind::kConstant:
+      return imm.text;
+    case ast::Immediate::Kind::kString:
+      return absl::StrCat("\"", imm.text, "\"");
+  }
+  return "";
+}
+
+// Renders an instruction back to MASM-like text for error messages.
+std::string InstructionText(const ast::Instruction& inst) {
+  std::string text = inst.name;
+  if (inst.name == "exp.u" && !inst.args.empty()) {
+    return absl::StrCat("exp.u", ImmediateText(inst.args[0]));
+  }
+  if (!inst.target.empty()) absl::StrAppend(&text, ".", inst.target);
+  for (const ast::Immediate& a : inst.args) absl::StrAppend(&text, ".", ImmediateText(a));
+  if (inst.error.has_value()) absl::StrAppend(&text, ".err=", ImmediateText(*inst.error));
+  return text;
+}
+
+class Build {
+ public:
+  Build(const AssemblerOptions& options, std::shared_ptr<SourceManager> sources)
+      : options_(options), sources_(std::move(sources)) {
+    program_.source_ops.push_back(SourceOp{});  // index 0: unknown
+  }
+
+  absl::StatusOr<Program> Run(uint32_t file_id) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
+                                ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable));
+    if (!module.entry.has_value()) {
+      return Error(ast::SourceLocation{file_id, 1, 1},
+                   "an executable module needs a `begin ... end` block");
+    }
+    auto loaded = std::make_unique<LoadedModule>();
+    loaded->path = "$exec";
+    loaded->is_program = true;
+    loaded->ast = std::move(module);
+    FLAMEFLEET_ASSIGN_OR_RETURN(size_t index, Register(std::move(loaded)));
+
+    uint32_t main_id = NewProcedure(index, kEntryIndex, "$exec::$main",
+                                    modules_[index]->ast.entry_loc);
+    FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t root, CompileProcedure(main_id));
+    program_.entry_procedure = main_id;
+    for (const auto& m : modules_) {
+      for (const ast::AdvMapEntry& e : m->ast.adv_map) {
+        if (!e.key.has_value()) {
+          return Error(e.loc, "adv_map entries without an explicit key need MAST hashing (#6)");
+        }
+        Word key;
+        for (int i = 0; i < 4; ++i) key[i] = Felt((*e.key)[i]);
+        std::vector<Felt> values;
+        values.reserve(e.values.size());
+        for (uint64_t v : e.values) values.push_back(Felt(v));
+        program_.advice_map.emplace_back(key, std::move(values));
+      }
+    }
+    program_.num_mast_nodes = static_cast<uint32_t>(forest_.nodes.size());
+    std::vector<uint32_t> roots(procedures_.size());
+    for (size_t i = 0; i < procedures_.size(); ++i) roots[i] = procedures_[i].root;
+    FLAMEFLEET_RETURN_IF_ERROR(Linearize(forest_, roots, MastItem{root, main_id}, &program_));
+    program_.sources = sources_;
+    return std::move(program_);
+  }
+
+ private:
+  absl::Status Error(const ast::SourceLocation& loc, absl::string_view message) const {
+    return absl::InvalidArgumentError(sources_->Format(loc, message));
+  }
+
+  absl::StatusOr<size_t> Register(std::unique_ptr<LoadedModule> m) {
+    const ast::Module& a = m->ast;
+    for (size_t i = 0; i < a.procedures.size(); ++i) {
+      const ast::Procedure& p = a.procedures[i];
+      if (!m->procedures.emplace(p.name, i).second) {
+        return Error(p.loc, absl::StrCat("duplicate procedure '", p.name, "'"));
+      }
+    }
+    for (size_t i = 0; i < a.reexports.size(); ++i) {
+      const ast::ReExport& r = a.reexports[i];
+      if (m->procedures.contains(r.name) || !m->reexports.emplace(r.name, i).second) {
+        return Error(r.loc, absl::StrCat("duplicate procedure '", r.name, "'"));
+      }
+    }
+    for (size_t i = 0; i < a.constants.size(); ++i) {
+      m->constants.emplace(a.constants[i].name, i);
+    }
+    for (const ast::Import& imp : a.imports) {
+      if (!m->imports.emplace(imp.alias, imp.path).second) {
+        return Error(imp.loc, absl::StrCat("duplicate import alias '", imp.alias, "'"));
+      }
+    }
+    size_t index = modules_.size();
+    module_by_path_.emplace(m->path, index);
+    modules_.push_back(std::move(m));
+    // Load imports eagerly so that missing modules are reported at the `use` line.
+    for (const ast::Import& imp : modules_[index]->ast.imports) {
+      FLAMEFLEET_ASSIGN_OR_RETURN(size_t unused, LoadModule(imp.path, imp.loc));
+      (void)unused;
+    }
+    return index;
+  }
+
+  // Finds the library whose namespace is the longest prefix of `path`.
+  const std::pair<std::string, std::string>* FindLibrary(absl::string_view path) const {
+    const std::pair<std::string, std::string>* best = nullptr;
+    for (const auto& lib : options_.libraries) {
+      if (absl::StartsWith(path, absl::StrCat(lib.first, "::")) &&
+          (best == nullptr || lib.first.size() > best->first.size())) {
+        best = &lib;
+      }
+    }
+    return best;
+  }
+
+  absl::StatusOr<size_t> LoadModule(const std::string& path, const ast::SourceLocation& loc) {
+    if (auto it = module_by_path_.find(path); it != module_by_path_.end()) return it->second;
+    const auto* lib = FindLibrary(path);
+    if (lib == nullptr) {
+      std::string ns(path.substr(0, path.find("::")));
+      return Error(loc, absl::StrCat("module '", path, "' not found: no library for namespace '",
+                                     ns, "' (use --lib ", ns, "=DIR)"));
+    }
+    std::string rest = path.substr(lib->first.size() + 2);
+    std::string file = absl::StrCat(lib->second, "/", absl::StrJoin(absl::StrSplit(rest, "::"), "/"),
+                                    ".masm");
+    absl::StatusOr<uint32_t> file_id = sources_->Load(file);
+    if (!file_id.ok()) {
+      return Error(loc, absl::StrCat("module '", path, "' not found: ", file_id.status().message()));
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
+                                ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary));
+    auto loaded = std::make_unique<LoadedModule>();
+    loaded->path = path;
+    loaded->library = lib->first;
+    loaded->ast = std::move(module);
+    return Register(std::move(loaded));
+  }
+
+  uint32_t NewProcedure(size_t module, size_t index, std::string name,
+                        const ast::SourceLocation& loc) {
+    uint32_t id = static_cast<uint32_t>(procedures_.size());
+    procedures_.push_back(ProcedureState{module, index});
+    program_.procedures.push_back(ProcedureInfo{std::move(name), loc});
+    procedure_ids_.emplace(std::make_pair(module, index), id);
+    return id;
+  }
+
+  uint32_t ProcedureId(size_t module, size_t index) {
+    auto it = procedure_ids_.find(std::make_pair(module, index));
+    if (it != procedure_ids_.end()) return it->second;
+    const LoadedModule& m = *modules_[module];
+    const ast::Procedure& p = m.ast.procedures[index];
+    return NewProcedure(module, index, absl::StrCat(m.path, "::", p.name), p.loc);
+  }
+
+  // Resolves an invocation target written in module `from` to a procedure id.
+  absl::StatusOr<uint32_t> Resolve(size_t from, const std::string& target,
+                                   const ast::SourceLocation& loc, int hops = 0) {
+    if (hops > kMaxReexportHops) return Error(loc, "re-export chain too long (cycle?)");
+    if (absl::StartsWith(target, "0x")) {
+      return Error(loc, "invoking a procedure by MAST root needs MAST hashing (#6)");
+    }
+    size_t module = from;
+    std::string name = target;
+    if (absl::StartsWith(target, "::") || absl::StrContains(target, "::")) {
+      std::string path = absl::StartsWith(target, "::") ? target.substr(2) : target;
+      size_t cut = path.rfind("::");
+      if (cut == std::string::npos || cut == 0) {
+        return Error(loc, absl::StrCat("invalid procedure path '", target, "'"));
+      }
+      std::string module_path = path.substr(0, cut);
+      name = path.substr(cut + 2);
+      if (!absl::StartsWith(target, "::")) {
+        // alias::name (the alias is the first segment)
+        const LoadedModule& m = *modules_[from];
+        auto it = m.imports.find(module_path);
+        if (it == m.imports.end()) {
+          return Error(loc, absl::StrCat("undefined module '", module_path,
+                                         "' (missing `use` import?)"));
+        }
+        module_path = it->second;
+      }
+      FLAMEFLEET_ASSIGN_OR_RETURN(module, LoadModule(module_path, loc));
+    }
+    const LoadedModule& m = *modules_[module];
+    if (auto it = m.procedures.find(name); it != m.procedures.end()) {
+      const ast::Procedure& p = m.ast.procedures[it->second];
+      if (module != from && !p.exported) {
+        return Error(loc, absl::StrCat("procedure '", name, "' of module '", m.path,
+                                       "' is private"));
+      }
+      return ProcedureId(module, it->second);
+    }
+    if (auto it = m.reexports.find(name); it != m.reexports.end()) {
+      const ast::ReExport& r = m.ast.reexports[it->second];
+      return Resolve(module, r.target, loc, hops + 1);
+    }
+    if (module == from) {
+      return Error(loc, absl::StrCat("undefined procedure '", name, "'"));
+    }
+    return Error(loc, absl::StrCat("undefined procedure '", name, "' in module '", m.path, "'"));
+  }
+
+  absl::StatusOr<uint32_t> CompileProcedure(uint32_t id) {
+    ProcedureState& st = procedures_[id];
+    if (st.state == ProcedureState::State::kDone) return st.root;
+    if (st.state == ProcedureState::State::kCompiling) {
+      return Error(program_.procedures[id].loc,
+                   absl::StrCat("procedure '", program_.procedures[id].name,
+                                "' is recursive (recursion is not allowed)"));
+    }
+    st.state = ProcedureState::State::kCompiling;
+    const size_t module_index = st.module;
+    const LoadedModule& m = *modules_[module_index];
+    const bool is_entry = st.index == kEntryIndex;
+    const ast::Block& body = is_entry ? *m.ast.entry : m.ast.procedures[st.index].body;
+    uint32_t num_locals = is_entry ? 0 : m.ast.procedures[st.index].num_locals;
+
+    BodyContext ctx;
+    ctx.module = module_index;
+    ctx.procedure = id;
+    ctx.lower.num_locals = num_locals;
+    ctx.lower.in_kernel = m.ast.kind == ast::ModuleKind::kKernel;
+    ctx.lower.debug_mode = m.is_program && options_.debug_mode;
+    ctx.lower.resolve_constant =
+        [this, module_index](const std::string& name) -> absl::StatusOr<ast::ConstantValue> {
+      const LoadedModule& mod = *modules_[module_index];
+      auto it = mod.constants.find(name);
+      if (it == mod.constants.end()) {
+        return absl::NotFoundError(absl::StrCat("undefined constant '", name, "'"));
+      }
+      return mod.ast.constants[it->second].value;
+    };
+    uint32_t rounded = (num_locals + 3) / 4 * 4;
+    if (rounded != 0) {
+      uint32_t src = AddSource(program_.procedures[id].loc,
+                               absl::StrCat("proc locals (", num_locals, ")"));
+      ctx.prologue = {{Opcode::kPush, rounded}, {Opcode::kFmpUpdate, 0}};
+      ctx.epilogue = {{Opcode::kPush, Felt::kModulus - rounded}, {Opcode::kFmpUpdate, 0}};
+      ctx.locals_source = src;
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(MastItem item, CompileBody(body, ctx, /*is_root=*/true));
+    forest_.nodes[item.node].is_procedure_root = true;
+    procedures_[id].root = item.node;
+    procedures_[id].state = ProcedureState::State::kDone;
+    return item.node;
+  }
+
+  struct BodyContext {
+    size_t module = 0;
+    uint32_t procedure = 0;
+    LowerContext lower;
+    std::vector<LoweredOp> prologue;
+    std::vector<LoweredOp> epilogue;
+    uint32_t locals_source = 0;
+  };
+
+  uint32_t AddSource(const ast::SourceLocation& loc, std::string text) {
+    program_.source_ops.push_back(SourceOp{loc, std::move(text)});
+    return static_cast<uint32_t>(program_.source_ops.size() - 1);
+  }
+
+  absl::StatusOr<uint32_t> AddNode(MastNode node) {
+    if (forest_.nodes.size() >= kMaxNodes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("program too large: more than ", kMaxNodes, " MAST nodes"));
+    }
+    return forest_.AddNode(std::move(node));
+  }
+
+  absl::StatusOr<uint32_t> MakeBlock(std::vector<LoweredOp> ops, std::vector<OpOrigin> origins) {
+    MastNode node;
+    node.kind = MastKind::kBlock;
+    node.num_batches = PackBlock(ops, nullptr);
+    node.ops = std::move(ops);
+    node.origins = std::move(origins);
+    return AddNode(std::move(node));
+  }
+
+  // Compiles a body (procedure body, entry, branch, loop or repeat body) into one node.
+  absl::StatusOr<MastItem> CompileBody(const ast::Block& body, const BodyContext& ctx,
+                                       bool is_root) {
+    std::vector<MastItem> items;
+    std::vector<LoweredOp> ops;
+    std::vector<OpOrigin> origins;
+    if (is_root) {
+      for (const LoweredOp& op : ctx.prologue) {
+        ops.push_back(op);
+        origins.push_back(OpOrigin{0, ctx.locals_source});
+      }
+    }
+    auto close_block = [&]() -> absl::Status {
+      if (ops.empty()) return absl::OkStatus();
+      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t node, MakeBlock(std::move(ops), std::move(origins)));
+      items.push_back(MastItem{node, kNoProcedure});
+      ops.clear();
+      origins.clear();
+      return absl::OkStatus();
+    };
+
+    for (const ast::Node& n : body) {
+      if (const auto* inst = std::get_if<ast::Instruction>(&n.op)) {
+        const std::string& name = inst->name;
+        if (name == "exec" || name == "call" || name == "syscall") {
+          FLAMEFLEET_ASSIGN_OR_RETURN(MastItem callee, Invoke(ctx, *inst));
+          FLAMEFLEET_RETURN_IF_ERROR(close_block());
+          if (name == "exec") {
+            items.push_back(callee);
+          } else {
+            if (name == "syscall") {
+              return Error(inst->loc, "syscall needs a kernel (--kernel, #6)");
+            }
+            if (ctx.lower.in_kernel) {
+              return Error(inst->loc, "`call` is not allowed in a kernel module");
+            }
+            MastNode call;
+            call.kind = MastKind::kCall;
+            call.first = callee;
+            call.source = AddSource(inst->loc, InstructionText(*inst));
+            FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(call)));
+            items.push_back(MastItem{id, kNoProcedure});
+          }
+          continue;
+        }
+        if (name == "dynexec" || name == "dyncall" || name == "procref") {
+          return Error(inst->loc, absl::StrCat("`", name, "` needs MAST hashing (#6)"));
+        }
+        size_t before = ops.size();
+        absl::Status s = LowerInstruction(*inst, ctx.lower, &ops);
+        if (!s.ok()) {
+          if (s.code() == absl::StatusCode::kInvalidArgument ||
+              s.code() == absl::StatusCode::kNotFound) {
+            return Error(inst->loc, s.message());
+          }
+          return s;
+        }
+        if (ops.size() > kMaxBlockOps) {
+          return Error(inst->loc, "basic block too large (program too large)");
+        }
+        if (ops.size() > before) {
+          uint32_t src = AddSource(inst->loc, InstructionText(*inst));
+          origins.resize(ops.size(), OpOrigin{0, src});
+        }
+        continue;
+      }
+      FLAMEFLEET_RETURN_IF_ERROR(close_block());
+      if (const auto* ifelse = std::get_if<ast::IfElse>(&n.op)) {
+        FLAMEFLEET_ASSIGN_OR_RETURN(MastItem t, CompileBody(ifelse->on_true, ctx, false));
+        FLAMEFLEET_ASSIGN_OR_RETURN(MastItem f, CompileBody(ifelse->on_false, ctx, false));
+        MastNode split;
+        split.kind = MastKind::kSplit;
+        split.first = t;
+        split.second = f;
+        split.source = AddSource(ifelse->loc, "if.true");
+        FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(split)));
+        items.push_back(MastItem{id, kNoProcedure});
+      } else if (const auto* loop = std::get_if<ast::While>(&n.op)) {
+        FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(loop->body, ctx, false));
+        MastNode node;
+        node.kind = MastKind::kLoop;
+        node.first = b;
+        node.source = AddSource(loop->loc, "while.true");
+        FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(node)));
+        items.push_back(MastItem{id, kNoProcedure});
+      } else if (const auto* rep = std::get_if<ast::Repeat>(&n.op)) {
+        FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(rep->body, ctx, false));
+        if (rep->count == 0) return Error(rep->loc, "repeat count must be at least 1");
+        if (items.size() + rep->count > kMaxNodes) {
+          return Error(rep->loc, "repeat makes the program too large");
+        }
+        if (forest_.nodes[b.node].kind == MastKind::kBlock &&
+            forest_.nodes[b.node].ops.size() * rep->count > kMaxBlockOps) {
+          return Error(rep->loc, "repeat makes the program too large");
+        }
+        items.insert(items.end(), rep->count, b);
+      }
+    }
+    if (is_root) {
+      for (const LoweredOp& op : ctx.epilogue) {
+        ops.push_back(op);
+        origins.push_back(OpOrigin{0, ctx.locals_source});
+      }
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(close_block());
+    if (items.empty()) {
+      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, MakeBlock({LoweredOp{Opcode::kNoop, 0}},
+                                                         {OpOrigin{0, 0}}));
+      return MastItem{id, kNoProcedure};
+    }
+    return JoinItems(std::move(items));
+  }
+
+  // Resolves and compiles the target of exec/call/syscall; returns the item to insert.
+  absl::StatusOr<MastItem> Invoke(const BodyContext& ctx, const ast::Instruction& inst) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t callee, Resolve(ctx.module, inst.target, inst.loc));
+    FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t root, CompileProcedure(callee));
+    const LoadedModule& caller_module = *modules_[ctx.module];
+    const LoadedModule& callee_module = *modules_[procedures_[callee].module];
+    bool dynamic = !callee_module.library.empty() &&
+                   callee_module.library != caller_module.library;
+    if (dynamic) {
+      // Dynamically linked library procedure: an EXTERNAL node, never merged.
+      MastNode ext;
+      ext.kind = MastKind::kExternal;
+      ext.procedure = callee;
+      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(ext)));
+      return MastItem{id, callee};
+    }
+    return MastItem{root, callee};
+  }
+
+  // Merges runs of contiguous basic blocks and builds the balanced JOIN tree.
+  absl::StatusOr<MastItem> JoinItems(std::vector<MastItem> items) {
+    std::vector<MastItem> merged;
+    size_t i = 0;
+    while (i < items.size()) {
+      if (forest_.nodes[items[i].node].kind != MastKind::kBlock) {
+        merged.push_back(items[i++]);
+        continue;
+      }
+      size_t j = i;
+      while (j < items.size() && forest_.nodes[items[j].node].kind == MastKind::kBlock) ++j;
+      if (j - i == 1) {
+        merged.push_back(items[i]);
+        i = j;
+        continue;
+      }
+      std::vector<LoweredOp> ops;
+      std::vector<OpOrigin> origins;
+      auto flush = [&]() -> absl::Status {
+        if (ops.empty()) return absl::OkStatus();
+        FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, MakeBlock(std::move(ops), std::move(origins)));
+        merged.push_back(MastItem{id, kNoProcedure});
+        ops.clear();
+        origins.clear();
+        return absl::OkStatus();
+      };
+      for (; i < j; ++i) {
+        const MastNode& block = forest_.nodes[items[i].node];
+        if (block.is_procedure_root && block.num_batches >= 32) {
+          FLAMEFLEET_RETURN_IF_ERROR(flush());
+          merged.push_back(items[i]);
+          continue;
+        }
+        if (ops.size() + block.ops.size() > kMaxBlockOps) {
+          return absl::ResourceExhaustedError("program too large: basic block over 2^24 ops");
+        }
+        uint32_t prefix = items[i].frame == kNoProcedure
+                              ? 0
+                              : forest_.ExtendChain(0, items[i].frame);
+        ops.insert(ops.end(), block.ops.begin(), block.ops.end());
+        for (const OpOrigin& o : block.origins) {
+          origins.push_back(OpOrigin{prefix == 0 ? o.chain : forest_.ConcatChain(prefix, o.chain),
+                                     o.source});
+        }
+      }
+      FLAMEFLEET_RETURN_IF_ERROR(flush());
+    }
+    while (merged.size() > 1) {
+      std::vector<MastItem> next;
+      size_t pairs = merged.size() / 2;
+      for (size_t k = 0; k < pairs; ++k) {
+        MastNode join;
+        join.kind = MastKind::kJoin;
+        join.first = merged[2 * k];
+        join.second = merged[2 * k + 1];
+        FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(join)));
+        next.push_back(MastItem{id, kNoProcedure});
+      }
+      if (merged.size() % 2 == 1) next.push_back(merged.back());
+      merged = std::move(next);
+    }
+    return merged[0];
+  }
+
+  const AssemblerOptions& options_;
+  std::shared_ptr<SourceManager> sources_;
+  std::vector<std::unique_ptr<LoadedModule>> modules_;
+  absl::flat_hash_map<std::string, size_t> module_by_path_;
+  std::vector<ProcedureState> procedures_;
+  absl::flat_hash_map<std::pair<size_t, size_t>, uint32_t> procedure_ids_;
+  MastForest forest_;
+  Program program_;
+};
+
+}  // namespace
+
+absl::StatusOr<Program> Assembler::AssembleFile(const std::string& path) const {
+  auto sources = std::make_shared<SourceManager>();
+  FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t file_id, sources->Load(path));
+  Build build(options_, sources);
+  return build.Run(file_id);
+}
+
+absl::StatusOr<Program> Assembler::AssembleSource(absl::string_view name,
+                                                  absl::string_view text) const {
+  auto sources = std::make_shared<SourceManager>();
+  uint32_t file_id = sources->Add(std::string(name), std::string(text));
+  Build build(options_, sources);
+  return build.Run(file_id);
+}
+
+}  // namespace flamefleet::vm

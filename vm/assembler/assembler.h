@@ -1,0 +1,51 @@
+// Assembler: turns MASM modules into an executable Program.
+//
+// It loads the executable module and every module it imports (`use.NS::path::mod` is looked up
+// as DIR/path/mod.masm for a library `NS=DIR`), resolves invocation targets, lowers every
+// instruction to native operations, builds the v0.16 MAST (contiguous basic blocks merged,
+// procedure roots of 32 or more batches kept apart, balanced JOIN trees, `repeat` unrolled,
+// empty bodies as [NOOP], procedures of libraries linked dynamically as EXTERNAL nodes like
+// `miden run` does) and linearises it (vm/assembler/program.h).
+//
+//   Assembler assembler(AssemblerOptions{.libraries = {{"std", "/path/stdlib/asm"}}});
+//   absl::StatusOr<Program> program = assembler.AssembleFile("prog.masm");
+#ifndef FLAMEFLEET_VM_ASSEMBLER_ASSEMBLER_H_
+#define FLAMEFLEET_VM_ASSEMBLER_ASSEMBLER_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "vm/assembler/program.h"
+
+namespace flamefleet::vm {
+
+struct AssemblerOptions {
+  // Library namespaces: (namespace, directory). `use.NS::a::b` reads DIR/a/b.masm.
+  std::vector<std::pair<std::string, std::string>> libraries;
+  // Debug mode like `miden run` (default): `breakpoint` costs one NOOP. Libraries are always
+  // assembled in release mode.
+  bool debug_mode = true;
+};
+
+class Assembler {
+ public:
+  explicit Assembler(AssemblerOptions options) : options_(std::move(options)) {}
+
+  // Assembles the executable module in file `path`. Returns InvalidArgument with
+  // "file:line:col: message" and the source line for every assembly error, NotFound when the
+  // program or an imported module file does not exist.
+  absl::StatusOr<Program> AssembleFile(const std::string& path) const;
+
+  // Assembles an executable module given as text; `name` is used in locations.
+  absl::StatusOr<Program> AssembleSource(absl::string_view name, absl::string_view text) const;
+
+ private:
+  AssemblerOptions options_;
+};
+
+}  // namespace flamefleet::vm
+
+#endif  // FLAMEFLEET_VM_ASSEMBLER_ASSEMBLER_H_

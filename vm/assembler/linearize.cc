@@ -1,0 +1,264 @@
+#include "vm/assembler/linearize.h"
+
+#include <algorithm>
+#include <deque>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace flamefleet::vm {
+namespace {
+
+constexpr size_t kMaxCode = size_t{1} << 27;
+
+class Linearizer {
+ public:
+  Linearizer(const MastForest& forest, const std::vector<uint32_t>& roots, Program* program)
+      : forest_(forest),
+        roots_(roots),
+        program_(program),
+        refs_(forest.nodes.size(), 0),
+        node_entry_(forest.nodes.size(), kUnset),
+        proc_entry_(roots.size(), kUnset) {}
+
+  absl::Status Run(MastItem entry) {
+    CountRefs(entry);
+    FLAMEFLEET_RETURN_IF_ERROR(EmitItem(entry));
+    Emit(Opcode::kFinish, 0, 0, 0);
+    // Subroutines: procedures and shared subtrees, each once.
+    while (!pending_.empty()) {
+      Pending p = pending_.front();
+      pending_.pop_front();
+      uint32_t pc = static_cast<uint32_t>(program_->code.size());
+      if (p.is_procedure) {
+        proc_entry_[p.id] = pc;
+        program_->procedures[p.id].entry_pc = pc;
+        program_->procedures[p.id].is_subroutine = true;
+        FLAMEFLEET_RETURN_IF_ERROR(EmitNode(roots_[p.id]));
+      } else {
+        node_entry_[p.id] = pc;
+        FLAMEFLEET_RETURN_IF_ERROR(EmitNode(p.id));
+      }
+      Emit(Opcode::kReturn, 0, 0, 0);
+    }
+    for (const Fixup& f : gosubs_) {
+      uint32_t target = f.is_procedure ? proc_entry_[f.id] : node_entry_[f.id];
+      program_->code[f.pc].aux = target;
+    }
+    if (program_->code.size() > kMaxCode) {
+      return absl::ResourceExhaustedError("program too large to linearise");
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static constexpr uint32_t kUnset = ~uint32_t{0};
+
+  struct Pending {
+    bool is_procedure;
+    uint32_t id;
+  };
+  struct Fixup {
+    uint32_t pc;
+    bool is_procedure;
+    uint32_t id;
+  };
+
+  void CountRefs(MastItem item) {
+    if (item.frame != kNoProcedure) {
+      if (proc_seen_.size() < roots_.size()) proc_seen_.resize(roots_.size(), false);
+      if (proc_seen_[item.frame]) return;
+      proc_seen_[item.frame] = true;
+      CountNodeChildren(roots_[item.frame]);
+      return;
+    }
+    if (refs_[item.node]++ > 0) return;
+    CountNodeChildren(item.node);
+  }
+
+  void CountNodeChildren(uint32_t node) {
+    const MastNode& n = forest_.nodes[node];
+    switch (n.kind) {
+      case MastKind::kJoin:
+      case MastKind::kSplit:
+        CountRefs(n.first);
+        CountRefs(n.second);
+        break;
+      case MastKind::kLoop:
+      case MastKind::kCall:
+      case MastKind::kSyscall:
+        CountRefs(n.first);
+        break;
+      default:
+        break;
+    }
+  }
+
+  uint32_t Emit(Opcode op, uint32_t aux, uint64_t imm, uint32_t source) {
+    Instruction in;
+    in.opcode = op;
+    in.aux = aux;
+    in.imm = imm;
+    program_->code.push_back(in);
+    program_->source_index.push_back(source);
+    return static_cast<uint32_t>(program_->code.size() - 1);
+  }
+
+  uint32_t here() const { return static_cast<uint32_t>(program_->code.size()); }
+
+  absl::Status CheckSize() const {
+    if (program_->code.size() > kMaxCode) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("program too large: more than ", kMaxCode, " instructions"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status EmitItem(MastItem item) {
+    if (item.frame != kNoProcedure) {
+      uint32_t pc = Emit(Opcode::kGosub, kUnset, item.frame, 0);
+      gosubs_.push_back(Fixup{pc, true, item.frame});
+      if (!proc_queued_.contains(item.frame)) {
+        proc_queued_.insert(item.frame);
+        pending_.push_back(Pending{true, item.frame});
+      }
+      return absl::OkStatus();
+    }
+    const MastNode& n = forest_.nodes[item.node];
+    if (n.kind != MastKind::kBlock && refs_[item.node] > 1) {
+      uint32_t pc = Emit(Opcode::kGosub, kUnset, kNoFrame, 0);
+      gosubs_.push_back(Fixup{pc, false, item.node});
+      if (!node_queued_.contains(item.node)) {
+        node_queued_.insert(item.node);
+        pending_.push_back(Pending{false, item.node});
+      }
+      return absl::OkStatus();
+    }
+    return EmitNode(item.node);
+  }
+
+  // Emits LEAVE/ENTER pseudo ops to move the inline frame chain from `from` to `to`.
+  void Transition(uint32_t from, uint32_t to) {
+    if (from == to) return;
+    const auto& chains = forest_.chains;
+    uint32_t a = from, b = to;
+    uint32_t leave = 0;
+    path_.clear();
+    while (chains[a].depth > chains[b].depth) {
+      a = chains[a].parent;
+      ++leave;
+    }
+    while (chains[b].depth > chains[a].depth) {
+      path_.push_back(chains[b].procedure);
+      b = chains[b].parent;
+    }
+    while (a != b) {
+      a = chains[a].parent;
+      ++leave;
+      path_.push_back(chains[b].procedure);
+      b = chains[b].parent;
+    }
+    for (uint32_t i = 0; i < leave; ++i) Emit(Opcode::kLeaveProc, 0, 0, 0);
+    for (auto it = path_.rbegin(); it != path_.rend(); ++it) Emit(Opcode::kEnterProc, *it, 0, 0);
+  }
+
+  absl::Status EmitBlock(const MastNode& n) {
+    ++program_->num_basic_blocks;
+    rows_.clear();
+    PackBlock(n.ops, &rows_);
+    uint32_t src = n.origins.empty() ? 0 : n.origins[0].source;
+    Emit(Opcode::kSpan, 0, 0, src);
+    uint32_t chain = 0;
+    for (int32_t r : rows_) {
+      if (r >= 0) {
+        const OpOrigin& o = n.origins[r];
+        Transition(chain, o.chain);
+        chain = o.chain;
+        src = o.source;
+        Emit(n.ops[r].opcode, 0, n.ops[r].imm, src);
+      } else if (r == kRowPadNoop) {
+        Emit(Opcode::kNoop, 0, 0, src);
+      } else {
+        Transition(chain, 0);
+        chain = 0;
+        Emit(Opcode::kRespan, 0, 0, src);
+      }
+    }
+    Transition(chain, 0);
+    Emit(Opcode::kEnd, 0, kEndPlain, src);
+    return CheckSize();
+  }
+
+  absl::Status EmitNode(uint32_t node) {
+    const MastNode& n = forest_.nodes[node];
+    switch (n.kind) {
+      case MastKind::kBlock:
+        return EmitBlock(n);
+      case MastKind::kJoin:
+        Emit(Opcode::kJoin, 0, 0, n.source);
+        FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
+        FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.second));
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
+        return CheckSize();
+      case MastKind::kSplit: {
+        uint32_t split = Emit(Opcode::kSplit, 0, 0, n.source);
+        FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
+        uint32_t jump = Emit(Opcode::kJump, 0, 0, n.source);
+        program_->code[split].aux = here();
+        FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.second));
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
+        program_->code[jump].aux = here();
+        return CheckSize();
+      }
+      case MastKind::kLoop: {
+        uint32_t loop = Emit(Opcode::kLoop, 0, 0, n.source);
+        uint32_t body = here();
+        FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
+        Emit(Opcode::kRepeat, body, 0, n.source);
+        uint32_t jump = Emit(Opcode::kJump, 0, 0, n.source);
+        program_->code[loop].aux = here();
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
+        program_->code[jump].aux = here();
+        return CheckSize();
+      }
+      case MastKind::kCall:
+      case MastKind::kSyscall:
+        Emit(n.kind == MastKind::kCall ? Opcode::kCall : Opcode::kSyscall, 0, 0, n.source);
+        FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
+        Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
+        return CheckSize();
+      case MastKind::kExternal:
+        // Reached only through an item that carries the procedure frame.
+        return EmitItem(MastItem{node, n.procedure});
+    }
+    return absl::InternalError("unknown MAST node kind");
+  }
+
+  const MastForest& forest_;
+  const std::vector<uint32_t>& roots_;
+  Program* program_;
+  std::vector<uint32_t> refs_;
+  std::vector<bool> proc_seen_;
+  std::vector<uint32_t> node_entry_;
+  std::vector<uint32_t> proc_entry_;
+  std::deque<Pending> pending_;
+  std::vector<Fixup> gosubs_;
+  absl::flat_hash_set<uint32_t> proc_queued_;
+  absl::flat_hash_set<uint32_t> node_queued_;
+  std::vector<int32_t> rows_;
+  std::vector<uint32_t> path_;
+};
+
+}  // namespace
+
+absl::Status Linearize(const MastForest& forest, const std::vector<uint32_t>& procedure_roots,
+                       MastItem entry, Program* program) {
+  Linearizer linearizer(forest, procedure_roots, program);
+  return linearizer.Run(entry);
+}
+
+}  // namespace flamefleet::vm

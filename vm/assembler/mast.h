@@ -1,0 +1,101 @@
+// The MAST (Merkelized abstract syntax tree) the assembler builds before linearising it, and the
+// v0.16 op-group / batch packing rules that decide how many rows a basic block costs.
+//
+// Internal to the assembler; other components see only vm/assembler/program.h.
+//
+//   std::vector<int32_t> rows;
+//   uint32_t batches = PackBlock(ops, &rows);   // rows: op indices, kRowPadNoop, kRowRespan
+#ifndef FLAMEFLEET_VM_ASSEMBLER_MAST_H_
+#define FLAMEFLEET_VM_ASSEMBLER_MAST_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "vm/assembler/opcodes.h"
+
+namespace flamefleet::vm {
+
+// Row markers produced by PackBlock in addition to op indices (>= 0).
+inline constexpr int32_t kRowPadNoop = -1;  // a NOOP the decoder executes (group/batch padding)
+inline constexpr int32_t kRowRespan = -2;   // the RESPAN row that starts the next batch
+
+// Packs a basic block's operations into op groups (9 ops) and batches (8 groups) exactly as
+// v0.16 does (masm-lowering-v0.16.md §4) and returns the number of batches. If `rows` is not
+// null it receives the executed row sequence between SPAN and END: op indices in order, with
+// kRowPadNoop where the decoder executes a padding NOOP and kRowRespan between batches.
+// Requires !ops.empty().
+uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows);
+
+// Returns the number of rows (cycles) the block costs, SPAN and END included.
+uint64_t BlockRows(const std::vector<LoweredOp>& ops);
+
+// A procedure id, or kNoProcedure.
+inline constexpr uint32_t kNoProcedure = ~uint32_t{0};
+
+// A reference from a body to a node. `frame` is the procedure whose root the node is when it is
+// reached through `exec` / `call` (it gets a frame on the call stack), else kNoProcedure.
+struct MastItem {
+  uint32_t node = 0;
+  uint32_t frame = kNoProcedure;
+};
+
+enum class MastKind : uint8_t {
+  kBlock,
+  kJoin,
+  kSplit,
+  kLoop,
+  kCall,
+  kSyscall,
+  kExternal,  // a procedure of a dynamically linked library; no rows of its own
+};
+
+// Per-operation attribution inside a block.
+struct OpOrigin {
+  uint32_t chain = 0;   // inline chain (see MastForest::chains); 0 = the block's owner itself
+  uint32_t source = 0;  // index into Program::source_ops
+};
+
+struct MastNode {
+  MastKind kind = MastKind::kBlock;
+  bool is_procedure_root = false;
+  uint32_t source = 0;       // source op of the construct (if/while/call), for errors
+  MastItem first;            // JOIN first, SPLIT on_true, LOOP body, CALL callee
+  MastItem second;           // JOIN second, SPLIT on_false
+  // kBlock only:
+  std::vector<LoweredOp> ops;
+  std::vector<OpOrigin> origins;  // parallel to ops
+  uint32_t num_batches = 0;
+  // kExternal only: the procedure that is run.
+  uint32_t procedure = kNoProcedure;
+};
+
+// An inline chain: the procedures, outermost first, whose bodies were merged (inlined) into a
+// block at some op, relative to the block's owner. Chain 0 is empty.
+struct InlineChain {
+  uint32_t parent = 0;
+  uint32_t procedure = kNoProcedure;
+  uint32_t depth = 0;
+};
+
+struct MastForest {
+  std::vector<MastNode> nodes;
+  std::vector<InlineChain> chains{InlineChain{}};
+
+  // Returns the chain `parent` + `procedure`, creating it if needed.
+  uint32_t ExtendChain(uint32_t parent, uint32_t procedure);
+  // Returns `prefix` followed by the procedures of `chain`.
+  uint32_t ConcatChain(uint32_t prefix, uint32_t chain);
+
+  uint32_t AddNode(MastNode node) {
+    nodes.push_back(std::move(node));
+    return static_cast<uint32_t>(nodes.size() - 1);
+  }
+
+ private:
+  // (parent << 32 | procedure) -> chain id; small linear probing is unnecessary here.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> children_{1};
+};
+
+}  // namespace flamefleet::vm
+
+#endif  // FLAMEFLEET_VM_ASSEMBLER_MAST_H_

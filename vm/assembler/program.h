@@ -1,0 +1,96 @@
+// Program: an assembled MASM program in the linear form the executor runs.
+//
+// The assembler builds the v0.16 MAST (basic blocks packed into op groups and batches, JOIN /
+// SPLIT / LOOP / CALL nodes) and then linearises it into one flat array of `Instruction`s in
+// which every element is either exactly one VM cycle (one trace row, including SPAN / RESPAN /
+// END / JOIN rows and the padding NOOPs the decoder executes) or a zero-cycle pseudo operation
+// that moves the program counter or the procedure frame stack. Running the array therefore
+// reproduces the real VM's row sequence and `clk` values, and the frame stack tells which
+// procedure owns each row.
+//
+// Layout of control flow in `code` (pc = index):
+//
+//   JOIN(a, b)      [JOIN] a... b... [END]
+//   SPLIT(t, f)     [SPLIT aux=F] t... [END] [JUMP aux=X]  F: f... [END]  X:
+//   LOOP(body)      [LOOP aux=S]  B: body... [REPEAT aux=B] [JUMP aux=X]  S: [END]  X:
+//                   (REPEAT pops the flag: 1 = REPEAT row, jump to B; 0 = the loop's END row)
+//   CALL(p)         [CALL] [GOSUB aux=entry(p) imm=p] [END imm=kEndOfCall]
+//   block           [SPAN] ops and padding NOOPs [RESPAN] ... [END]
+//   exec of a procedure that is not inlined:  [GOSUB aux=entry(p) imm=p]
+//   procedure / shared subtree body:          entry: ... [RETURN]
+//   ops inlined from procedure p inside a block are bracketed by [ENTER aux=p] ... [LEAVE].
+//
+//   Instruction (16 bytes, trivially copyable):
+//   +--------+-----+-----------+----------------------+
+//   | opcode | pad | aux (u32) | imm (u64)            |
+//   +--------+-----+-----------+----------------------+
+//   imm: PUSH value (canonical felt), EMIT event id, error code of ASSERT / U32ASSERT2 /
+//        MPVERIFY, END flags, GOSUB frame (procedure id or kNoFrame).
+//   aux: jump targets (SPLIT, LOOP, REPEAT, JUMP, GOSUB), procedure id (ENTER), source index
+//        otherwise unused.
+#ifndef FLAMEFLEET_VM_ASSEMBLER_PROGRAM_H_
+#define FLAMEFLEET_VM_ASSEMBLER_PROGRAM_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "vm/assembler/opcodes.h"
+#include "vm/felt.h"
+#include "vm/parser/ast.h"
+#include "vm/parser/source_manager.h"
+
+namespace flamefleet::vm {
+
+struct Instruction {
+  Opcode opcode = Opcode::kNoop;
+  uint8_t reserved[3] = {0, 0, 0};
+  uint32_t aux = 0;
+  uint64_t imm = 0;
+};
+static_assert(sizeof(Instruction) == 16);
+static_assert(std::is_trivially_copyable_v<Instruction>);
+
+// END flags (Instruction::imm of an END row).
+inline constexpr uint64_t kEndPlain = 0;
+inline constexpr uint64_t kEndOfCall = 1;  // END of CALL / SYSCALL: depth check, restore context
+// GOSUB imm when the subroutine is not a procedure (a shared subtree, e.g. a repeat body).
+inline constexpr uint64_t kNoFrame = ~uint64_t{0};
+
+// Where an instruction came from, for error messages.
+struct SourceOp {
+  ast::SourceLocation loc;
+  std::string text;  // the MASM instruction, e.g. "u32assert2" or "if.true"
+};
+
+// A procedure known to the program. Ids index Program::procedures.
+struct ProcedureInfo {
+  std::string name;  // fully qualified: "$exec::$main", "$exec::foo", "std::math::u64::add"
+  ast::SourceLocation loc;
+  uint32_t entry_pc = 0;  // where its body starts when it is run as a subroutine (GOSUB)
+  bool is_subroutine = false;
+};
+
+struct Program {
+  std::vector<Instruction> code;
+  // source_index[pc] indexes source_ops (0 = unknown).
+  std::vector<uint32_t> source_index;
+  std::vector<SourceOp> source_ops;
+  std::vector<ProcedureInfo> procedures;
+  uint32_t entry_procedure = 0;  // id of $exec::$main
+  // Advice-map entries declared in the program's modules (adv_map.NAME(KEY)=[...]).
+  std::vector<std::pair<Word, std::vector<Felt>>> advice_map;
+  // The sources the program was assembled from (for rendering locations in errors).
+  std::shared_ptr<const SourceManager> sources;
+
+  // Statistics.
+  uint32_t num_mast_nodes = 0;
+  uint32_t num_basic_blocks = 0;
+};
+
+}  // namespace flamefleet::vm
+
+#endif  // FLAMEFLEET_VM_ASSEMBLER_PROGRAM_H_

@@ -1,0 +1,906 @@
+#include "vm/executor/executor.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace flamefleet::vm {
+namespace {
+
+constexpr uint64_t kU32Max = 0xFFFFFFFFULL;
+constexpr uint64_t kFmpMin = uint64_t{1} << 30;
+constexpr uint64_t kFmpMax = 3 * (uint64_t{1} << 30) - 1;
+constexpr ptrdiff_t kSlack = 256;  // max rows between two headroom checks is < 100
+constexpr ptrdiff_t kGap = 2048;   // free zeroed room placed below the stack on a rebase
+constexpr size_t kInitialBuffer = 1 << 14;
+
+// System event ids (v0.16 core/src/sys_events.rs).
+constexpr uint32_t kEventMerkleNodeMerge = 276124218;
+constexpr uint32_t kEventMerkleNodeToStack = 361943238;
+constexpr uint32_t kEventMapValueToStack = 574478993;
+constexpr uint32_t kEventMapValueToStackN = 630847990;
+constexpr uint32_t kEventHasMapKey = 652777600;
+constexpr uint32_t kEventU64Div = 678156251;
+constexpr uint32_t kEventExt2Inv = 1251967401;
+constexpr uint32_t kEventSmtPeek = 1889584556;
+constexpr uint32_t kEventU32Clz = 1951932030;
+constexpr uint32_t kEventU32Ctz = 2008979519;
+constexpr uint32_t kEventU32Clo = 2032895094;
+constexpr uint32_t kEventU32Cto = 2083700134;
+constexpr uint32_t kEventILog2 = 2297972669;
+constexpr uint32_t kEventMemToMap = 2389394361;
+constexpr uint32_t kEventHdwordToMap = 2391452729;
+constexpr uint32_t kEventHdwordToMapWithDomain = 2822590340;
+constexpr uint32_t kEventHpermToMap = 3297060969;
+constexpr uint32_t kEventFalconDiv = 3419226155;
+
+}  // namespace
+
+// Element-addressable memory of one context: 4096-element pages allocated on first write.
+class Executor::Memory {
+ public:
+  static constexpr uint32_t kPageBits = 12;
+  static constexpr uint32_t kPageSize = 1u << kPageBits;
+
+  Felt Load(uint32_t addr) {
+    uint32_t page = addr >> kPageBits;
+    if (page == last_page_) return last_[addr & (kPageSize - 1)];
+    auto it = pages_.find(page);
+    if (it == pages_.end()) return Felt(0);
+    last_page_ = page;
+    last_ = it->second.get();
+    return last_[addr & (kPageSize - 1)];
+  }
+  Felt& Ref(uint32_t addr) {
+    uint32_t page = addr >> kPageBits;
+    if (page != last_page_) {
+      auto& slot = pages_[page];
+      if (slot == nullptr) slot = std::make_unique<Felt[]>(kPageSize);  // zeroed
+      last_page_ = page;
+      last_ = slot.get();
+    }
+    return last_[addr & (kPageSize - 1)];
+  }
+  void Clear() {
+    pages_.clear();
+    last_page_ = kNoPage;
+    last_ = nullptr;
+  }
+
+ private:
+  static constexpr uint32_t kNoPage = ~uint32_t{0};
+  absl::flat_hash_map<uint32_t, std::unique_ptr<Felt[]>> pages_;
+  uint32_t last_page_ = kNoPage;
+  Felt* last_ = nullptr;
+};
+
+struct Executor::Context {
+  size_t sp, bot, floor;
+  uint64_t fmp;
+  Memory* memory;
+};
+
+Executor::Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
+                   const ExecutionOptions& options, Host* host, CallStackObserver* observer)
+    : program_(program),
+      options_(options),
+      host_(host),
+      observer_(observer),
+      advice_(std::move(advice)) {
+  buffer_.assign(kInitialBuffer, Felt(0));
+  floor_ = 0;
+  bot_ = kGap;
+  sp_ = bot_ + 15;
+  for (size_t i = 0; i < stack.size() && i < 16; ++i) buffer_[sp_ - i] = stack[i];
+  fmp_ = kFmpMin;
+  memories_.push_back(std::make_unique<Memory>());
+  memory_ = memories_[0].get();
+  frames_.reserve(program.procedures.size() + 8);
+  returns_.reserve(program.procedures.size() + 64);
+  for (const auto& [key, values] : program.advice_map) advice_.map.insert_or_assign(key, values);
+  pc_ = 0;
+}
+
+Executor::~Executor() = default;
+
+Executor::Memory* Executor::AcquireMemory() {
+  if (!free_memories_.empty()) {
+    Memory* m = free_memories_.back();
+    free_memories_.pop_back();
+    return m;
+  }
+  memories_.push_back(std::make_unique<Memory>());
+  return memories_.back().get();
+}
+
+void Executor::ReleaseMemory(Memory* memory) {
+  memory->Clear();
+  free_memories_.push_back(memory);
+}
+
+std::vector<Felt> Executor::StackTop(size_t n) const {
+  std::vector<Felt> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(sp_ >= i && sp_ - i >= floor_ ? buffer_[sp_ - i] : Felt(0));
+  }
+  return out;
+}
+
+uint64_t Executor::stack_depth() const { return sp_ - bot_ + 1; }
+
+void Executor::SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk,
+                       uint64_t code) {
+  trap_.kind = kind;
+  trap_.message = std::move(message);
+  trap_.pc = pc;
+  trap_.clk = clk;
+  trap_.error_code = code;
+  trap_.frames = frames_;
+}
+
+Executor::State Executor::Run(uint64_t max_cycles) {
+  if (state_ != State::kPaused) return state_;
+  uint64_t stop = max_cycles > ~uint64_t{0} - clk_ ? ~uint64_t{0} : clk_ + max_cycles;
+  return Execute(stop);
+}
+
+Executor::State Executor::Step() {
+  if (state_ != State::kPaused) return state_;
+  return Execute(clk_ + 1);
+}
+
+// Moves the current context's window so that there is room to grow in both directions,
+// growing the buffer when needed. Keeps every position below `bot` zero.
+bool Executor::Rebase(Felt*& sp, Felt*& bot, Felt*& floor) {
+  Felt* base = buffer_.data();
+  size_t sp_i = static_cast<size_t>(sp - base);
+  size_t bot_i = static_cast<size_t>(bot - base);
+  size_t floor_i = static_cast<size_t>(floor - base);
+  size_t depth = sp_i - bot_i + 1;
+  if (sp_i - floor_i > options_.max_stack_depth + 2 * kGap) {
+    return false;
+  }
+  size_t needed = floor_i + kGap + depth + 2 * kGap;
+  if (needed > buffer_.size()) {
+    size_t size = std::max(buffer_.size() * 2, needed);
+    buffer_.resize(size, Felt(0));
+    base = buffer_.data();
+  }
+  size_t new_bot = floor_i + kGap;
+  if (new_bot != bot_i) {
+    std::memmove(base + new_bot, base + bot_i, depth * sizeof(Felt));
+    std::fill(base + floor_i, base + new_bot, Felt(0));
+  }
+  bot = base + new_bot;
+  sp = bot + (depth - 1);
+  floor = base + floor_i;
+  return true;
+}
+
+bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
+  auto s = [sp](int i) { return sp[-i]; };
+  auto u32 = [&](Felt v, const char* what) -> bool {
+    if (v.value() > kU32Max) {
+      SetTrap(TrapKind::kNotU32, absl::StrCat(what, ": not a u32 value: ", v.value()), pc, clk);
+      return false;
+    }
+    return true;
+  };
+  auto word = [&](int i) {  // stack word i: element 0 is the deepest of the four
+    return Word{s(4 * i + 3), s(4 * i + 2), s(4 * i + 1), s(4 * i)};
+  };
+  switch (id) {
+    case kEventU64Div: {
+      if (!u32(s(0), "u64div divisor hi") || !u32(s(1), "u64div divisor lo") ||
+          !u32(s(2), "u64div dividend hi") || !u32(s(3), "u64div dividend lo")) {
+        return false;
+      }
+      uint64_t divisor = (s(0).value() << 32) | s(1).value();
+      uint64_t dividend = (s(2).value() << 32) | s(3).value();
+      if (divisor == 0) {
+        SetTrap(TrapKind::kDivideByZero, "division by zero (adv.push_u64div)", pc, clk);
+        return false;
+      }
+      uint64_t q = dividend / divisor, r = dividend % divisor;
+      advice_.stack.push_back(Felt(r >> 32));
+      advice_.stack.push_back(Felt(r & kU32Max));
+      advice_.stack.push_back(Felt(q >> 32));
+      advice_.stack.push_back(Felt(q & kU32Max));
+      return true;
+    }
+    case kEventU32Clz:
+    case kEventU32Ctz:
+    case kEventU32Clo:
+    case kEventU32Cto: {
+      if (!u32(s(0), "u32 bit count")) return false;
+      uint32_t v = static_cast<uint32_t>(s(0).value());
+      int r = id == kEventU32Clz   ? std::countl_zero(v)
+              : id == kEventU32Ctz ? std::countr_zero(v)
+              : id == kEventU32Clo ? std::countl_one(v)
+                                   : std::countr_one(v);
+      advice_.stack.push_back(Felt(static_cast<uint64_t>(r)));
+      return true;
+    }
+    case kEventILog2: {
+      if (s(0).value() == 0) {
+        SetTrap(TrapKind::kDivideByZero, "ilog2 of zero", pc, clk);
+        return false;
+      }
+      advice_.stack.push_back(Felt(static_cast<uint64_t>(63 - std::countl_zero(s(0).value()))));
+      return true;
+    }
+    case kEventExt2Inv: {
+      // (c0 + c1 x)^-1 in F_p[x]/(x^2 - x + 2): multiply by the conjugate.
+      Felt c1 = s(0), c0 = s(1);
+      if (c0.value() == 0 && c1.value() == 0) {
+        SetTrap(TrapKind::kDivideByZero, "ext2inv of zero", pc, clk);
+        return false;
+      }
+      // x^2 = x - 2. Conjugate of a + b x is (a + b) - b x; norm = a^2 + a b + 2 b^2.
+      Felt norm = c0 * c0 + c0 * c1 + Felt(2) * c1 * c1;
+      Felt inv = norm.Inverse();
+      Felt r0 = (c0 + c1) * inv;
+      Felt r1 = -c1 * inv;
+      advice_.stack.push_back(r1);
+      advice_.stack.push_back(r0);
+      return true;
+    }
+    case kEventMapValueToStack:
+    case kEventMapValueToStackN: {
+      Word key = word(0);
+      auto it = advice_.map.find(key);
+      if (it == advice_.map.end()) {
+        SetTrap(TrapKind::kAdviceMapKeyNotFound,
+                absl::StrCat("advice map has no value for key [", key[0].value(), ", ",
+                             key[1].value(), ", ", key[2].value(), ", ", key[3].value(), "]"),
+                pc, clk);
+        return false;
+      }
+      advice_.PushFront(it->second);
+      if (id == kEventMapValueToStackN) {
+        advice_.stack.push_back(Felt(static_cast<uint64_t>(it->second.size())));
+      }
+      return true;
+    }
+    case kEventHasMapKey:
+      advice_.stack.push_back(Felt(advice_.map.contains(word(0)) ? 1 : 0));
+      return true;
+    case kEventMemToMap: {
+      uint64_t start = s(4).value(), end = s(5).value();
+      if (start > kU32Max || end > kU32Max || start > end) {
+        SetTrap(TrapKind::kMemoryAddress,
+                absl::StrCat("invalid memory range [", start, ", ", end, ") for adv.insert_mem"),
+                pc, clk);
+        return false;
+      }
+      std::vector<Felt> values;
+      values.reserve(end - start);
+      for (uint64_t a = start; a < end; ++a) values.push_back(memory_->Load(static_cast<uint32_t>(a)));
+      advice_.map.insert_or_assign(word(0), std::move(values));
+      return true;
+    }
+    case kEventFalconDiv: {
+      if (!u32(s(0), "falcon_div hi") || !u32(s(1), "falcon_div lo")) return false;
+      uint64_t n = (s(0).value() << 32) | s(1).value();
+      uint64_t q = n / 12289, r = n % 12289;
+      advice_.stack.push_back(Felt(r));
+      advice_.stack.push_back(Felt(q & kU32Max));
+      advice_.stack.push_back(Felt(q >> 32));
+      return true;
+    }
+    case kEventMerkleNodeMerge:
+    case kEventMerkleNodeToStack:
+    case kEventSmtPeek:
+    case kEventHdwordToMap:
+    case kEventHdwordToMapWithDomain:
+    case kEventHpermToMap:
+      SetTrap(TrapKind::kUnsupported,
+              absl::StrCat("system event ", id,
+                           " needs the native hash and Merkle store (not supported yet, #6)"),
+              pc, clk);
+      return false;
+    default:
+      break;
+  }
+  if (host_ != nullptr) {
+    // Let the host see the current stack: publish sp first.
+    sp_ = static_cast<size_t>(sp - buffer_.data());
+    absl::Status st = host_->OnEvent(id, clk, *this, advice_);
+    if (!st.ok()) {
+      SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", id, " failed: ", st.message()), pc,
+              clk);
+      return false;
+    }
+  }
+  return true;
+}
+
+Executor::State Executor::Execute(uint64_t stop_clk) {
+  const Instruction* const code = program_.code.data();
+  Felt* base = buffer_.data();
+  Felt* sp = base + sp_;
+  Felt* bot = base + bot_;
+  Felt* floor = base + floor_;
+  Felt* limit_hi = base + buffer_.size() - kSlack;
+  uint32_t pc = pc_;
+  uint64_t clk = clk_;
+  uint64_t fmp = fmp_;
+  Memory* memory = memory_;
+  // Rows run while clk < limit; at the limit we either pause (stop_clk) or trap (cycle cap).
+  const uint64_t cap = options_.max_cycles == ~uint64_t{0} ? options_.max_cycles
+                                                            : options_.max_cycles + 1;
+  const uint64_t limit = std::min(stop_clk, cap);
+  State result = State::kPaused;
+
+#define FF_S(i) sp[-(i)]
+#define FF_PUSH(v) (*++sp = (v))
+#define FF_POP() \
+  do {           \
+    --sp;        \
+    if (sp - 15 < bot) bot = sp - 15; \
+  } while (false)
+#define FF_TRAP(kind, msg)                        \
+  do {                                            \
+    SetTrap(kind, msg, pc, clk);                  \
+    goto trapped;                                 \
+  } while (false)
+#define FF_HEADROOM()                                              \
+  do {                                                             \
+    if (sp - floor < kSlack + 16 || sp > limit_hi) [[unlikely]] {  \
+      if (!Rebase(sp, bot, floor)) {                               \
+        FF_TRAP(TrapKind::kStackOverflow, "operand stack overflow"); \
+      }                                                            \
+      base = buffer_.data();                                       \
+      limit_hi = base + buffer_.size() - kSlack;                   \
+    }                                                              \
+  } while (false)
+#define FF_U32(v, code)                                                                \
+  do {                                                                                 \
+    if ((v).value() > kU32Max) [[unlikely]] {                                          \
+      SetTrap(TrapKind::kNotU32, absl::StrCat("not a u32 value: ", (v).value()), pc, clk, \
+              code);                                                                   \
+      goto trapped;                                                                    \
+    }                                                                                  \
+  } while (false)
+#define FF_BINARY(v)                                                                    \
+  do {                                                                                  \
+    if ((v).value() > 1) [[unlikely]] {                                                 \
+      FF_TRAP(TrapKind::kNotBinary, absl::StrCat("expected a binary value (0 or 1), got ", \
+                                                 (v).value()));                         \
+    }                                                                                   \
+  } while (false)
+#define FF_ADDR(v)                                                                           \
+  do {                                                                                       \
+    if ((v).value() > kU32Max) [[unlikely]] {                                                \
+      FF_TRAP(TrapKind::kMemoryAddress,                                                      \
+              absl::StrCat("memory address ", (v).value(), " is out of bounds (>= 2^32)")); \
+    }                                                                                        \
+  } while (false)
+#define FF_WADDR(v)                                                                        \
+  do {                                                                                     \
+    FF_ADDR(v);                                                                            \
+    if (((v).value() & 3) != 0) [[unlikely]] {                                             \
+      FF_TRAP(TrapKind::kUnalignedWord,                                                    \
+              absl::StrCat("word memory access at address ", (v).value(),                  \
+                           " is not aligned to a multiple of 4"));                         \
+    }                                                                                      \
+  } while (false)
+#define FF_ROW()                        \
+  ++pc;                                 \
+  if (++clk >= limit) [[unlikely]] {    \
+    goto at_limit;                      \
+  }                                     \
+  continue
+
+  for (;;) {
+    const Instruction& in = code[pc];
+    switch (in.opcode) {
+      // ---- system
+      case Opcode::kNoop:
+        FF_ROW();
+      case Opcode::kAssert:
+        if (FF_S(0).value() != 1) [[unlikely]] {
+          SetTrap(TrapKind::kAssertionFailed,
+                  absl::StrCat("assertion failed with error code ", in.imm), pc, clk, in.imm);
+          goto trapped;
+        }
+        FF_POP();
+        FF_ROW();
+      case Opcode::kFmpAdd:
+        FF_S(0) = FF_S(0) + Felt(fmp);
+        FF_ROW();
+      case Opcode::kFmpUpdate: {
+        uint64_t next = (Felt(fmp) + FF_S(0)).value();
+        if (next < kFmpMin || next > kFmpMax) [[unlikely]] {
+          FF_TRAP(TrapKind::kFmpOutOfBounds,
+                  absl::StrCat("frame pointer ", next, " is outside [2^30, 3*2^30)"));
+        }
+        fmp = next;
+        FF_POP();
+        FF_ROW();
+      }
+      case Opcode::kSDepth: {
+        uint64_t depth = static_cast<uint64_t>(sp - bot + 1);
+        FF_PUSH(Felt(depth));
+        FF_ROW();
+      }
+      case Opcode::kClk:
+        FF_PUSH(Felt(clk));
+        FF_ROW();
+      case Opcode::kEmit:
+        if (!HandleEvent(static_cast<uint32_t>(in.imm), sp, pc, clk)) goto trapped;
+        FF_ROW();
+      case Opcode::kCaller:
+        FF_TRAP(TrapKind::kUnsupported, "caller is only available inside a syscall");
+
+      // ---- field
+      case Opcode::kAdd:
+        FF_S(1) = FF_S(1) + FF_S(0);
+        FF_POP();
+        FF_ROW();
+      case Opcode::kNeg:
+        FF_S(0) = -FF_S(0);
+        FF_ROW();
+      case Opcode::kMul:
+        FF_S(1) = FF_S(1) * FF_S(0);
+        FF_POP();
+        FF_ROW();
+      case Opcode::kInv:
+        if (FF_S(0).value() == 0) [[unlikely]] {
+          FF_TRAP(TrapKind::kDivideByZero, "inverse of zero");
+        }
+        FF_S(0) = FF_S(0).Inverse();
+        FF_ROW();
+      case Opcode::kIncr:
+        FF_S(0) = FF_S(0) + Felt(1);
+        FF_ROW();
+      case Opcode::kAnd:
+        FF_BINARY(FF_S(0));
+        FF_BINARY(FF_S(1));
+        FF_S(1) = Felt(FF_S(1).value() & FF_S(0).value());
+        FF_POP();
+        FF_ROW();
+      case Opcode::kOr:
+        FF_BINARY(FF_S(0));
+        FF_BINARY(FF_S(1));
+        FF_S(1) = Felt(FF_S(1).value() | FF_S(0).value());
+        FF_POP();
+        FF_ROW();
+      case Opcode::kNot:
+        FF_BINARY(FF_S(0));
+        FF_S(0) = Felt(1 - FF_S(0).value());
+        FF_ROW();
+      case Opcode::kEq:
+        FF_S(1) = Felt(FF_S(1) == FF_S(0) ? 1 : 0);
+        FF_POP();
+        FF_ROW();
+      case Opcode::kEqz:
+        FF_S(0) = Felt(FF_S(0).value() == 0 ? 1 : 0);
+        FF_ROW();
+      case Opcode::kExpAcc: {
+        Felt base_v = FF_S(1), acc = FF_S(2);
+        uint64_t e = FF_S(3).value();
+        uint64_t bit = e & 1;
+        if (bit) acc = acc * base_v;
+        FF_S(0) = Felt(bit);
+        FF_S(1) = base_v * base_v;
+        FF_S(2) = acc;
+        FF_S(3) = Felt(e >> 1);
+        FF_ROW();
+      }
+      case Opcode::kExt2Mul: {
+        Felt b1 = FF_S(0), b0 = FF_S(1), a1 = FF_S(2), a0 = FF_S(3);
+        Felt b0a0 = b0 * a0;
+        FF_S(2) = (b0 + b1) * (a1 + a0) - b0a0;
+        FF_S(3) = b0a0 - Felt(2) * b1 * a1;
+        FF_ROW();
+      }
+
+      // ---- u32
+      case Opcode::kU32Split: {
+        uint64_t v = FF_S(0).value();
+        FF_S(0) = Felt(v & kU32Max);
+        FF_PUSH(Felt(v >> 32));
+        FF_ROW();
+      }
+      case Opcode::kU32Add: {
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        uint64_t sum = FF_S(0).value() + FF_S(1).value();
+        FF_S(1) = Felt(sum & kU32Max);
+        FF_S(0) = Felt(sum >> 32);
+        FF_ROW();
+      }
+      case Opcode::kU32Add3: {
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        FF_U32(FF_S(2), 0);
+        uint64_t sum = FF_S(0).value() + FF_S(1).value() + FF_S(2).value();
+        FF_S(2) = Felt(sum & kU32Max);
+        FF_S(1) = Felt(sum >> 32);
+        FF_POP();
+        FF_ROW();
+      }
+      case Opcode::kU32Sub: {
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        uint64_t b = FF_S(0).value(), a = FF_S(1).value();
+        FF_S(1) = Felt((a - b) & kU32Max);
+        FF_S(0) = Felt(a < b ? 1 : 0);
+        FF_ROW();
+      }
+      case Opcode::kU32Mul: {
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        uint64_t prod = FF_S(0).value() * FF_S(1).value();
+        FF_S(1) = Felt(prod & kU32Max);
+        FF_S(0) = Felt(prod >> 32);
+        FF_ROW();
+      }
+      case Opcode::kU32MAdd: {
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        FF_U32(FF_S(2), 0);
+        uint64_t r = FF_S(0).value() * FF_S(1).value() + FF_S(2).value();
+        FF_S(2) = Felt(r & kU32Max);
+        FF_S(1) = Felt(r >> 32);
+        FF_POP();
+        FF_ROW();
+      }
+      case Opcode::kU32Div: {
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        uint64_t b = FF_S(0).value(), a = FF_S(1).value();
+        if (b == 0) [[unlikely]] {
+          FF_TRAP(TrapKind::kDivideByZero, "u32 division by zero");
+        }
+        FF_S(1) = Felt(a / b);
+        FF_S(0) = Felt(a % b);
+        FF_ROW();
+      }
+      case Opcode::kU32And:
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        FF_S(1) = Felt(FF_S(1).value() & FF_S(0).value());
+        FF_POP();
+        FF_ROW();
+      case Opcode::kU32Xor:
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        FF_S(1) = Felt(FF_S(1).value() ^ FF_S(0).value());
+        FF_POP();
+        FF_ROW();
+      case Opcode::kU32Assert2:
+        FF_U32(FF_S(0), in.imm);
+        FF_U32(FF_S(1), in.imm);
+        FF_ROW();
+
+      // ---- stack
+      case Opcode::kPad:
+        FF_PUSH(Felt(0));
+        FF_ROW();
+      case Opcode::kDrop:
+        FF_POP();
+        FF_ROW();
+      case Opcode::kDup0: { Felt v = FF_S(0); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup1: { Felt v = FF_S(1); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup2: { Felt v = FF_S(2); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup3: { Felt v = FF_S(3); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup4: { Felt v = FF_S(4); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup5: { Felt v = FF_S(5); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup6: { Felt v = FF_S(6); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup7: { Felt v = FF_S(7); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup9: { Felt v = FF_S(9); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup11: { Felt v = FF_S(11); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup13: { Felt v = FF_S(13); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup15: { Felt v = FF_S(15); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kSwap:
+        std::swap(FF_S(0), FF_S(1));
+        FF_ROW();
+      case Opcode::kSwapW:
+        for (int i = 0; i < 4; ++i) std::swap(FF_S(i), FF_S(i + 4));
+        FF_ROW();
+      case Opcode::kSwapW2:
+        for (int i = 0; i < 4; ++i) std::swap(FF_S(i), FF_S(i + 8));
+        FF_ROW();
+      case Opcode::kSwapW3:
+        for (int i = 0; i < 4; ++i) std::swap(FF_S(i), FF_S(i + 12));
+        FF_ROW();
+      case Opcode::kSwapDW:
+        for (int i = 0; i < 8; ++i) std::swap(FF_S(i), FF_S(i + 8));
+        FF_ROW();
+#define FF_MOVUP(n)                                  \
+  case Opcode::kMovUp##n: {                          \
+    Felt t = FF_S(n);                                \
+    for (int i = n; i > 0; --i) FF_S(i) = FF_S(i - 1); \
+    FF_S(0) = t;                                     \
+    FF_ROW();                                        \
+  }
+#define FF_MOVDN(n)                                  \
+  case Opcode::kMovDn##n: {                          \
+    Felt t = FF_S(0);                                \
+    for (int i = 0; i < n; ++i) FF_S(i) = FF_S(i + 1); \
+    FF_S(n) = t;                                     \
+    FF_ROW();                                        \
+  }
+      FF_MOVUP(2) FF_MOVUP(3) FF_MOVUP(4) FF_MOVUP(5) FF_MOVUP(6) FF_MOVUP(7) FF_MOVUP(8)
+      FF_MOVDN(2) FF_MOVDN(3) FF_MOVDN(4) FF_MOVDN(5) FF_MOVDN(6) FF_MOVDN(7) FF_MOVDN(8)
+#undef FF_MOVUP
+#undef FF_MOVDN
+      case Opcode::kCSwap: {
+        Felt c = FF_S(0);
+        FF_BINARY(c);
+        FF_POP();
+        if (c.value() == 1) std::swap(FF_S(0), FF_S(1));
+        FF_ROW();
+      }
+      case Opcode::kCSwapW: {
+        Felt c = FF_S(0);
+        FF_BINARY(c);
+        FF_POP();
+        if (c.value() == 1) {
+          for (int i = 0; i < 4; ++i) std::swap(FF_S(i), FF_S(i + 4));
+        }
+        FF_ROW();
+      }
+
+      // ---- I/O
+      case Opcode::kPush:
+        FF_PUSH(Felt(in.imm));
+        FF_ROW();
+      case Opcode::kAdvPop:
+        if (advice_.stack.empty()) [[unlikely]] {
+          FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack is empty");
+        }
+        FF_PUSH(advice_.stack.back());
+        advice_.stack.pop_back();
+        FF_ROW();
+      case Opcode::kAdvPopW: {
+        if (advice_.stack.size() < 4) [[unlikely]] {
+          FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack has fewer than 4 elements");
+        }
+        auto& a = advice_.stack;
+        for (int i = 3; i >= 0; --i) {
+          FF_S(i) = a.back();
+          a.pop_back();
+        }
+        FF_ROW();
+      }
+      case Opcode::kMLoad:
+        FF_ADDR(FF_S(0));
+        FF_S(0) = memory->Load(static_cast<uint32_t>(FF_S(0).value()));
+        FF_ROW();
+      case Opcode::kMStore: {
+        FF_ADDR(FF_S(0));
+        uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_POP();
+        memory->Ref(a) = FF_S(0);
+        FF_ROW();
+      }
+      case Opcode::kMLoadW: {
+        FF_WADDR(FF_S(0));
+        uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_POP();
+        for (int i = 0; i < 4; ++i) FF_S(3 - i) = memory->Load(a + i);
+        FF_ROW();
+      }
+      case Opcode::kMStoreW: {
+        FF_WADDR(FF_S(0));
+        uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_POP();
+        for (int i = 0; i < 4; ++i) memory->Ref(a + i) = FF_S(3 - i);
+        FF_ROW();
+      }
+      case Opcode::kMStream: {
+        FF_WADDR(FF_S(12));
+        uint64_t a = FF_S(12).value();
+        if (a + 4 > kU32Max) [[unlikely]] {
+          FF_TRAP(TrapKind::kMemoryAddress, absl::StrCat("memory address ", a + 4,
+                                                         " is out of bounds (>= 2^32)"));
+        }
+        for (int i = 0; i < 8; ++i) FF_S(7 - i) = memory->Load(static_cast<uint32_t>(a + i));
+        FF_S(12) = Felt(a) + Felt(8);
+        FF_ROW();
+      }
+      case Opcode::kPipe: {
+        FF_WADDR(FF_S(12));
+        uint64_t a = FF_S(12).value();
+        if (a + 4 > kU32Max) [[unlikely]] {
+          FF_TRAP(TrapKind::kMemoryAddress, absl::StrCat("memory address ", a + 4,
+                                                         " is out of bounds (>= 2^32)"));
+        }
+        if (advice_.stack.size() < 8) [[unlikely]] {
+          FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack has fewer than 8 elements");
+        }
+        for (int i = 0; i < 8; ++i) {
+          Felt v = advice_.stack.back();
+          advice_.stack.pop_back();
+          memory->Ref(static_cast<uint32_t>(a + i)) = v;
+          FF_S(7 - i) = v;
+        }
+        FF_S(12) = Felt(a) + Felt(8);
+        FF_ROW();
+      }
+
+      // ---- crypto and recursive-verifier ops (#6)
+      case Opcode::kHPerm:
+      case Opcode::kMpVerify:
+      case Opcode::kMrUpdate:
+      case Opcode::kFriE2F4:
+      case Opcode::kHornerBase:
+      case Opcode::kHornerExt:
+      case Opcode::kEvalCircuit:
+        FF_TRAP(TrapKind::kUnsupported,
+                absl::StrCat("operation ", std::string(OpcodeName(in.opcode)), " is not supported yet (#6)"));
+
+      // ---- control rows
+      case Opcode::kSpan:
+      case Opcode::kRespan:
+      case Opcode::kJoin:
+        FF_HEADROOM();
+        FF_ROW();
+      case Opcode::kEnd:
+        if (in.imm == kEndOfCall) {
+          uint64_t depth = static_cast<uint64_t>(sp - bot + 1);
+          if (depth != 16) [[unlikely]] {
+            FF_TRAP(TrapKind::kCallDepth,
+                    absl::StrCat("stack depth must be 16 when a call returns, but it is ", depth));
+          }
+          Context& c = contexts_.back();
+          Felt* caller_sp = base + c.sp;
+          std::memcpy(caller_sp - 15, bot, 16 * sizeof(Felt));
+          sp = caller_sp;
+          bot = base + c.bot;
+          floor = base + c.floor;
+          fmp = c.fmp;
+          ReleaseMemory(memory);
+          memory = c.memory;
+          contexts_.pop_back();
+        }
+        FF_HEADROOM();
+        FF_ROW();
+      case Opcode::kSplit: {
+        Felt c = FF_S(0);
+        FF_BINARY(c);
+        FF_POP();
+        if (c.value() == 0) pc = in.aux - 1;  // FF_ROW adds 1
+        FF_HEADROOM();
+        FF_ROW();
+      }
+      case Opcode::kLoop: {
+        Felt c = FF_S(0);
+        FF_BINARY(c);
+        FF_POP();
+        if (c.value() == 0) pc = in.aux - 1;
+        FF_HEADROOM();
+        FF_ROW();
+      }
+      case Opcode::kRepeat: {
+        Felt c = FF_S(0);
+        FF_BINARY(c);
+        FF_POP();
+        if (c.value() == 1) pc = in.aux - 1;
+        FF_HEADROOM();
+        FF_ROW();
+      }
+      case Opcode::kCall:
+      case Opcode::kSyscall: {
+        // New context: the callee sees the top 16 elements; deeper ones are hidden.
+        size_t sp_i = static_cast<size_t>(sp - base);
+        contexts_.push_back(Context{sp_i, static_cast<size_t>(bot - base),
+                                    static_cast<size_t>(floor - base), fmp, memory});
+        size_t need = sp_i + 1 + 2 * kGap + 16 + 2 * kSlack;
+        if (need > buffer_.size()) {
+          buffer_.resize(std::max(buffer_.size() * 2, need), Felt(0));
+          base = buffer_.data();
+          limit_hi = base + buffer_.size() - kSlack;
+        }
+        Felt* new_floor = base + sp_i + 1;
+        Felt* new_bot = new_floor + kGap;
+        std::fill(new_floor, new_bot, Felt(0));
+        std::memcpy(new_bot, base + sp_i - 15, 16 * sizeof(Felt));
+        floor = new_floor;
+        bot = new_bot;
+        sp = new_bot + 15;
+        if (static_cast<uint64_t>(sp_i) > options_.max_stack_depth + 4 * kGap) [[unlikely]] {
+          FF_TRAP(TrapKind::kStackOverflow, "operand stack overflow");
+        }
+        fmp = in.opcode == Opcode::kCall ? kFmpMin : (uint64_t{1} << 31);
+        memory = in.opcode == Opcode::kCall ? AcquireMemory() : memories_[0].get();
+        if (in.opcode == Opcode::kSyscall) {
+          // A syscall returns to the root context's memory; keep it out of the pool.
+          FF_TRAP(TrapKind::kUnsupported, "syscall is not supported yet (#6)");
+        }
+        FF_ROW();
+      }
+      case Opcode::kDyn:
+      case Opcode::kDynCall:
+        FF_TRAP(TrapKind::kUnsupported, "dynamic calls are not supported yet (#6)");
+      case Opcode::kHalt:
+        FF_ROW();
+
+      // ---- pseudo operations (no cycle)
+      case Opcode::kEnterProc:
+        frames_.push_back(in.aux);
+        if (observer_ != nullptr) observer_->OnEnter(in.aux, clk);
+        ++pc;
+        continue;
+      case Opcode::kLeaveProc:
+        frames_.pop_back();
+        if (observer_ != nullptr) observer_->OnLeave(clk);
+        ++pc;
+        continue;
+      case Opcode::kGosub: {
+        bool frame = in.imm != kNoFrame;
+        returns_.push_back(Return{pc + 1, frame});
+        if (frame) {
+          frames_.push_back(static_cast<uint32_t>(in.imm));
+          if (observer_ != nullptr) observer_->OnEnter(static_cast<uint32_t>(in.imm), clk);
+        }
+        pc = in.aux;
+        continue;
+      }
+      case Opcode::kReturn: {
+        Return r = returns_.back();
+        returns_.pop_back();
+        if (r.had_frame) {
+          frames_.pop_back();
+          if (observer_ != nullptr) observer_->OnLeave(clk);
+        }
+        pc = r.pc;
+        continue;
+      }
+      case Opcode::kJump:
+        pc = in.aux;
+        continue;
+      case Opcode::kFinish:
+        result = State::kFinished;
+        goto done;
+      default:
+        FF_TRAP(TrapKind::kUnsupported,
+                absl::StrCat("unknown operation ", static_cast<int>(in.opcode)));
+    }
+  }
+
+at_limit:
+  if (clk >= cap) {
+    SetTrap(TrapKind::kCycleLimit,
+            absl::StrCat("cycle limit of ", options_.max_cycles, " cycles exceeded"), pc - 1,
+            clk - 1);
+    goto trapped;
+  }
+  result = State::kPaused;
+  goto done;
+
+trapped:
+  result = State::kTrapped;
+
+done:
+  base = buffer_.data();
+  sp_ = static_cast<size_t>(sp - base);
+  bot_ = static_cast<size_t>(bot - base);
+  floor_ = static_cast<size_t>(floor - base);
+  pc_ = pc;
+  clk_ = clk;
+  fmp_ = fmp;
+  memory_ = memory;
+  state_ = result;
+  return result;
+
+#undef FF_S
+#undef FF_PUSH
+#undef FF_POP
+#undef FF_TRAP
+#undef FF_HEADROOM
+#undef FF_U32
+#undef FF_BINARY
+#undef FF_ADDR
+#undef FF_WADDR
+#undef FF_ROW
+}
+
+}  // namespace flamefleet::vm

@@ -1,0 +1,174 @@
+// Executor: runs a linearised Program one VM cycle (trace row) per executed row, keeping the
+// operand stack (with its depth-16 floor and unbounded overflow), per-context memory, the fmp
+// register, the advice provider and the procedure frame stack.
+//
+// The hot loop is one switch over Instruction::opcode with pc, sp and clk in locals; nothing is
+// allocated per cycle. A trap stops execution and is kept as a Trap; the vm.h boundary turns it
+// into an absl::Status with the cycle, the instruction, its source location and the call stack.
+//
+//   Executor exec(program, inputs, ExecutionOptions{}, /*host=*/nullptr, &observer);
+//   while (exec.state() == Executor::State::kPaused) exec.Step();   // or exec.Run();
+//   std::vector<Felt> top = exec.StackTop(16);
+#ifndef FLAMEFLEET_VM_EXECUTOR_EXECUTOR_H_
+#define FLAMEFLEET_VM_EXECUTOR_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "vm/assembler/program.h"
+#include "vm/felt.h"
+
+namespace flamefleet::vm {
+
+// Receives procedure frame changes. Called outside the per-cycle path: only when a procedure
+// is entered or left (including procedures whose ops were inlined into a caller's block).
+// Rows from `clk` on belong to the new innermost frame.
+class CallStackObserver {
+ public:
+  virtual ~CallStackObserver() = default;
+  // `procedure` (a Program::procedures index) became the innermost frame at `clk`.
+  virtual void OnEnter(uint32_t procedure, uint64_t clk) = 0;
+  // The innermost frame ended at `clk`.
+  virtual void OnLeave(uint64_t clk) = 0;
+};
+
+// The advice provider: non-deterministic inputs the program reads.
+struct AdviceProvider {
+  std::vector<Felt> stack;  // back() is popped next
+  absl::flat_hash_map<Word, std::vector<Felt>> map;
+
+  // Pushes `values` so that values[0] is popped first.
+  void PushFront(const std::vector<Felt>& values) {
+    stack.insert(stack.end(), values.rbegin(), values.rend());
+  }
+};
+
+class Executor;
+
+// Handles `emit.N` events that are not system events (the VM handles those itself).
+class Host {
+ public:
+  virtual ~Host() = default;
+  // Called when the program emits `event_id` at `clk`. The host may read the stack through
+  // `executor.StackTop()` and change `advice`. A non-OK status traps the program.
+  virtual absl::Status OnEvent(uint32_t event_id, uint64_t clk, const Executor& executor,
+                               AdviceProvider& advice) = 0;
+};
+
+struct ExecutionOptions {
+  // Maximum number of cycles; a program that needs more traps with ResourceExhausted.
+  uint64_t max_cycles = uint64_t{1} << 32;
+  // Maximum operand stack depth (elements, all contexts together).
+  uint64_t max_stack_depth = uint64_t{1} << 22;
+};
+
+enum class TrapKind : uint8_t {
+  kNone,
+  kAssertionFailed,
+  kNotU32,
+  kNotBinary,
+  kDivideByZero,
+  kMemoryAddress,
+  kUnalignedWord,
+  kCallDepth,
+  kFmpOutOfBounds,
+  kAdviceStackEmpty,
+  kAdviceMapKeyNotFound,
+  kEventFailed,
+  kCycleLimit,
+  kStackOverflow,
+  kOutputStackOverflow,
+  kUnsupported,
+};
+
+struct Trap {
+  TrapKind kind = TrapKind::kNone;
+  std::string message;
+  uint64_t clk = 0;        // cycle of the row that trapped
+  uint32_t pc = 0;         // instruction that trapped
+  uint64_t error_code = 0;
+  std::vector<uint32_t> frames;  // procedure frames at the trap, outermost first
+};
+
+class Executor {
+ public:
+  enum class State : uint8_t { kPaused, kFinished, kTrapped };
+
+  // Prepares to run `program` (kept by reference: it must outlive the executor) with the
+  // initial operand stack `stack` (top first, at most 16 values) and `advice`. `host` and
+  // `observer` may be null; if given they are kept and must outlive the executor.
+  Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
+           const ExecutionOptions& options, Host* host = nullptr,
+           CallStackObserver* observer = nullptr);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Runs until the program finishes or traps, or `max_cycles` more cycles have run.
+  State Run(uint64_t max_cycles = ~uint64_t{0});
+  // Runs exactly one cycle (plus the zero-cycle bookkeeping around it). After it, frames()
+  // is the call stack of the cycle just executed. Once the last row has run, one more Step()
+  // finishes the program without advancing clk.
+  State Step();
+
+  State state() const { return state_; }
+  // Number of cycles executed so far (= the clk of the next row).
+  uint64_t clk() const { return clk_; }
+  // Returns up to `n` elements from the top of the operand stack, top first (zeros past the
+  // depth-16 floor are included because they are part of the stack).
+  std::vector<Felt> StackTop(size_t n = 16) const;
+  // Current operand stack depth (>= 16) of the current context.
+  uint64_t stack_depth() const;
+  // Procedure frames (Program::procedures ids), outermost first.
+  const std::vector<uint32_t>& frames() const { return frames_; }
+  const Trap& trap() const { return trap_; }
+  const AdviceProvider& advice() const { return advice_; }
+  const Program& program() const { return program_; }
+  // Index of the next instruction to run.
+  uint32_t pc() const { return pc_; }
+
+ private:
+  class Memory;
+  struct Context;
+
+  State Execute(uint64_t stop_clk);
+  bool Rebase(Felt*& sp, Felt*& bot, Felt*& floor);  // false: stack overflow (trap set)
+  void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk,
+               uint64_t code = 0);
+  bool HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk);
+  Memory* AcquireMemory();
+  void ReleaseMemory(Memory* memory);
+
+  const Program& program_;
+  ExecutionOptions options_;
+  Host* host_;
+  CallStackObserver* observer_;
+  AdviceProvider advice_;
+
+  std::vector<Felt> buffer_;
+  size_t sp_ = 0, bot_ = 0, floor_ = 0;  // indices into buffer_
+  uint32_t pc_ = 0;
+  uint64_t clk_ = 0;
+  uint64_t fmp_ = 0;
+  State state_ = State::kPaused;
+  Trap trap_;
+
+  std::vector<uint32_t> frames_;
+  struct Return {
+    uint32_t pc;
+    bool had_frame;
+  };
+  std::vector<Return> returns_;
+  std::vector<Context> contexts_;
+  std::vector<std::unique_ptr<Memory>> memories_;  // [0] = root context
+  std::vector<Memory*> free_memories_;
+  Memory* memory_ = nullptr;
+};
+
+}  // namespace flamefleet::vm
+
+#endif  // FLAMEFLEET_VM_EXECUTOR_EXECUTOR_H_

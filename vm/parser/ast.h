@@ -1,0 +1,174 @@
+// The MASM abstract syntax tree produced by the parser and consumed by the
+// assembler.
+//
+// One `Module` per source file. Every node keeps the `SourceLocation` of its
+// first token so that assembly errors and run-time traps can point at
+// file:line:col. The parser does no lowering and no parse-time folding:
+// immediates keep whether they were written as a literal or as a named
+// constant, because the v0.16 assembler lowers the two differently (see
+// ../shared/reference/masm-lowering-v0.16.md §0 "Literal vs constant").
+//
+//   absl::StatusOr<ast::Module> m = ParseModule(sources, file_id,
+//   ModuleKind::kExecutable); for (const ast::Procedure& p : m->procedures) {
+//   ... p.body ... } const ast::Block& entry = *m->entry;   // `begin ... end`
+#ifndef FLAMEFLEET_VM_PARSER_AST_H_
+#define FLAMEFLEET_VM_PARSER_AST_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace flamefleet::vm::ast {
+
+// A position in a source file registered with a SourceManager. Lines and
+// columns are 1-based; columns count bytes.
+struct SourceLocation {
+  uint32_t file_id = 0;
+  uint32_t line = 0;
+  uint32_t column = 0;
+};
+
+// Four field elements, element 0 first (as written in `[a, b, c, d]` or in a
+// 64-digit hex word).
+using WordValue = std::array<uint64_t, 4>;
+
+// An immediate argument of an instruction: the dot-separated parts after the
+// mnemonic, or the value of `.err=`.
+struct Immediate {
+  enum class Kind : uint8_t {
+    kLiteral,  // a number literal; `value` holds it (decimal or 0x hex, already
+               // checked < p)
+    kWord,     // a word literal (64 hex digits or [a,b,c,d]); `word` holds it
+    kConstant,  // a named constant (`text` = the name), resolved by the
+                // assembler
+    kString,    // a quoted string (`text`), e.g. assert.err="message"
+  };
+  Kind kind = Kind::kLiteral;
+  uint64_t value = 0;
+  WordValue word{};
+  std::string text;
+  SourceLocation loc;
+};
+
+// A plain instruction, including the invocation instructions.
+//
+// `name` is the mnemonic with its fixed parts and without immediates: "push",
+// "add", "u32wrapping_add", "adv.push_mapval", "debug.stack", "exp.u" (for
+// exp.uN, N in args[0]), "exec", "call", "syscall", "procref", "dynexec",
+// "dyncall". `args` are the dot-separated immediates in source order
+// (`push.1.2.3` -> 3 args). `target` is set for exec/call/syscall/procref: the
+// invoked path exactly as written without the mnemonic, e.g. "foo",
+// "u64::wrapping_add", "::std::math::u64::add", or "0x<64 hex>". `error` is the
+// `.err=` value of assertions (kLiteral, kString or kConstant).
+struct Instruction {
+  std::string name;
+  std::vector<Immediate> args;
+  std::string target;
+  std::optional<Immediate> error;
+  SourceLocation loc;
+};
+
+struct Node;
+using Block = std::vector<Node>;
+
+// `if.true A else B end` is {A, B}; the parser swaps the branches of
+// `if.false`. A missing branch is an empty Block (the assembler turns it into a
+// [NOOP] block).
+struct IfElse {
+  Block on_true;
+  Block on_false;
+  SourceLocation loc;
+};
+
+struct While {
+  Block body;
+  SourceLocation loc;
+};
+
+struct Repeat {
+  uint32_t count = 0;  // 1 <= count < 2^32
+  Block body;
+  SourceLocation loc;
+};
+
+struct Node {
+  std::variant<Instruction, IfElse, While, Repeat> op;
+};
+
+// The value of a `const.NAME=...` declaration, evaluated by the parser.
+struct ConstantValue {
+  enum class Kind : uint8_t { kFelt, kWord, kString };
+  Kind kind = Kind::kFelt;
+  uint64_t felt = 0;  // canonical (< p)
+  WordValue word{};
+  std::string text;
+};
+
+struct Constant {
+  std::string name;
+  ConstantValue value;
+  SourceLocation loc;
+};
+
+// `use.a::b::c` (alias "c") or `use.a::b::c->d` (alias "d"); `use
+// miden::core::x` too.
+struct Import {
+  std::string path;   // "std::math::u64" (no leading ::)
+  std::string alias;  // the name the module is known by inside this file
+  SourceLocation loc;
+};
+
+// `export.u64::add`, `export.u64::mul->mul64`, `export.0x<root>->name` (and
+// `pub use ...`).
+struct ReExport {
+  std::string target;  // as written: "u64::add", "::std::math::u64::add" or
+                       // "0x<64 hex>"
+  std::string
+      name;  // exported name: the alias or the last path segment of target
+  SourceLocation loc;
+};
+
+// `adv_map.NAME=[...]` or `adv_map.NAME(0x<key>)=[...]`: an advice-map entry
+// added to the program at start (no cycles). Without an explicit key the
+// assembler derives one (#6).
+struct AdvMapEntry {
+  std::string name;
+  std::optional<WordValue> key;
+  std::vector<uint64_t> values;  // canonical felts
+  SourceLocation loc;
+};
+
+struct Procedure {
+  std::string name;
+  bool exported = false;
+  uint32_t num_locals = 0;  // as declared (not rounded)
+  std::string docs;         // the `#!` doc comment before it, if any
+  Block body;
+  SourceLocation loc;
+};
+
+enum class ModuleKind : uint8_t {
+  kExecutable,  // must contain `begin ... end`; may not export
+  kLibrary,     // no `begin ... end`
+  kKernel,      // a library whose exported procedures are syscall targets
+};
+
+struct Module {
+  ModuleKind kind = ModuleKind::kExecutable;
+  uint32_t file_id = 0;
+  std::string docs;  // module doc comment (`#!` at the top)
+  std::vector<Import> imports;
+  std::vector<Constant> constants;
+  std::vector<Procedure> procedures;
+  std::vector<ReExport> reexports;
+  std::vector<AdvMapEntry> adv_map;
+  std::optional<Block> entry;  // `begin ... end`
+  SourceLocation entry_loc;
+};
+
+}  // namespace flamefleet::vm::ast
+
+#endif  // FLAMEFLEET_VM_PARSER_AST_H_

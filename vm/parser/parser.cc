@@ -1,0 +1,1300 @@
+#include "vm/parser/parser.h"
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/status_macros.h"
+#include "vm/felt.h"
+#include "vm/parser/lexer.h"
+
+namespace flamefleet::vm {
+namespace {
+
+using ast::Immediate;
+using ast::SourceLocation;
+
+// How an instruction takes its immediates.
+enum class Form : uint8_t {
+  kPlain,        // no immediates
+  kErr,          // optional `.err=<string|CONST|number>`
+  kFelt,         // optional felt immediate (literal or constant)
+  kFeltNonZero,  // as kFelt, but a literal 0 is "division by zero"
+  kU32,          // optional u32 immediate (literal or constant)
+  kU32NonZero,   // as kU32, but a literal 0 is "division by zero"
+  kShift,        // optional shift amount: literal in [min, max] or constant
+  kU32Required,  // required u32 immediate
+  kLocal,        // required local index: u16 literal or constant
+  kStackIndex,   // optional literal stack index in [min, max]
+  kStackIndexRequired,  // required literal stack index in [min, max]
+  kAdvPush,             // required literal count in [min, max]
+  kPush,                // 1..16 values (felts, words or constants)
+  kInvoke,              // `.target`
+  kExp,                 // exp, exp.<felt>, exp.uN
+  kAdv,                 // adv.<system event>
+  kDebug,               // debug.<kind>[.a[.b]]
+};
+
+struct InstructionSpec {
+  std::string_view name;
+  Form form;
+  uint32_t min;
+  uint32_t max;
+};
+
+// Sorted by name (checked at compile time below) for binary search.
+constexpr InstructionSpec kInstructions[] = {
+    {"add", Form::kFelt, 0, 0},
+    {"adv", Form::kAdv, 0, 0},
+    {"adv_loadw", Form::kPlain, 0, 0},
+    {"adv_pipe", Form::kPlain, 0, 0},
+    {"adv_push", Form::kAdvPush, 1, 16},
+    {"and", Form::kPlain, 0, 0},
+    {"arithmetic_circuit_eval", Form::kPlain, 0, 0},
+    {"assert", Form::kErr, 0, 0},
+    {"assert_eq", Form::kErr, 0, 0},
+    {"assert_eqw", Form::kErr, 0, 0},
+    {"assertz", Form::kErr, 0, 0},
+    {"breakpoint", Form::kPlain, 0, 0},
+    {"call", Form::kInvoke, 0, 0},
+    {"caller", Form::kPlain, 0, 0},
+    {"cdrop", Form::kPlain, 0, 0},
+    {"cdropw", Form::kPlain, 0, 0},
+    {"clk", Form::kPlain, 0, 0},
+    {"cswap", Form::kPlain, 0, 0},
+    {"cswapw", Form::kPlain, 0, 0},
+    {"debug", Form::kDebug, 0, 0},
+    {"div", Form::kFeltNonZero, 0, 0},
+    {"drop", Form::kPlain, 0, 0},
+    {"dropw", Form::kPlain, 0, 0},
+    {"dup", Form::kStackIndex, 0, 15},
+    {"dupw", Form::kStackIndex, 0, 3},
+    {"dyncall", Form::kPlain, 0, 0},
+    {"dynexec", Form::kPlain, 0, 0},
+    {"emit", Form::kU32Required, 0, 0},
+    {"eq", Form::kFelt, 0, 0},
+    {"eqw", Form::kPlain, 0, 0},
+    {"exec", Form::kInvoke, 0, 0},
+    {"exp", Form::kExp, 0, 0},
+    {"ext2add", Form::kPlain, 0, 0},
+    {"ext2div", Form::kPlain, 0, 0},
+    {"ext2inv", Form::kPlain, 0, 0},
+    {"ext2mul", Form::kPlain, 0, 0},
+    {"ext2neg", Form::kPlain, 0, 0},
+    {"ext2sub", Form::kPlain, 0, 0},
+    {"fri_ext2fold4", Form::kPlain, 0, 0},
+    {"gt", Form::kFelt, 0, 0},
+    {"gte", Form::kFelt, 0, 0},
+    {"hash", Form::kPlain, 0, 0},
+    {"hmerge", Form::kPlain, 0, 0},
+    {"horner_eval_base", Form::kPlain, 0, 0},
+    {"horner_eval_ext", Form::kPlain, 0, 0},
+    {"hperm", Form::kPlain, 0, 0},
+    {"ilog2", Form::kPlain, 0, 0},
+    {"inv", Form::kPlain, 0, 0},
+    {"is_odd", Form::kPlain, 0, 0},
+    {"loc_load", Form::kLocal, 0, 65535},
+    {"loc_loadw", Form::kLocal, 0, 65535},
+    {"loc_store", Form::kLocal, 0, 65535},
+    {"loc_storew", Form::kLocal, 0, 65535},
+    {"locaddr", Form::kLocal, 0, 65535},
+    {"lt", Form::kFelt, 0, 0},
+    {"lte", Form::kFelt, 0, 0},
+    {"mem_load", Form::kU32, 0, 0},
+    {"mem_loadw", Form::kU32, 0, 0},
+    {"mem_store", Form::kU32, 0, 0},
+    {"mem_storew", Form::kU32, 0, 0},
+    {"mem_stream", Form::kPlain, 0, 0},
+    {"movdn", Form::kStackIndexRequired, 2, 15},
+    {"movdnw", Form::kStackIndexRequired, 2, 3},
+    {"movup", Form::kStackIndexRequired, 2, 15},
+    {"movupw", Form::kStackIndexRequired, 2, 3},
+    {"mtree_get", Form::kPlain, 0, 0},
+    {"mtree_merge", Form::kPlain, 0, 0},
+    {"mtree_set", Form::kPlain, 0, 0},
+    {"mtree_verify", Form::kErr, 0, 0},
+    {"mul", Form::kFelt, 0, 0},
+    {"neg", Form::kPlain, 0, 0},
+    {"neq", Form::kFelt, 0, 0},
+    {"nop", Form::kPlain, 0, 0},
+    {"not", Form::kPlain, 0, 0},
+    {"or", Form::kPlain, 0, 0},
+    {"padw", Form::kPlain, 0, 0},
+    {"pow2", Form::kPlain, 0, 0},
+    {"procref", Form::kInvoke, 0, 0},
+    {"push", Form::kPush, 0, 0},
+    {"sdepth", Form::kPlain, 0, 0},
+    {"sub", Form::kFelt, 0, 0},
+    {"swap", Form::kStackIndex, 1, 15},
+    {"swapdw", Form::kPlain, 0, 0},
+    {"swapw", Form::kStackIndex, 1, 3},
+    {"syscall", Form::kInvoke, 0, 0},
+    {"trace", Form::kU32Required, 0, 0},
+    {"u32and", Form::kU32, 0, 0},
+    {"u32assert", Form::kErr, 0, 0},
+    {"u32assert2", Form::kErr, 0, 0},
+    {"u32assertw", Form::kErr, 0, 0},
+    {"u32cast", Form::kPlain, 0, 0},
+    {"u32clo", Form::kPlain, 0, 0},
+    {"u32clz", Form::kPlain, 0, 0},
+    {"u32cto", Form::kPlain, 0, 0},
+    {"u32ctz", Form::kPlain, 0, 0},
+    {"u32div", Form::kU32NonZero, 0, 0},
+    {"u32divmod", Form::kU32NonZero, 0, 0},
+    {"u32gt", Form::kU32, 0, 0},
+    {"u32gte", Form::kU32, 0, 0},
+    {"u32lt", Form::kU32, 0, 0},
+    {"u32lte", Form::kU32, 0, 0},
+    {"u32max", Form::kU32, 0, 0},
+    {"u32min", Form::kU32, 0, 0},
+    {"u32mod", Form::kU32NonZero, 0, 0},
+    {"u32not", Form::kU32, 0, 0},
+    {"u32or", Form::kU32, 0, 0},
+    {"u32overflowing_add", Form::kU32, 0, 0},
+    {"u32overflowing_add3", Form::kPlain, 0, 0},
+    {"u32overflowing_madd", Form::kPlain, 0, 0},
+    {"u32overflowing_mul", Form::kU32, 0, 0},
+    {"u32overflowing_sub", Form::kU32, 0, 0},
+    {"u32popcnt", Form::kPlain, 0, 0},
+    {"u32rotl", Form::kShift, 0, 31},
+    {"u32rotr", Form::kShift, 0, 31},
+    {"u32shl", Form::kShift, 0, 31},
+    {"u32shr", Form::kShift, 0, 31},
+    {"u32split", Form::kPlain, 0, 0},
+    {"u32test", Form::kPlain, 0, 0},
+    {"u32testw", Form::kPlain, 0, 0},
+    {"u32wrapping_add", Form::kU32, 0, 0},
+    {"u32wrapping_add3", Form::kPlain, 0, 0},
+    {"u32wrapping_madd", Form::kPlain, 0, 0},
+    {"u32wrapping_mul", Form::kU32, 0, 0},
+    {"u32wrapping_sub", Form::kU32, 0, 0},
+    {"u32xor", Form::kU32, 0, 0},
+    {"xor", Form::kPlain, 0, 0},
+};
+
+constexpr bool IsSorted() {
+  for (size_t i = 1; i < std::size(kInstructions); ++i) {
+    if (!(kInstructions[i - 1].name < kInstructions[i].name)) return false;
+  }
+  return true;
+}
+static_assert(IsSorted(), "kInstructions must be sorted by name");
+
+const InstructionSpec* FindInstruction(absl::string_view name) {
+  const std::string_view key(name.data(), name.size());
+  const auto* it = std::lower_bound(
+      std::begin(kInstructions), std::end(kInstructions), key,
+      [](const InstructionSpec& s, std::string_view k) { return s.name < k; });
+  if (it == std::end(kInstructions) || it->name != key) return nullptr;
+  return it;
+}
+
+constexpr std::string_view kSystemEvents[] = {
+    "has_mapkey",  "insert_hdword",   "insert_hdword_d", "insert_hperm",
+    "insert_mem",  "push_falcon_div", "push_mapval",     "push_mapvaln",
+    "push_mtnode", "push_smtpeek",    "push_u64div",
+};
+
+bool IsSystemEvent(absl::string_view name) {
+  const std::string_view key(name.data(), name.size());
+  return std::find(std::begin(kSystemEvents), std::end(kSystemEvents), key) !=
+         std::end(kSystemEvents);
+}
+
+// Shortens a lexeme for use inside an error message.
+std::string Quote(absl::string_view text) {
+  constexpr size_t kMax = 40;
+  if (text.size() > kMax)
+    return absl::StrCat("'", text.substr(0, kMax), "...'");
+  return absl::StrCat("'", text, "'");
+}
+
+std::string Describe(const Token& t) {
+  switch (t.kind) {
+    case TokenKind::kEof:
+      return "end of file";
+    case TokenKind::kString:
+      return absl::StrCat("string \"", t.text.substr(0, 40),
+                          t.text.size() > 40 ? "...\"" : "\"");
+    default:
+      return Quote(t.text);
+  }
+}
+
+// A value during constant evaluation.
+using ConstValue = ast::ConstantValue;
+
+class Parser {
+ public:
+  Parser(const SourceManager& sources, uint32_t file_id, ast::ModuleKind kind)
+      : sources_(sources),
+        file_id_(file_id),
+        lexer_(sources.text(file_id), file_id) {
+    module_.kind = kind;
+    module_.file_id = file_id;
+  }
+
+  absl::StatusOr<ast::Module> Run();
+
+ private:
+  static constexpr size_t kLookahead = 4;
+
+  // ---- token access
+  // ------------------------------------------------------------------------
+  const Token& Peek(size_t ahead = 0) {
+    while (count_ <= ahead) {
+      buf_[(head_ + count_) % kLookahead] = lexer_.Next();
+      ++count_;
+    }
+    return buf_[(head_ + ahead) % kLookahead];
+  }
+  Token Take() {
+    Peek();
+    Token t = std::move(buf_[head_]);
+    head_ = (head_ + 1) % kLookahead;
+    --count_;
+    return t;
+  }
+  bool At(TokenKind kind, size_t ahead = 0) { return Peek(ahead).kind == kind; }
+  bool AtWord(absl::string_view word, size_t ahead = 0) {
+    const Token& t = Peek(ahead);
+    return t.kind == TokenKind::kIdent && t.text == word;
+  }
+
+  // ---- errors
+  // --------------------------------------------------------------------------------
+  absl::Status ErrorAt(SourceLocation loc, absl::string_view message) const {
+    return absl::InvalidArgumentError(sources_.Format(loc, message));
+  }
+  // Reports `t` where `expected` was required (or the lexer's error if `t` is
+  // one).
+  absl::Status Unexpected(const Token& t, absl::string_view expected) const {
+    if (t.kind == TokenKind::kError) return ErrorAt(t.loc, t.text);
+    return ErrorAt(
+        t.loc, absl::StrCat("expected ", expected, ", found ", Describe(t)));
+  }
+  absl::StatusOr<Token> Expect(TokenKind kind, absl::string_view expected) {
+    if (!At(kind)) return Unexpected(Peek(), expected);
+    return Take();
+  }
+  absl::Status ExpectWord(absl::string_view word) {
+    if (!AtWord(word)) return Unexpected(Peek(), absl::StrCat("'", word, "'"));
+    Take();
+    return absl::OkStatus();
+  }
+  // Reports an invalid value. Inside an instruction (or `repeat`), the error
+  // points at the start of the instruction, like the v0.16 assembler; elsewhere
+  // at the offending token.
+  absl::Status ValueError(SourceLocation token_loc,
+                          absl::string_view message) const {
+    return ErrorAt(anchor_.value_or(token_loc), message);
+  }
+  absl::Status EnterNesting(SourceLocation loc) {
+    if (++depth_ > kMaxNestingDepth) {
+      return ErrorAt(loc, absl::StrCat("nesting is too deep (the limit is ",
+                                       kMaxNestingDepth, " levels)"));
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- module level
+  // --------------------------------------------------------------------------
+  absl::Status ParseAnnotation(std::optional<uint32_t>* locals);
+  absl::Status ParseImport();
+  absl::Status ParseConstant();
+  absl::Status ParseAdvMap();
+  absl::Status ParseEntry();
+  absl::Status ParseProcedure(const Token& keyword, bool exported, bool classic,
+                              std::string docs,
+                              std::optional<uint32_t> annotated_locals);
+  absl::Status ParseReExport(SourceLocation loc);
+  absl::Status SkipBalanced();
+  absl::Status SkipType();
+  absl::StatusOr<std::string> ParseProcedureName();
+  absl::Status AddProcedureName(const std::string& name, SourceLocation loc);
+  // Parses `::`-separated segments or a MAST root; `text` is the path as
+  // written, `last` the unquoted final segment; `segments` counts segments (0
+  // for a MAST root).
+  absl::Status ParseTarget(std::string* text, std::string* last, int* segments);
+
+  // ---- constants
+  // -----------------------------------------------------------------------------
+  absl::StatusOr<ConstValue> ParseConstExpr();
+  absl::StatusOr<ConstValue> ParseConstProduct();
+  absl::StatusOr<ConstValue> ParseConstTerm();
+  absl::StatusOr<ConstValue> ApplyConstOp(const Token& op, ConstValue lhs,
+                                          ConstValue rhs);
+
+  // ---- bodies
+  // --------------------------------------------------------------------------------
+  absl::Status ParseBlock(ast::Block* out, bool allow_empty);
+  absl::Status ParseOp(ast::Block* out);
+  absl::Status ParseIf(ast::Block* out);
+  absl::Status ParseWhile(ast::Block* out);
+  absl::Status ParseRepeat(ast::Block* out);
+  absl::Status ParseInstruction(ast::Block* out);
+  absl::Status ParseInstructionBody(const Token& mnemonic, ast::Block* out);
+
+  // ---- immediates
+  // ----------------------------------------------------------------------------
+  absl::StatusOr<uint64_t> ParseFeltLiteral();
+  absl::StatusOr<ast::WordValue> ParseWordLiteral();
+  absl::StatusOr<Immediate> ParseFeltImmediate();
+  absl::StatusOr<Immediate> ParseU32Immediate();
+  absl::StatusOr<Immediate> ParseSmallImmediate(uint32_t min, uint32_t max,
+                                                bool allow_constant);
+  absl::StatusOr<Immediate> ParsePushValue();
+  absl::StatusOr<Immediate> ParseErrorImmediate();
+
+  const SourceManager& sources_;
+  uint32_t file_id_;
+  Lexer lexer_;
+  std::array<Token, kLookahead> buf_;
+  size_t head_ = 0;
+  size_t count_ = 0;
+  int depth_ = 0;
+  std::optional<SourceLocation>
+      anchor_;  // start of the instruction being parsed
+  ast::Module module_;
+  absl::flat_hash_map<std::string, size_t>
+      constants_;  // name -> index in module_.constants
+  absl::flat_hash_set<std::string>
+      procedure_names_;  // procedures and re-exports
+  absl::flat_hash_set<std::string> import_aliases_;
+};
+
+// RAII decrement of the nesting depth.
+class DepthGuard {
+ public:
+  explicit DepthGuard(int* depth) : depth_(depth) {}
+  ~DepthGuard() { --*depth_; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+
+ private:
+  int* depth_;
+};
+
+// ================================================================================================
+// Module level
+
+absl::StatusOr<ast::Module> Parser::Run() {
+  const std::string& text = sources_.text(file_id_);
+  if (text.size() > kMaxSourceBytes) {
+    return ErrorAt({file_id_, 1, 1},
+                   absl::StrCat("source file is too large (", text.size(),
+                                " bytes; the limit is ", kMaxSourceBytes, ")"));
+  }
+  std::optional<uint32_t> annotated_locals;
+  std::optional<SourceLocation> annotation_loc;
+  std::string docs;
+  for (;;) {
+    if (At(TokenKind::kEof)) break;
+    {
+      Token& t = buf_[head_];  // Peek() above filled it
+      if (!t.docs.empty()) docs = std::move(t.docs);
+      t.docs.clear();
+    }
+    const Token& t = Peek();
+    if (t.kind == TokenKind::kAt) {
+      if (!annotation_loc.has_value()) annotation_loc = t.loc;
+      FLAMEFLEET_RETURN_IF_ERROR(ParseAnnotation(&annotated_locals));
+      continue;
+    }
+    if (t.kind != TokenKind::kIdent) {
+      return Unexpected(
+          t, "a module item (use, const, proc, export, pub, adv_map, begin)");
+    }
+    const absl::string_view word = t.text;
+    const bool is_proc =
+        word == "proc" || (word == "pub" && AtWord("proc", 1)) ||
+        (word == "export" && At(TokenKind::kDot, 1) &&
+         !At(TokenKind::kHexWord, 2) && !At(TokenKind::kColonColon, 2) &&
+         !At(TokenKind::kColonColon, 3));
+    if (annotation_loc.has_value() && !is_proc) {
+      return ErrorAt(*annotation_loc,
+                     "an annotation must be followed by a procedure");
+    }
+    if (is_proc) {
+      Token keyword = Take();
+      bool exported = keyword.text != "proc";
+      bool classic = true;
+      if (keyword.text == "pub") {
+        Take();  // proc
+        classic = false;
+      } else if (keyword.text == "proc" && !At(TokenKind::kDot)) {
+        classic = false;
+      }
+      FLAMEFLEET_RETURN_IF_ERROR(ParseProcedure(
+          keyword, exported, classic, std::move(docs), annotated_locals));
+      annotated_locals.reset();
+      annotation_loc.reset();
+    } else if (word == "use") {
+      FLAMEFLEET_RETURN_IF_ERROR(ParseImport());
+    } else if (word == "const") {
+      FLAMEFLEET_RETURN_IF_ERROR(ParseConstant());
+    } else if (word == "pub" && AtWord("const", 1)) {
+      Take();
+      FLAMEFLEET_RETURN_IF_ERROR(ParseConstant());
+    } else if (word == "pub" && AtWord("use", 1)) {
+      const SourceLocation loc = Take().loc;
+      Take();  // use
+      FLAMEFLEET_RETURN_IF_ERROR(ParseReExport(loc));
+    } else if (word == "export") {
+      const SourceLocation loc = Take().loc;
+      FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
+      FLAMEFLEET_RETURN_IF_ERROR(ParseReExport(loc));
+    } else if (word == "adv_map") {
+      FLAMEFLEET_RETURN_IF_ERROR(ParseAdvMap());
+    } else if (word == "begin") {
+      FLAMEFLEET_RETURN_IF_ERROR(ParseEntry());
+    } else {
+      return ErrorAt(
+          t.loc,
+          absl::StrCat("unexpected ", Quote(word),
+                       " at module level (expected use, const, proc, export, "
+                       "pub, adv_map or begin)"));
+    }
+    docs.clear();
+  }
+  if (annotation_loc.has_value()) {
+    return ErrorAt(*annotation_loc,
+                   "an annotation must be followed by a procedure");
+  }
+  if (module_.kind == ast::ModuleKind::kExecutable &&
+      !module_.entry.has_value()) {
+    return ErrorAt(Peek().loc,
+                   "an executable module must contain a `begin ... end` block");
+  }
+  module_.docs = lexer_.module_docs();
+  return std::move(module_);
+}
+
+absl::Status Parser::ParseAnnotation(std::optional<uint32_t>* locals) {
+  Take();  // '@'
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token name,
+                              Expect(TokenKind::kIdent, "an annotation name"));
+  if (name.text == "locals") {
+    FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'('").status());
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        Token n, Expect(TokenKind::kInt, "the number of locals"));
+    if (n.value > 0xFFFF) {
+      return ErrorAt(n.loc, "the number of locals must be at most 65535");
+    }
+    if (locals->has_value())
+      return ErrorAt(name.loc, "duplicate @locals annotation");
+    *locals = static_cast<uint32_t>(n.value);
+    return Expect(TokenKind::kRParen, "')'").status();
+  }
+  if (At(TokenKind::kLParen)) return SkipBalanced();
+  return absl::OkStatus();
+}
+
+// Skips a balanced group starting at the current '(' / '[' / '<' token,
+// iteratively.
+absl::Status Parser::SkipBalanced() {
+  size_t depth = 0;
+  for (;;) {
+    const Token& t = Peek();
+    switch (t.kind) {
+      case TokenKind::kLParen:
+      case TokenKind::kLBracket:
+      case TokenKind::kLess:
+        ++depth;
+        break;
+      case TokenKind::kRParen:
+      case TokenKind::kRBracket:
+      case TokenKind::kGreater:
+        if (depth == 0) return Unexpected(t, "an opening bracket");
+        --depth;
+        break;
+      case TokenKind::kEof:
+      case TokenKind::kError:
+        return Unexpected(t, "a closing bracket");
+      default:
+        if (depth == 0) return Unexpected(t, "an opening bracket");
+        break;
+    }
+    Take();
+    if (depth == 0) return absl::OkStatus();
+  }
+}
+
+// Skips a v0.20 result type: `felt`, `ptr<u8>`, `(felt, felt)`, `[felt; 4]`.
+absl::Status Parser::SkipType() {
+  if (At(TokenKind::kLParen) || At(TokenKind::kLBracket)) return SkipBalanced();
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kIdent, "a type").status());
+  if (At(TokenKind::kLess)) return SkipBalanced();
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseImport() {
+  Take();  // use
+  if (At(TokenKind::kDot)) Take();
+  const SourceLocation loc = Peek().loc;
+  if (At(TokenKind::kColonColon)) Take();
+  std::vector<std::string> segments;
+  for (;;) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        Token seg, Expect(TokenKind::kIdent, "a module path component"));
+    segments.emplace_back(seg.text);
+    if (!At(TokenKind::kColonColon)) break;
+    Take();
+  }
+  if (segments.size() < 2) {
+    return ErrorAt(
+        loc,
+        "an import path needs at least two components (e.g. std::math::u64)");
+  }
+  ast::Import import;
+  import.loc = loc;
+  import.alias = segments.back();
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (i > 0) import.path += "::";
+    import.path += segments[i];
+  }
+  SourceLocation alias_loc = loc;
+  if (At(TokenKind::kArrow)) {
+    Take();
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token alias,
+                                Expect(TokenKind::kIdent, "an import alias"));
+    import.alias = std::string(alias.text);
+    alias_loc = alias.loc;
+  }
+  if (!import_aliases_.insert(import.alias).second) {
+    return ErrorAt(alias_loc,
+                   absl::StrCat("duplicate import '", import.alias, "'"));
+  }
+  module_.imports.push_back(std::move(import));
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseConstant() {
+  Take();  // const
+  if (At(TokenKind::kDot)) Take();
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      Token name, Expect(TokenKind::kConstIdent, "a constant name"));
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='").status());
+  FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue value, ParseConstExpr());
+  std::string key(name.text);
+  if (constants_.contains(key)) {
+    return ErrorAt(name.loc, absl::StrCat("duplicate constant '", key, "'"));
+  }
+  constants_.emplace(key, module_.constants.size());
+  module_.constants.push_back(
+      ast::Constant{std::move(key), std::move(value), name.loc});
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseAdvMap() {
+  const SourceLocation loc = Take().loc;  // adv_map
+  if (At(TokenKind::kDot)) Take();
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      Token name, Expect(TokenKind::kConstIdent, "an advice map name"));
+  ast::AdvMapEntry entry;
+  entry.name = std::string(name.text);
+  entry.loc = loc;
+  if (At(TokenKind::kLParen)) {
+    Take();
+    if (At(TokenKind::kHexWord) || At(TokenKind::kLBracket)) {
+      FLAMEFLEET_ASSIGN_OR_RETURN(entry.key, ParseWordLiteral());
+    } else {
+      const Token& t = Peek();
+      if (t.kind == TokenKind::kError) return Unexpected(t, "");
+      return ErrorAt(
+          t.loc,
+          "an advice map key must be a word (0x<64 hex digits> or [a,b,c,d])");
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='").status());
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLBracket, "'['").status());
+  for (;;) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(uint64_t v, ParseFeltLiteral());
+    entry.values.push_back(v);
+    if (!At(TokenKind::kComma)) break;
+    Take();
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(
+      Expect(TokenKind::kRBracket, "',' or ']'").status());
+  module_.adv_map.push_back(std::move(entry));
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseEntry() {
+  const Token begin = Take();
+  if (module_.kind != ast::ModuleKind::kExecutable) {
+    return ErrorAt(
+        begin.loc,
+        "`begin ... end` is not allowed in a library or kernel module");
+  }
+  if (module_.entry.has_value()) {
+    return ErrorAt(begin.loc, "duplicate `begin ... end` block");
+  }
+  ast::Block body;
+  FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&body, /*allow_empty=*/false));
+  FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("end"));
+  module_.entry = std::move(body);
+  module_.entry_loc = begin.loc;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Parser::ParseProcedureName() {
+  const Token& t = Peek();
+  if (t.kind == TokenKind::kIdent) return std::string(Take().text);
+  if (t.kind == TokenKind::kString) {
+    if (!t.quoted_ident) {
+      return ErrorAt(
+          t.loc,
+          "invalid procedure name: a quoted name may only contain printable "
+          "ASCII characters other than space and backslash");
+    }
+    return std::string(Take().text);
+  }
+  return Unexpected(t, "a procedure name");
+}
+
+absl::Status Parser::AddProcedureName(const std::string& name,
+                                      SourceLocation loc) {
+  if (!procedure_names_.insert(name).second) {
+    return ErrorAt(loc, absl::StrCat("duplicate procedure '", name, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseProcedure(const Token& keyword, bool exported,
+                                    bool classic, std::string docs,
+                                    std::optional<uint32_t> annotated_locals) {
+  if (exported && module_.kind == ast::ModuleKind::kExecutable) {
+    return ErrorAt(
+        keyword.loc,
+        "exported procedures are not allowed in an executable module");
+  }
+  if (classic)
+    FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
+  ast::Procedure proc;
+  proc.loc = keyword.loc;
+  proc.exported = exported;
+  proc.docs = std::move(docs);
+  const SourceLocation name_loc = Peek().loc;
+  FLAMEFLEET_ASSIGN_OR_RETURN(proc.name, ParseProcedureName());
+  if (annotated_locals.has_value()) proc.num_locals = *annotated_locals;
+  if (classic && At(TokenKind::kDot)) {
+    Take();
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        Token n, Expect(TokenKind::kInt, "the number of locals"));
+    if (n.value > 0xFFFF)
+      return ErrorAt(n.loc, "the number of locals must be at most 65535");
+    if (annotated_locals.has_value()) {
+      return ErrorAt(n.loc, "the number of locals is also given by @locals");
+    }
+    proc.num_locals = static_cast<uint32_t>(n.value);
+  }
+  if (!classic) {
+    // An optional v0.20 type signature: `(a: felt, b: u32) -> felt`.
+    if (At(TokenKind::kLParen)) FLAMEFLEET_RETURN_IF_ERROR(SkipBalanced());
+    if (At(TokenKind::kArrow)) {
+      Take();
+      FLAMEFLEET_RETURN_IF_ERROR(SkipType());
+    }
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(AddProcedureName(proc.name, name_loc));
+  FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&proc.body, /*allow_empty=*/false));
+  FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("end"));
+  module_.procedures.push_back(std::move(proc));
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseReExport(SourceLocation loc) {
+  if (module_.kind == ast::ModuleKind::kExecutable) {
+    return ErrorAt(
+        loc, "exported procedures are not allowed in an executable module");
+  }
+  ast::ReExport re;
+  re.loc = loc;
+  const SourceLocation target_loc = Peek().loc;
+  std::string last;
+  int segments = 0;
+  FLAMEFLEET_RETURN_IF_ERROR(ParseTarget(&re.target, &last, &segments));
+  const bool absolute = re.target.size() >= 2 && re.target[0] == ':';
+  if (segments == 1 && !absolute) {
+    return ErrorAt(target_loc,
+                   "a re-export target must be qualified (module::procedure)");
+  }
+  SourceLocation name_loc = target_loc;
+  if (At(TokenKind::kArrow)) {
+    Take();
+    name_loc = Peek().loc;
+    FLAMEFLEET_ASSIGN_OR_RETURN(re.name, ParseProcedureName());
+  } else if (segments == 0) {
+    return ErrorAt(target_loc,
+                   "a re-exported MAST root needs a name (`->name`)");
+  } else {
+    re.name = std::move(last);
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(AddProcedureName(re.name, name_loc));
+  module_.reexports.push_back(std::move(re));
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseTarget(std::string* text, std::string* last,
+                                 int* segments) {
+  *segments = 0;
+  if (At(TokenKind::kHexWord)) {
+    *text = std::string(Take().text);
+    return absl::OkStatus();
+  }
+  if (At(TokenKind::kColonColon)) {
+    Take();
+    *text = "::";
+  }
+  for (;;) {
+    const Token& t = Peek();
+    if (t.kind == TokenKind::kIdent) {
+      absl::StrAppend(text, t.text);
+      *last = std::string(t.text);
+    } else if (t.kind == TokenKind::kString && t.quoted_ident) {
+      absl::StrAppend(text, "\"", t.text, "\"");
+      *last = std::string(t.text);
+    } else if (t.kind == TokenKind::kString) {
+      return ErrorAt(t.loc, "invalid quoted procedure name");
+    } else {
+      return Unexpected(t, *segments == 0 ? "a procedure path or MAST root"
+                                          : "a procedure name");
+    }
+    Take();
+    ++*segments;
+    if (!At(TokenKind::kColonColon)) return absl::OkStatus();
+    Take();
+    absl::StrAppend(text, "::");
+  }
+}
+
+// ================================================================================================
+// Constant expressions: expr := product (('+' | '-') product)*
+//                       product := term (('*' | '/' | '//') term)*
+//                       term := '(' expr ')' | number | word | string |
+//                       CONSTANT
+
+absl::StatusOr<ConstValue> Parser::ParseConstExpr() {
+  FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue lhs, ParseConstProduct());
+  while (At(TokenKind::kPlus) || At(TokenKind::kMinus)) {
+    const Token op = Take();
+    FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue rhs, ParseConstProduct());
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        lhs, ApplyConstOp(op, std::move(lhs), std::move(rhs)));
+  }
+  return lhs;
+}
+
+absl::StatusOr<ConstValue> Parser::ParseConstProduct() {
+  FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue lhs, ParseConstTerm());
+  while (At(TokenKind::kStar) || At(TokenKind::kSlash) ||
+         At(TokenKind::kSlashSlash)) {
+    const Token op = Take();
+    FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue rhs, ParseConstTerm());
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        lhs, ApplyConstOp(op, std::move(lhs), std::move(rhs)));
+  }
+  return lhs;
+}
+
+absl::StatusOr<ConstValue> Parser::ParseConstTerm() {
+  const Token& t = Peek();
+  ConstValue v;
+  switch (t.kind) {
+    case TokenKind::kLParen: {
+      FLAMEFLEET_RETURN_IF_ERROR(EnterNesting(t.loc));
+      DepthGuard guard(&depth_);
+      Take();
+      FLAMEFLEET_ASSIGN_OR_RETURN(v, ParseConstExpr());
+      FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
+      return v;
+    }
+    case TokenKind::kInt:
+    case TokenKind::kHex: {
+      FLAMEFLEET_ASSIGN_OR_RETURN(v.felt, ParseFeltLiteral());
+      v.kind = ConstValue::Kind::kFelt;
+      return v;
+    }
+    case TokenKind::kHexWord:
+    case TokenKind::kLBracket: {
+      FLAMEFLEET_ASSIGN_OR_RETURN(v.word, ParseWordLiteral());
+      v.kind = ConstValue::Kind::kWord;
+      return v;
+    }
+    case TokenKind::kString:
+      v.kind = ConstValue::Kind::kString;
+      v.text = std::string(Take().text);
+      return v;
+    case TokenKind::kConstIdent: {
+      const auto it = constants_.find(t.text);
+      if (it == constants_.end()) {
+        return ErrorAt(t.loc,
+                       absl::StrCat("undefined constant '", t.text, "'"));
+      }
+      Take();
+      return module_.constants[it->second].value;
+    }
+    default:
+      return Unexpected(t, "a constant expression");
+  }
+}
+
+absl::StatusOr<ConstValue> Parser::ApplyConstOp(const Token& op, ConstValue lhs,
+                                                ConstValue rhs) {
+  if (lhs.kind != ConstValue::Kind::kFelt ||
+      rhs.kind != ConstValue::Kind::kFelt) {
+    return ErrorAt(op.loc,
+                   absl::StrCat("operator ", Quote(op.text),
+                                " needs field elements, not words or strings"));
+  }
+  const Felt a(lhs.felt), b(rhs.felt);
+  ConstValue out;
+  switch (op.kind) {
+    case TokenKind::kPlus:
+      out.felt = (a + b).value();
+      break;
+    case TokenKind::kMinus:
+      out.felt = (a - b).value();
+      break;
+    case TokenKind::kStar:
+      out.felt = (a * b).value();
+      break;
+    case TokenKind::kSlash:
+      if (b.value() == 0) return ErrorAt(op.loc, "division by zero");
+      out.felt = (a * b.Inverse()).value();
+      break;
+    case TokenKind::kSlashSlash:
+      if (b.value() == 0) return ErrorAt(op.loc, "division by zero");
+      out.felt = a.value() / b.value();
+      break;
+    default:
+      return ErrorAt(op.loc, "unsupported operator");
+  }
+  return out;
+}
+
+// ================================================================================================
+// Bodies
+
+absl::Status Parser::ParseBlock(ast::Block* out, bool allow_empty) {
+  FLAMEFLEET_RETURN_IF_ERROR(EnterNesting(Peek().loc));
+  DepthGuard guard(&depth_);
+  for (;;) {
+    const Token& t = Peek();
+    if (t.kind == TokenKind::kIdent && (t.text == "end" || t.text == "else"))
+      break;
+    if (t.kind == TokenKind::kEof)
+      return Unexpected(t, "an instruction or 'end'");
+    if (out->size() >= kMaxBlockInstructions) {
+      return ErrorAt(t.loc,
+                     absl::StrCat("a block may contain at most ",
+                                  kMaxBlockInstructions, " instructions"));
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(ParseOp(out));
+  }
+  if (out->empty() && !allow_empty) {
+    return ErrorAt(Peek().loc, "a block must contain at least one instruction");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseOp(ast::Block* out) {
+  const Token& t = Peek();
+  if (t.kind != TokenKind::kIdent) return Unexpected(t, "an instruction");
+  if (t.text == "if") return ParseIf(out);
+  if (t.text == "while") return ParseWhile(out);
+  if (t.text == "repeat") return ParseRepeat(out);
+  return ParseInstruction(out);
+}
+
+absl::Status Parser::ParseIf(ast::Block* out) {
+  ast::IfElse node;
+  node.loc = Take().loc;
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
+  bool condition;
+  if (AtWord("true")) {
+    condition = true;
+  } else if (AtWord("false")) {
+    condition = false;
+  } else {
+    return Unexpected(Peek(), "'true' or 'false'");
+  }
+  Take();
+  FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.on_true, /*allow_empty=*/true));
+  if (AtWord("else")) {
+    Take();
+    FLAMEFLEET_RETURN_IF_ERROR(
+        ParseBlock(&node.on_false, !node.on_true.empty()));
+  } else if (node.on_true.empty()) {
+    return ErrorAt(Peek().loc, "a block must contain at least one instruction");
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("end"));
+  if (!condition) std::swap(node.on_true, node.on_false);
+  out->push_back(ast::Node{std::move(node)});
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseWhile(ast::Block* out) {
+  ast::While node;
+  node.loc = Take().loc;
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
+  FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("true"));
+  FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.body, /*allow_empty=*/false));
+  FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("end"));
+  out->push_back(ast::Node{std::move(node)});
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseRepeat(ast::Block* out) {
+  ast::Repeat node;
+  node.loc = Take().loc;
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token n,
+                              Expect(TokenKind::kInt, "a repeat count"));
+  if (n.value == 0 || n.value > 0xFFFFFFFFull) {
+    return ErrorAt(node.loc, absl::StrCat("repeat count ", n.value,
+                                          " is out of range (1..4294967295)"));
+  }
+  node.count = static_cast<uint32_t>(n.value);
+  FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.body, /*allow_empty=*/false));
+  FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("end"));
+  out->push_back(ast::Node{std::move(node)});
+  return absl::OkStatus();
+}
+
+absl::Status Parser::ParseInstruction(ast::Block* out) {
+  const Token mnemonic = Take();
+  anchor_ = mnemonic.loc;
+  absl::Status status = ParseInstructionBody(mnemonic, out);
+  anchor_.reset();
+  return status;
+}
+
+absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
+                                          ast::Block* out) {
+  const InstructionSpec* spec = FindInstruction(mnemonic.text);
+  if (spec == nullptr) {
+    return ErrorAt(mnemonic.loc,
+                   absl::StrCat("unknown instruction ", Quote(mnemonic.text)));
+  }
+  ast::Instruction ins;
+  ins.name = std::string(mnemonic.text);
+  ins.loc = mnemonic.loc;
+  auto expect_dot = [&]() { return Expect(TokenKind::kDot, "'.'").status(); };
+  switch (spec->form) {
+    case Form::kPlain:
+      break;
+    case Form::kErr:
+      if (At(TokenKind::kDot) && AtWord("err", 1)) {
+        Take();
+        Take();
+        FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='").status());
+        FLAMEFLEET_ASSIGN_OR_RETURN(ins.error, ParseErrorImmediate());
+      }
+      break;
+    case Form::kFelt:
+    case Form::kFeltNonZero:
+    case Form::kU32:
+    case Form::kU32NonZero:
+      if (At(TokenKind::kDot)) {
+        Take();
+        const bool felt =
+            spec->form == Form::kFelt || spec->form == Form::kFeltNonZero;
+        FLAMEFLEET_ASSIGN_OR_RETURN(
+            Immediate imm, felt ? ParseFeltImmediate() : ParseU32Immediate());
+        if ((spec->form == Form::kFeltNonZero ||
+             spec->form == Form::kU32NonZero) &&
+            imm.kind == Immediate::Kind::kLiteral && imm.value == 0) {
+          return ValueError(imm.loc, "division by zero");
+        }
+        ins.args.push_back(std::move(imm));
+      }
+      break;
+    case Form::kShift:
+    case Form::kStackIndex:
+      if (At(TokenKind::kDot)) {
+        Take();
+        FLAMEFLEET_ASSIGN_OR_RETURN(
+            Immediate imm, ParseSmallImmediate(spec->min, spec->max,
+                                               spec->form == Form::kShift));
+        ins.args.push_back(std::move(imm));
+      }
+      break;
+    case Form::kU32Required: {
+      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
+      FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm, ParseU32Immediate());
+      ins.args.push_back(std::move(imm));
+      break;
+    }
+    case Form::kLocal:
+    case Form::kStackIndexRequired:
+    case Form::kAdvPush: {
+      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
+      FLAMEFLEET_ASSIGN_OR_RETURN(
+          Immediate imm, ParseSmallImmediate(spec->min, spec->max,
+                                             spec->form == Form::kLocal));
+      ins.args.push_back(std::move(imm));
+      break;
+    }
+    case Form::kPush: {
+      constexpr size_t kMaxPushValues = 16;
+      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
+      for (;;) {
+        if (ins.args.size() == kMaxPushValues) {
+          return ValueError(Peek().loc, "too many values in push (at most 16)");
+        }
+        FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm, ParsePushValue());
+        ins.args.push_back(std::move(imm));
+        if (!At(TokenKind::kDot)) break;
+        Take();
+      }
+      break;
+    }
+    case Form::kInvoke: {
+      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
+      std::string last;
+      int segments = 0;
+      FLAMEFLEET_RETURN_IF_ERROR(ParseTarget(&ins.target, &last, &segments));
+      break;
+    }
+    case Form::kExp: {
+      if (!At(TokenKind::kDot)) break;
+      const Token& next = Peek(1);
+      if (next.kind == TokenKind::kIdent && next.text.size() >= 2 &&
+          next.text[0] == 'u' &&
+          std::all_of(next.text.begin() + 1, next.text.end(),
+                      [](char c) { return c >= '0' && c <= '9'; })) {
+        Take();
+        const Token bits = Take();
+        const absl::string_view digits = bits.text.substr(1);
+        uint64_t n = 0;
+        for (char c : digits.substr(0, 4))
+          n = n * 10 + static_cast<uint64_t>(c - '0');
+        if (digits.size() > 4 || n > 63) {
+          return ValueError(bits.loc,
+                            absl::StrCat("bit size ", Quote(digits),
+                                         " is out of range for exp.u (0..63)"));
+        }
+        ins.name = "exp.u";
+        Immediate imm;
+        imm.value = n;
+        imm.loc = bits.loc;
+        ins.args.push_back(std::move(imm));
+        break;
+      }
+      Take();
+      FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm, ParseFeltImmediate());
+      ins.args.push_back(std::move(imm));
+      break;
+    }
+    case Form::kAdv: {
+      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
+      FLAMEFLEET_ASSIGN_OR_RETURN(
+          Token event, Expect(TokenKind::kIdent, "a system event name"));
+      if (!IsSystemEvent(event.text)) {
+        return ValueError(event.loc,
+                          absl::StrCat("unknown system event 'adv.",
+                                       event.text.substr(0, 40), "'"));
+      }
+      ins.name = absl::StrCat("adv.", event.text);
+      break;
+    }
+    case Form::kDebug: {
+      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
+      FLAMEFLEET_ASSIGN_OR_RETURN(Token what,
+                                  Expect(TokenKind::kIdent, "a debug option"));
+      size_t max_args;
+      uint32_t max_value;
+      if (what.text == "stack") {
+        max_args = 1, max_value = 0xFF;
+      } else if (what.text == "mem") {
+        max_args = 2, max_value = 0xFFFFFFFF;
+      } else if (what.text == "local") {
+        max_args = 2, max_value = 0xFFFF;
+      } else if (what.text == "adv_stack") {
+        max_args = 1, max_value = 0xFFFF;
+      } else {
+        return ValueError(
+            what.loc,
+            absl::StrCat("unknown debug option ", Quote(what.text),
+                         " (expected stack, mem, local or adv_stack)"));
+      }
+      ins.name = absl::StrCat("debug.", what.text);
+      while (ins.args.size() < max_args && At(TokenKind::kDot)) {
+        Take();
+        Immediate imm;
+        if (max_value == 0xFFFFFFFF) {
+          FLAMEFLEET_ASSIGN_OR_RETURN(imm, ParseU32Immediate());
+        } else {
+          FLAMEFLEET_ASSIGN_OR_RETURN(imm,
+                                      ParseSmallImmediate(0, max_value, true));
+        }
+        ins.args.push_back(std::move(imm));
+      }
+      break;
+    }
+  }
+  if (At(TokenKind::kDot)) {
+    return ErrorAt(Peek().loc, absl::StrCat("unexpected immediate after ",
+                                            Quote(ins.name)));
+  }
+  out->push_back(ast::Node{std::move(ins)});
+  return absl::OkStatus();
+}
+
+// ================================================================================================
+// Immediates
+
+absl::StatusOr<uint64_t> Parser::ParseFeltLiteral() {
+  const Token& t = Peek();
+  if (t.kind == TokenKind::kInt || t.kind == TokenKind::kHex) {
+    if (!Felt::IsCanonical(t.value)) {
+      return ValueError(t.loc, absl::StrCat("value ", t.text,
+                                            " is not a field element (>= p)"));
+    }
+    return Take().value;
+  }
+  if (t.kind == TokenKind::kHexWord || t.kind == TokenKind::kLBracket) {
+    return ValueError(t.loc, "expected a field element, found a word");
+  }
+  return Unexpected(t, "a field element");
+}
+
+absl::StatusOr<ast::WordValue> Parser::ParseWordLiteral() {
+  if (At(TokenKind::kHexWord)) return Take().word;
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLBracket, "a word").status());
+  ast::WordValue w{};
+  for (size_t i = 0; i < 4; ++i) {
+    if (i > 0)
+      FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kComma, "','").status());
+    FLAMEFLEET_ASSIGN_OR_RETURN(w[i], ParseFeltLiteral());
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(
+      Expect(TokenKind::kRBracket, "']' (a word has 4 elements)").status());
+  return w;
+}
+
+absl::StatusOr<Immediate> Parser::ParseFeltImmediate() {
+  Immediate imm;
+  imm.loc = Peek().loc;
+  if (At(TokenKind::kConstIdent)) {
+    imm.kind = Immediate::Kind::kConstant;
+    imm.text = std::string(Take().text);
+    return imm;
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(imm.value, ParseFeltLiteral());
+  return imm;
+}
+
+absl::StatusOr<Immediate> Parser::ParseU32Immediate() {
+  Immediate imm;
+  const Token& t = Peek();
+  imm.loc = t.loc;
+  switch (t.kind) {
+    case TokenKind::kConstIdent:
+      imm.kind = Immediate::Kind::kConstant;
+      imm.text = std::string(Take().text);
+      return imm;
+    case TokenKind::kInt:
+    case TokenKind::kHex:
+    case TokenKind::kBin:
+      if (t.value > 0xFFFFFFFFull) {
+        return ValueError(
+            t.loc, absl::StrCat("value ", t.text, " does not fit in u32"));
+      }
+      imm.value = Take().value;
+      return imm;
+    default:
+      return Unexpected(t, "a u32 value or constant");
+  }
+}
+
+absl::StatusOr<Immediate> Parser::ParseSmallImmediate(uint32_t min,
+                                                      uint32_t max,
+                                                      bool allow_constant) {
+  Immediate imm;
+  const Token& t = Peek();
+  imm.loc = t.loc;
+  if (allow_constant && t.kind == TokenKind::kConstIdent) {
+    imm.kind = Immediate::Kind::kConstant;
+    imm.text = std::string(Take().text);
+    return imm;
+  }
+  if (t.kind != TokenKind::kInt) {
+    return Unexpected(t,
+                      allow_constant ? "an integer or constant" : "an integer");
+  }
+  if (t.value < min || t.value > max) {
+    return ValueError(
+        t.loc, absl::StrCat("value ", t.text, " is out of range (", min, "..",
+                            max, ")"));
+  }
+  imm.value = Take().value;
+  return imm;
+}
+
+absl::StatusOr<Immediate> Parser::ParsePushValue() {
+  Immediate imm;
+  const Token& t = Peek();
+  imm.loc = t.loc;
+  if (t.kind == TokenKind::kConstIdent) {
+    imm.kind = Immediate::Kind::kConstant;
+    imm.text = std::string(Take().text);
+    return imm;
+  }
+  if (t.kind == TokenKind::kHexWord || t.kind == TokenKind::kLBracket) {
+    imm.kind = Immediate::Kind::kWord;
+    FLAMEFLEET_ASSIGN_OR_RETURN(imm.word, ParseWordLiteral());
+    return imm;
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(imm.value, ParseFeltLiteral());
+  return imm;
+}
+
+absl::StatusOr<Immediate> Parser::ParseErrorImmediate() {
+  Immediate imm;
+  const Token& t = Peek();
+  imm.loc = t.loc;
+  switch (t.kind) {
+    case TokenKind::kString:
+      imm.kind = Immediate::Kind::kString;
+      imm.text = std::string(Take().text);
+      return imm;
+    case TokenKind::kConstIdent:
+      imm.kind = Immediate::Kind::kConstant;
+      imm.text = std::string(Take().text);
+      return imm;
+    case TokenKind::kInt:
+    case TokenKind::kHex: {
+      FLAMEFLEET_ASSIGN_OR_RETURN(imm.value, ParseFeltLiteral());
+      return imm;
+    }
+    default:
+      return Unexpected(t, "an error message string, constant or number");
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources,
+                                        uint32_t file_id,
+                                        ast::ModuleKind kind) {
+  Parser parser(sources, file_id, kind);
+  return parser.Run();
+}
+
+}  // namespace flamefleet::vm

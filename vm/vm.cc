@@ -1,0 +1,76 @@
+#include "vm/vm.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace flamefleet::vm {
+
+AdviceProvider MakeAdvice(const ProgramInputs& inputs) {
+  AdviceProvider advice;
+  advice.PushFront(inputs.advice_stack);
+  for (const auto& [key, values] : inputs.advice_map) advice.map.insert_or_assign(key, values);
+  return advice;
+}
+
+absl::Status TrapStatus(const Program& program, const Trap& trap) {
+  std::string where;
+  uint32_t src = trap.pc < program.source_index.size() ? program.source_index[trap.pc] : 0;
+  std::string message = absl::StrCat("execution failed at cycle ", trap.clk, ": ", trap.message);
+  if (src != 0 && src < program.source_ops.size() && program.sources != nullptr) {
+    const SourceOp& op = program.source_ops[src];
+    absl::StrAppend(&message, "\n",
+                    program.sources->Format(op.loc, absl::StrCat("in `", op.text, "`")));
+  }
+  if (!trap.frames.empty()) {
+    absl::StrAppend(&message, "\ncall stack (innermost last):");
+    for (uint32_t f : trap.frames) {
+      absl::StrAppend(&message, "\n  ", f < program.procedures.size()
+                                            ? program.procedures[f].name
+                                            : std::string("?"));
+    }
+  }
+  switch (trap.kind) {
+    case TrapKind::kCycleLimit:
+    case TrapKind::kStackOverflow:
+      return absl::ResourceExhaustedError(message);
+    case TrapKind::kOutputStackOverflow:
+      return absl::FailedPreconditionError(message);
+    case TrapKind::kUnsupported:
+      return absl::UnimplementedError(message);
+    default:
+      return absl::InvalidArgumentError(message);
+  }
+}
+
+absl::StatusOr<RunResult> FinishRun(const Executor& executor) {
+  if (executor.state() == Executor::State::kTrapped) {
+    return TrapStatus(executor.program(), executor.trap());
+  }
+  if (executor.state() != Executor::State::kFinished) {
+    return absl::FailedPreconditionError("the program has not finished");
+  }
+  if (executor.stack_depth() > 16) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the program ended with ", executor.stack_depth(),
+        " elements on the operand stack; at most 16 may remain (drop the rest, e.g. with "
+        "std::sys::truncate_stack)"));
+  }
+  return RunResult{executor.StackTop(16), executor.clk()};
+}
+
+absl::StatusOr<RunResult> RunProgram(const Program& program, const ProgramInputs& inputs,
+                                     const ExecutionOptions& options, Host* host,
+                                     CallStackObserver* observer) {
+  if (inputs.stack.size() > 16) {
+    return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
+  }
+  ExecutionOptions opts = options;
+  if (inputs.max_cycles.has_value()) opts.max_cycles = std::min(opts.max_cycles, *inputs.max_cycles);
+  Executor executor(program, inputs.stack, MakeAdvice(inputs), opts, host, observer);
+  executor.Run();
+  return FinishRun(executor);
+}
+
+}  // namespace flamefleet::vm
