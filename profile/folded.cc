@@ -52,7 +52,93 @@ bool ParseCount(const char* begin, const char* end, double scale, uint64_t* out,
   return true;
 }
 
+inline uint64_t Fold(uint64_t a, uint64_t b) {
+  const unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+  return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+}
+
+inline uint64_t Load(const char* p, size_t n) {  // n <= 8
+  uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  return w;
+}
+
+// Chains `seed` (the hash of the prefix so far) with one frame's bytes. k0..k2 select one of
+// two independent hash functions.
+inline uint64_t HashFrame(uint64_t seed, const char* p, size_t n, uint64_t k0, uint64_t k1,
+                          uint64_t k2) {
+  uint64_t h = seed ^ (n * k0);
+  while (n >= 16) {
+    h = Fold(Load(p, 8) ^ k1 ^ h, Load(p + 8, 8) ^ k2);
+    p += 16;
+    n -= 16;
+  }
+  const uint64_t a = n > 8 ? Load(p, 8) : Load(p, n);
+  const uint64_t b = n > 8 ? Load(p + 8, n - 8) : 0;
+  return Fold(a ^ k1 ^ h, b ^ k2 ^ (n << 56)) ^ (seed >> 7);
+}
+
 }  // namespace
+
+namespace internal {
+
+// Open-addressing map from a stack-prefix hash (64-bit key + 32-bit check, so 96 bits must
+// match) to a node. 16-byte slots, linear probing, load <= 1/2, and prefetchable slots so the
+// probes for all prefixes of a line overlap their cache misses.
+class PrefixTable {
+ public:
+  PrefixTable() : slots_(kInitial), mask_(kInitial - 1) {}
+
+  void Prefetch(uint64_t key) const { __builtin_prefetch(&slots_[Fix(key) & mask_]); }
+
+  Profile::NodeId Find(uint64_t key, uint32_t check) const {
+    key = Fix(key);
+    for (size_t i = key & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.key == key && s.check == check) return s.node;
+      if (s.key == 0) return Profile::kNoNode;
+    }
+  }
+
+  void Insert(uint64_t key, uint32_t check, Profile::NodeId node) {
+    if (2 * (size_ + 1) > slots_.size()) Grow();
+    Place(Slot{Fix(key), check, node});
+    ++size_;
+  }
+
+ private:
+  struct Slot {
+    uint64_t key;  // 0 = empty
+    uint32_t check;
+    Profile::NodeId node;
+  };
+  static constexpr size_t kInitial = 1 << 14;
+  static uint64_t Fix(uint64_t key) { return key == 0 ? 1 : key; }
+
+  void Place(const Slot& slot) {
+    size_t i = slot.key & mask_;
+    while (slots_[i].key != 0) i = (i + 1) & mask_;
+    slots_[i] = slot;
+  }
+  void Grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    mask_ = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (s.key != 0) Place(s);
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t mask_;
+  size_t size_ = 0;
+};
+
+}  // namespace internal
+
+FoldedReader::Target::Target() = default;
+FoldedReader::Target::~Target() = default;
+FoldedReader::~FoldedReader() = default;
 
 std::string FoldedReadStats::Summary() const {
   if (malformed_lines == 0) return "";
@@ -66,7 +152,16 @@ std::string FoldedReadStats::Summary() const {
 }
 
 FoldedReader::FoldedReader(Profile* after, Profile* before, FoldedReadOptions options)
-    : after_(after), before_(before), options_(options) {
+    : options_(options) {
+  after_.profile = after;
+  before_.profile = before;
+  for (Target* t : {&after_, &before_}) {
+    if (t->profile != nullptr &&
+        t->profile->child_matching() == Profile::ChildMatching::kByName &&
+        t->profile->num_nodes() == 1) {
+      t->prefixes = std::make_unique<internal::PrefixTable>();
+    }
+  }
   if (options_.chunk_size == 0) options_.chunk_size = 1;
   if (!(options_.scale > 0)) options_.scale = 1.0;
 }
@@ -78,20 +173,70 @@ void FoldedReader::Malformed(absl::string_view message) {
   }
 }
 
-void FoldedReader::AddStack(Profile* profile, const char* begin, const char* end,
+void FoldedReader::AddStackFast(Target& target, const char* begin, const char* end,
+                                uint64_t count) {
+  constexpr uint64_t kA0 = 0x9e3779b97f4a7c15ull, kA1 = 0xa0761d6478bd642full,
+                     kA2 = 0xe7037ed1a0b428dbull;
+  constexpr uint64_t kB0 = 0xc2b2ae3d27d4eb4full, kB1 = 0x8ebc6af09c88c6e3ull,
+                     kB2 = 0x589965cc75374cc3ull;
+  Profile& profile = *target.profile;
+  frame_end_.clear();
+  hash1_.assign(1, 0x243f6a8885a308d3ull);
+  hash2_.assign(1, 0x13198a2e03707344ull);
+  const char* p = begin;
+  while (true) {
+    const char* semi =
+        static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(end - p)));
+    const char* frame_end = semi == nullptr ? end : semi;
+    const auto n = static_cast<size_t>(frame_end - p);
+    frame_end_.push_back(frame_end);
+    hash1_.push_back(HashFrame(hash1_.back(), p, n, kA0, kA1, kA2));
+    hash2_.push_back(HashFrame(hash2_.back(), p, n, kB0, kB1, kB2));
+    if (semi == nullptr) break;
+    p = semi + 1;
+  }
+  const size_t depth = frame_end_.size();
+  internal::PrefixTable& table = *target.prefixes;
+  for (size_t k = depth; k > 0; --k) table.Prefetch(hash1_[k]);
+  // Deepest existing prefix (usually within the last few frames); the root always exists.
+  size_t lo = depth;
+  Profile::NodeId node = Profile::kRoot;
+  for (; lo > 0; --lo) {
+    node = table.Find(hash1_[lo], static_cast<uint32_t>(hash2_[lo]));
+    if (node != Profile::kNoNode) break;
+  }
+  if (lo == 0) node = Profile::kRoot;
+  for (size_t k = lo; k < depth; ++k) {
+    const char* frame_begin = k == 0 ? begin : frame_end_[k - 1] + 1;
+    const Profile::FrameId frame = profile.InternFrame(
+        absl::string_view(frame_begin, static_cast<size_t>(frame_end_[k] - frame_begin)));
+    node = profile.AddNewChild(node, frame);
+    table.Insert(hash1_[k + 1], static_cast<uint32_t>(hash2_[k + 1]), node);
+  }
+  profile.AddSelf(node, count);
+}
+
+void FoldedReader::AddStack(Target& target, const char* begin, const char* end,
                             uint64_t count) {
+  Profile* profile = target.profile;
+  if (begin == end) {
+    profile->AddSelf(Profile::kRoot, count);
+    return;
+  }
+  if (target.prefixes != nullptr) {
+    AddStackFast(target, begin, end, count);
+    return;
+  }
   Profile::NodeId node = Profile::kRoot;
   const char* p = begin;
-  if (p != end) {
-    while (true) {
-      const char* semi =
-          static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(end - p)));
-      const char* frame_end = semi == nullptr ? end : semi;
-      node = profile->Child(
-          node, profile->InternFrame(absl::string_view(p, static_cast<size_t>(frame_end - p))));
-      if (semi == nullptr) break;
-      p = semi + 1;
-    }
+  while (true) {
+    const char* semi =
+        static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(end - p)));
+    const char* frame_end = semi == nullptr ? end : semi;
+    node = profile->Child(
+        node, profile->InternFrame(absl::string_view(p, static_cast<size_t>(frame_end - p))));
+    if (semi == nullptr) break;
+    p = semi + 1;
   }
   profile->AddSelf(node, count);
 }
@@ -128,21 +273,22 @@ void FoldedReader::ParseLine(const char* begin, const char* end) {
   if (fractional) ++stats_.fractional_lines;
   if (two_column) {
     ++stats_.two_column_lines;
-    if (before_ != nullptr) AddStack(before_, begin, stack_end, before_count);
+    if (before_.profile != nullptr) AddStack(before_, begin, stack_end, before_count);
   }
   AddStack(after_, begin, stack_end, after_count);
 }
 
 void FoldedReader::MaybePrune() {
+  Profile* after = after_.profile;
   if (options_.prune_fraction <= 0 ||
-      after_->child_matching() != Profile::ChildMatching::kAdjacent ||
-      after_->num_nodes() < next_prune_nodes_) {
+      after->child_matching() != Profile::ChildMatching::kAdjacent ||
+      after->num_nodes() < next_prune_nodes_) {
     return;
   }
-  const auto min = static_cast<uint64_t>(options_.prune_fraction *
-                                         static_cast<double>(after_->total()));
-  *after_ = after_->Pruned(min);
-  next_prune_nodes_ = std::max<uint64_t>(next_prune_nodes_, 2 * after_->num_nodes());
+  const auto min =
+      static_cast<uint64_t>(options_.prune_fraction * static_cast<double>(after->total()));
+  *after = after->Pruned(min);
+  next_prune_nodes_ = std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
 }
 
 size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last) {

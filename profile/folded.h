@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@
 #include "profile/profile.h"
 
 namespace flamefleet::profile {
+namespace internal {
+class PrefixTable;
+}  // namespace internal
 
 // Options for FoldedReader. Defaults read folded stacks as flamegraph.pl does.
 struct FoldedReadOptions {
@@ -77,6 +81,10 @@ class FoldedReader {
   // Reads into `after` (required, not owned, must outlive the reader). Two-column lines add
   // their first count to `before` if it is non-null and their second to `after`; with a null
   // `before` the first column is ignored. One-column lines add to `after` only.
+  // While the reader is alive, only the reader may add nodes to the profiles. Reading into
+  // an empty kByName profile uses a fast path: a hash of every stack prefix finds the deepest
+  // existing node in O(log depth) probes (two independent 64-bit hashes must both match, so a
+  // false match needs a 128-bit collision); the index is freed with the reader.
   explicit FoldedReader(Profile* after, Profile* before = nullptr,
                         FoldedReadOptions options = {});
 
@@ -98,13 +106,24 @@ class FoldedReader {
   // the last newline, or everything if `last`).
   size_t ParseChunk(const char* data, size_t size, bool last);
   void ParseLine(const char* begin, const char* end);
-  void AddStack(Profile* profile, const char* begin, const char* end, uint64_t count);
+  // One profile being filled, with its stack-prefix index for the fast path.
+  struct Target {
+    Target();
+    ~Target();
+    Profile* profile = nullptr;
+    std::unique_ptr<internal::PrefixTable> prefixes;  // null: slow path
+  };
+  void AddStack(Target& target, const char* begin, const char* end, uint64_t count);
+  void AddStackFast(Target& target, const char* begin, const char* end, uint64_t count);
   void Malformed(absl::string_view message);
   void MaybePrune();
 
-  Profile* after_;
-  Profile* before_;
+  Target after_;
+  Target before_;
   FoldedReadOptions options_;
+  // Per-line scratch of the fast path: frame ends and the two prefix hashes per depth.
+  std::vector<const char*> frame_end_;
+  std::vector<uint64_t> hash1_, hash2_;
   FoldedReadStats stats_;
   std::string source_;
   uint64_t line_number_ = 0;

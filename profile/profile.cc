@@ -30,6 +30,7 @@ Profile& Profile::operator=(const Profile& other) {
   frame_ = other.frame_;
   self_ = other.self_;
   children_ = other.children_;
+  indexed_ = other.indexed_;
   last_child_ = other.last_child_;
   hidden_ = other.hidden_;
   total_ = other.total_;
@@ -86,9 +87,35 @@ Profile::NodeId Profile::Child(NodeId parent, FrameId frame) {
     last_child_[parent] = id;
     return id;
   }
+  if (indexed_ != parent_.size()) SyncIndex();
   auto [it, inserted] = children_.try_emplace(Key(parent, frame), 0);
-  if (inserted) it->second = NewNode(parent, frame);
+  if (inserted) {
+    it->second = NewNode(parent, frame);
+    indexed_ = parent_.size();
+  }
   return it->second;
+}
+
+Profile::NodeId Profile::AddNewChild(NodeId parent, FrameId frame) {
+  assert(parent < parent_.size());
+  assert(frame < names_.size());
+  if (matching_ == ChildMatching::kAdjacent) {
+    const NodeId id = NewNode(parent, frame);
+    last_child_.push_back(kNoNode);
+    last_child_[parent] = id;
+    return id;
+  }
+  return NewNode(parent, frame);
+}
+
+void Profile::SyncIndex() {
+  if (children_.empty()) children_.reserve(parent_.size());
+  for (size_t i = indexed_; i < parent_.size(); ++i) {
+    [[maybe_unused]] const bool inserted =
+        children_.emplace(Key(parent_[i], frame_[i]), static_cast<NodeId>(i)).second;
+    assert(inserted);
+  }
+  indexed_ = parent_.size();
 }
 
 void Profile::AddHidden(NodeId node, Hidden hidden) {
@@ -173,11 +200,7 @@ Profile Profile::Pruned(uint64_t min_inclusive) const {
     }
     const NodeId id = out.NewNode(p, frame_[i]);
     map[i] = id;
-    if (matching_ == ChildMatching::kAdjacent) {
-      out.last_child_.push_back(kNoNode);
-    } else {
-      out.children_.emplace(Key(p, frame_[i]), id);
-    }
+    if (matching_ == ChildMatching::kAdjacent) out.last_child_.push_back(kNoNode);
     if (self_[i] != 0) out.AddSelf(id, self_[i]);
   }
   if (self_[kRoot] != 0) out.AddSelf(kRoot, self_[kRoot]);
@@ -260,6 +283,7 @@ void Profile::Reserve(size_t nodes) {
   if (matching_ == ChildMatching::kAdjacent) {
     last_child_.reserve(nodes);
   } else {
+    SyncIndex();
     children_.reserve(nodes);
   }
 }

@@ -73,6 +73,13 @@ class Profile {
   // `frame` a valid frame id (checked with assert).
   NodeId Child(NodeId parent, FrameId frame);
 
+  // Appends a new child of `parent` with `frame` that the caller KNOWS does not exist yet
+  // (bulk loaders that keep their own index, such as FoldedReader). Cheaper than Child(): the
+  // (parent, frame) index is brought up to date lazily, by the next Child() call. Creating a
+  // duplicate this way is a caller bug (asserted when the index catches up). In kAdjacent
+  // mode it behaves like Child() without the reuse check.
+  NodeId AddNewChild(NodeId parent, FrameId frame);
+
   // Adds `cycles` self cycles to `node` (and to total()). O(1).
   void AddSelf(NodeId node, uint64_t cycles) {
     self_[node] += cycles;
@@ -141,13 +148,16 @@ class Profile {
     return (static_cast<uint64_t>(parent) << 32) | frame;
   }
   NodeId NewNode(NodeId parent, FrameId frame);
+  // Adds nodes [indexed_, num_nodes()) to children_ (kByName).
+  void SyncIndex();
 
   ChildMatching matching_;
   std::vector<NodeId> parent_;
   std::vector<FrameId> frame_;
   std::vector<uint64_t> self_;
-  // kByName: (parent, frame) -> child.
+  // kByName: (parent, frame) -> child, for nodes [0, indexed_) (see AddNewChild).
   absl::flat_hash_map<uint64_t, NodeId> children_;
+  size_t indexed_ = 1;
   // kAdjacent: most recently created child of each node (kNoNode if none).
   std::vector<NodeId> last_child_;
   absl::flat_hash_map<NodeId, Hidden> hidden_;

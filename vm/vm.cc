@@ -17,7 +17,16 @@ AdviceProvider MakeAdvice(const ProgramInputs& inputs) {
 absl::Status TrapStatus(const Program& program, const Trap& trap) {
   std::string where;
   uint32_t src = trap.pc < program.source_index.size() ? program.source_index[trap.pc] : 0;
-  std::string message = absl::StrCat("execution failed at cycle ", trap.clk, ": ", trap.message);
+  std::string detail = trap.message;
+  if (trap.kind == TrapKind::kAssertionFailed || trap.kind == TrapKind::kNotU32) {
+    for (const auto& [code, text] : program.error_messages) {
+      if (code == trap.error_code && code != 0) {
+        absl::StrAppend(&detail, " (\"", text, "\")");
+        break;
+      }
+    }
+  }
+  std::string message = absl::StrCat("execution failed at cycle ", trap.clk, ": ", detail);
   if (src != 0 && src < program.source_ops.size() && program.sources != nullptr) {
     const SourceOp& op = program.source_ops[src];
     absl::StrAppend(&message, "\n",
@@ -53,7 +62,7 @@ absl::StatusOr<RunResult> FinishRun(const Executor& executor) {
   }
   if (executor.stack_depth() > 16) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the program ended with ", executor.stack_depth(),
+        "output stack overflow: the program ended with ", executor.stack_depth(),
         " elements on the operand stack; at most 16 may remain (drop the rest, e.g. with "
         "std::sys::truncate_stack)"));
   }

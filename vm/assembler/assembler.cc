@@ -44,7 +44,9 @@ struct ProcedureState {
   size_t module = 0;
   size_t index = 0;  // into module.ast.procedures, or kEntryIndex for `begin ... end`
   enum class State : uint8_t { kNew, kCompiling, kDone } state = State::kNew;
-  uint32_t root = 0;
+  // The body's root: a node, plus the procedures entered first when the body is a single
+  // `exec` of another procedure (then the real MAST root is that procedure's root node).
+  MastItem root;
 };
 
 std::string ImmediateText(const ast::Immediate& imm) {
@@ -95,7 +97,7 @@ class Build {
 
     uint32_t main_id = NewProcedure(index, kEntryIndex, "$exec::$main",
                                     modules_[index]->ast.entry_loc);
-    FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t root, CompileProcedure(main_id));
+    FLAMEFLEET_RETURN_IF_ERROR(CompileProcedure(main_id, modules_[index]->ast.entry_loc).status());
     program_.entry_procedure = main_id;
     for (const auto& m : modules_) {
       for (const ast::AdvMapEntry& e : m->ast.adv_map) {
@@ -111,9 +113,10 @@ class Build {
       }
     }
     program_.num_mast_nodes = static_cast<uint32_t>(forest_.nodes.size());
-    std::vector<uint32_t> roots(procedures_.size());
+    std::vector<MastItem> roots(procedures_.size());
     for (size_t i = 0; i < procedures_.size(); ++i) roots[i] = procedures_[i].root;
-    FLAMEFLEET_RETURN_IF_ERROR(Linearize(forest_, roots, MastItem{root, main_id}, &program_));
+    MastItem entry{procedures_[main_id].root.node, forest_.ExtendChain(0, main_id)};
+    FLAMEFLEET_RETURN_IF_ERROR(Linearize(forest_, roots, entry, &program_));
     program_.sources = sources_;
     return std::move(program_);
   }
@@ -218,7 +221,9 @@ class Build {
     }
     size_t module = from;
     std::string name = target;
-    if (absl::StartsWith(target, "::") || absl::StrContains(target, "::")) {
+    if (target.size() >= 2 && target.front() == '"' && target.back() == '"') {
+      name = target.substr(1, target.size() - 2);  // a quoted local procedure name
+    } else if (absl::StartsWith(target, "::") || absl::StrContains(target, "::")) {
       std::string path = absl::StartsWith(target, "::") ? target.substr(2) : target;
       size_t cut = path.rfind("::");
       if (cut == std::string::npos || cut == 0) {
@@ -226,6 +231,9 @@ class Build {
       }
       std::string module_path = path.substr(0, cut);
       name = path.substr(cut + 2);
+      if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
+        name = name.substr(1, name.size() - 2);
+      }
       if (!absl::StartsWith(target, "::")) {
         // alias::name (the alias is the first segment)
         const LoadedModule& m = *modules_[from];
@@ -257,13 +265,13 @@ class Build {
     return Error(loc, absl::StrCat("undefined procedure '", name, "' in module '", m.path, "'"));
   }
 
-  absl::StatusOr<uint32_t> CompileProcedure(uint32_t id) {
+  // Compiles procedure `id` (once). `use` is where it is invoked from, for errors.
+  absl::StatusOr<MastItem> CompileProcedure(uint32_t id, const ast::SourceLocation& use) {
     ProcedureState& st = procedures_[id];
     if (st.state == ProcedureState::State::kDone) return st.root;
     if (st.state == ProcedureState::State::kCompiling) {
-      return Error(program_.procedures[id].loc,
-                   absl::StrCat("procedure '", program_.procedures[id].name,
-                                "' is recursive (recursion is not allowed)"));
+      return Error(use, absl::StrCat("procedure '", program_.procedures[id].name,
+                                     "' is recursive (recursion is not allowed)"));
     }
     st.state = ProcedureState::State::kCompiling;
     const size_t module_index = st.module;
@@ -282,10 +290,16 @@ class Build {
         [this, module_index](const std::string& name) -> absl::StatusOr<ast::ConstantValue> {
       const LoadedModule& mod = *modules_[module_index];
       auto it = mod.constants.find(name);
-      if (it == mod.constants.end()) {
-        return absl::NotFoundError(absl::StrCat("undefined constant '", name, "'"));
+      if (it != mod.constants.end()) return mod.ast.constants[it->second].value;
+      for (const ast::AdvMapEntry& e : mod.ast.adv_map) {
+        if (e.name == name && e.key.has_value()) {
+          ast::ConstantValue v;
+          v.kind = ast::ConstantValue::Kind::kWord;
+          v.word = *e.key;
+          return v;
+        }
       }
-      return mod.ast.constants[it->second].value;
+      return absl::NotFoundError(absl::StrCat("undefined constant '", name, "'"));
     };
     uint32_t rounded = (num_locals + 3) / 4 * 4;
     if (rounded != 0) {
@@ -297,9 +311,9 @@ class Build {
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(MastItem item, CompileBody(body, ctx, /*is_root=*/true));
     forest_.nodes[item.node].is_procedure_root = true;
-    procedures_[id].root = item.node;
+    procedures_[id].root = item;
     procedures_[id].state = ProcedureState::State::kDone;
-    return item.node;
+    return item;
   }
 
   struct BodyContext {
@@ -348,7 +362,7 @@ class Build {
     auto close_block = [&]() -> absl::Status {
       if (ops.empty()) return absl::OkStatus();
       FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t node, MakeBlock(std::move(ops), std::move(origins)));
-      items.push_back(MastItem{node, kNoProcedure});
+      items.push_back(MastItem{node, 0});
       ops.clear();
       origins.clear();
       return absl::OkStatus();
@@ -374,7 +388,7 @@ class Build {
             call.first = callee;
             call.source = AddSource(inst->loc, InstructionText(*inst));
             FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(call)));
-            items.push_back(MastItem{id, kNoProcedure});
+            items.push_back(MastItem{id, 0});
           }
           continue;
         }
@@ -397,6 +411,7 @@ class Build {
           uint32_t src = AddSource(inst->loc, InstructionText(*inst));
           origins.resize(ops.size(), OpOrigin{0, src});
         }
+        RecordErrorMessage(*inst, ctx);
         continue;
       }
       FLAMEFLEET_RETURN_IF_ERROR(close_block());
@@ -409,7 +424,7 @@ class Build {
         split.second = f;
         split.source = AddSource(ifelse->loc, "if.true");
         FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(split)));
-        items.push_back(MastItem{id, kNoProcedure});
+        items.push_back(MastItem{id, 0});
       } else if (const auto* loop = std::get_if<ast::While>(&n.op)) {
         FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(loop->body, ctx, false));
         MastNode node;
@@ -417,7 +432,7 @@ class Build {
         node.first = b;
         node.source = AddSource(loop->loc, "while.true");
         FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(node)));
-        items.push_back(MastItem{id, kNoProcedure});
+        items.push_back(MastItem{id, 0});
       } else if (const auto* rep = std::get_if<ast::Repeat>(&n.op)) {
         FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(rep->body, ctx, false));
         if (rep->count == 0) return Error(rep->loc, "repeat count must be at least 1");
@@ -441,15 +456,36 @@ class Build {
     if (items.empty()) {
       FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, MakeBlock({LoweredOp{Opcode::kNoop, 0}},
                                                          {OpOrigin{0, 0}}));
-      return MastItem{id, kNoProcedure};
+      return MastItem{id, 0};
     }
     return JoinItems(std::move(items));
+  }
+
+  // Remembers the text of an `.err=` message so that traps can print it.
+  void RecordErrorMessage(const ast::Instruction& inst, const BodyContext& ctx) {
+    if (!inst.error.has_value()) return;
+    std::string text;
+    if (inst.error->kind == ast::Immediate::Kind::kString) {
+      text = inst.error->text;
+    } else if (inst.error->kind == ast::Immediate::Kind::kConstant) {
+      absl::StatusOr<ast::ConstantValue> v = ctx.lower.resolve_constant(inst.error->text);
+      if (!v.ok() || v->kind != ast::ConstantValue::Kind::kString) return;
+      text = v->text;
+    } else {
+      return;
+    }
+    uint64_t code = ErrorCodeFromMessage(text);
+    for (const auto& [c, m] : program_.error_messages) {
+      if (c == code) return;
+    }
+    program_.error_messages.emplace_back(code, std::move(text));
   }
 
   // Resolves and compiles the target of exec/call/syscall; returns the item to insert.
   absl::StatusOr<MastItem> Invoke(const BodyContext& ctx, const ast::Instruction& inst) {
     FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t callee, Resolve(ctx.module, inst.target, inst.loc));
-    FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t root, CompileProcedure(callee));
+    FLAMEFLEET_ASSIGN_OR_RETURN(MastItem root, CompileProcedure(callee, inst.loc));
+    uint32_t chain = forest_.ConcatChain(forest_.ExtendChain(0, callee), root.chain);
     const LoadedModule& caller_module = *modules_[ctx.module];
     const LoadedModule& callee_module = *modules_[procedures_[callee].module];
     bool dynamic = !callee_module.library.empty() &&
@@ -460,9 +496,9 @@ class Build {
       ext.kind = MastKind::kExternal;
       ext.procedure = callee;
       FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(ext)));
-      return MastItem{id, callee};
+      return MastItem{id, forest_.ExtendChain(0, callee)};
     }
-    return MastItem{root, callee};
+    return MastItem{root.node, chain};
   }
 
   // Merges runs of contiguous basic blocks and builds the balanced JOIN tree.
@@ -486,7 +522,7 @@ class Build {
       auto flush = [&]() -> absl::Status {
         if (ops.empty()) return absl::OkStatus();
         FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, MakeBlock(std::move(ops), std::move(origins)));
-        merged.push_back(MastItem{id, kNoProcedure});
+        merged.push_back(MastItem{id, 0});
         ops.clear();
         origins.clear();
         return absl::OkStatus();
@@ -501,9 +537,7 @@ class Build {
         if (ops.size() + block.ops.size() > kMaxBlockOps) {
           return absl::ResourceExhaustedError("program too large: basic block over 2^24 ops");
         }
-        uint32_t prefix = items[i].frame == kNoProcedure
-                              ? 0
-                              : forest_.ExtendChain(0, items[i].frame);
+        uint32_t prefix = items[i].chain;
         ops.insert(ops.end(), block.ops.begin(), block.ops.end());
         for (const OpOrigin& o : block.origins) {
           origins.push_back(OpOrigin{prefix == 0 ? o.chain : forest_.ConcatChain(prefix, o.chain),
@@ -521,7 +555,7 @@ class Build {
         join.first = merged[2 * k];
         join.second = merged[2 * k + 1];
         FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(join)));
-        next.push_back(MastItem{id, kNoProcedure});
+        next.push_back(MastItem{id, 0});
       }
       if (merged.size() % 2 == 1) next.push_back(merged.back());
       merged = std::move(next);

@@ -16,7 +16,7 @@ constexpr size_t kMaxCode = size_t{1} << 27;
 
 class Linearizer {
  public:
-  Linearizer(const MastForest& forest, const std::vector<uint32_t>& roots, Program* program)
+  Linearizer(const MastForest& forest, const std::vector<MastItem>& roots, Program* program)
       : forest_(forest),
         roots_(roots),
         program_(program),
@@ -37,7 +37,7 @@ class Linearizer {
         proc_entry_[p.id] = pc;
         program_->procedures[p.id].entry_pc = pc;
         program_->procedures[p.id].is_subroutine = true;
-        FLAMEFLEET_RETURN_IF_ERROR(EmitNode(roots_[p.id]));
+        FLAMEFLEET_RETURN_IF_ERROR(EmitItem(roots_[p.id]));
       } else {
         node_entry_[p.id] = pc;
         FLAMEFLEET_RETURN_IF_ERROR(EmitNode(p.id));
@@ -68,11 +68,12 @@ class Linearizer {
   };
 
   void CountRefs(MastItem item) {
-    if (item.frame != kNoProcedure) {
+    if (item.chain != 0) {
+      uint32_t proc = forest_.Outermost(item.chain);
       if (proc_seen_.size() < roots_.size()) proc_seen_.resize(roots_.size(), false);
-      if (proc_seen_[item.frame]) return;
-      proc_seen_[item.frame] = true;
-      CountNodeChildren(roots_[item.frame]);
+      if (proc_seen_[proc]) return;
+      proc_seen_[proc] = true;
+      CountRefs(roots_[proc]);
       return;
     }
     if (refs_[item.node]++ > 0) return;
@@ -118,12 +119,14 @@ class Linearizer {
   }
 
   absl::Status EmitItem(MastItem item) {
-    if (item.frame != kNoProcedure) {
-      uint32_t pc = Emit(Opcode::kGosub, kUnset, item.frame, 0);
-      gosubs_.push_back(Fixup{pc, true, item.frame});
-      if (!proc_queued_.contains(item.frame)) {
-        proc_queued_.insert(item.frame);
-        pending_.push_back(Pending{true, item.frame});
+    if (item.chain != 0) {
+      // Enter the outermost procedure; its subroutine enters the rest of the chain.
+      uint32_t proc = forest_.Outermost(item.chain);
+      uint32_t pc = Emit(Opcode::kGosub, kUnset, proc, 0);
+      gosubs_.push_back(Fixup{pc, true, proc});
+      if (!proc_queued_.contains(proc)) {
+        proc_queued_.insert(proc);
+        pending_.push_back(Pending{true, proc});
       }
       return absl::OkStatus();
     }
@@ -232,14 +235,14 @@ class Linearizer {
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
         return CheckSize();
       case MastKind::kExternal:
-        // Reached only through an item that carries the procedure frame.
-        return EmitItem(MastItem{node, n.procedure});
+        // Reached only through an item whose chain enters the procedure.
+        return absl::InternalError("EXTERNAL node reached without its procedure");
     }
     return absl::InternalError("unknown MAST node kind");
   }
 
   const MastForest& forest_;
-  const std::vector<uint32_t>& roots_;
+  const std::vector<MastItem>& roots_;
   Program* program_;
   std::vector<uint32_t> refs_;
   std::vector<bool> proc_seen_;
@@ -255,7 +258,7 @@ class Linearizer {
 
 }  // namespace
 
-absl::Status Linearize(const MastForest& forest, const std::vector<uint32_t>& procedure_roots,
+absl::Status Linearize(const MastForest& forest, const std::vector<MastItem>& procedure_roots,
                        MastItem entry, Program* program) {
   Linearizer linearizer(forest, procedure_roots, program);
   return linearizer.Run(entry);

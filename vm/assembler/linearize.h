@@ -14,9 +14,9 @@ namespace flamefleet::vm {
 
 // Appends the code for `entry` (and every procedure and shared subtree it reaches, each emitted
 // once as a subroutine) to program->code / source_index and fills procedure entry points.
-// `procedure_roots[p]` is the root node of procedure p. Returns ResourceExhausted when the
+// `procedure_roots[p]` is the root item of procedure p. Returns ResourceExhausted when the
 // code would exceed the size limit.
-absl::Status Linearize(const MastForest& forest, const std::vector<uint32_t>& procedure_roots,
+absl::Status Linearize(const MastForest& forest, const std::vector<MastItem>& procedure_roots,
                        MastItem entry, Program* program);
 
 }  // namespace flamefleet::vm

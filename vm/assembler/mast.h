@@ -32,11 +32,13 @@ uint64_t BlockRows(const std::vector<LoweredOp>& ops);
 // A procedure id, or kNoProcedure.
 inline constexpr uint32_t kNoProcedure = ~uint32_t{0};
 
-// A reference from a body to a node. `frame` is the procedure whose root the node is when it is
-// reached through `exec` / `call` (it gets a frame on the call stack), else kNoProcedure.
+// A reference from a body to a node. `chain` (an InlineChain id, 0 = none) lists the procedures
+// entered on the way to the node when it is reached through `exec` / `call`: the callee, and,
+// when the callee's body is itself a single `exec`, that procedure too, and so on. Each gets a
+// frame on the call stack.
 struct MastItem {
   uint32_t node = 0;
-  uint32_t frame = kNoProcedure;
+  uint32_t chain = 0;
 };
 
 enum class MastKind : uint8_t {
@@ -85,6 +87,11 @@ struct MastForest {
   uint32_t ExtendChain(uint32_t parent, uint32_t procedure);
   // Returns `prefix` followed by the procedures of `chain`.
   uint32_t ConcatChain(uint32_t prefix, uint32_t chain);
+  // Returns the outermost procedure of a non-empty chain.
+  uint32_t Outermost(uint32_t chain) const {
+    while (chains[chain].depth > 1) chain = chains[chain].parent;
+    return chains[chain].procedure;
+  }
 
   uint32_t AddNode(MastNode node) {
     nodes.push_back(std::move(node));

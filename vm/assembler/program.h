@@ -81,6 +81,8 @@ struct Program {
   std::vector<SourceOp> source_ops;
   std::vector<ProcedureInfo> procedures;
   uint32_t entry_procedure = 0;  // id of $exec::$main
+  // Messages of `.err="..."` assertions, by error code.
+  std::vector<std::pair<uint64_t, std::string>> error_messages;
   // Advice-map entries declared in the program's modules (adv_map.NAME(KEY)=[...]).
   std::vector<std::pair<Word, std::vector<Felt>>> advice_map;
   // The sources the program was assembled from (for rendering locations in errors).

@@ -255,8 +255,8 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       auto it = advice_.map.find(key);
       if (it == advice_.map.end()) {
         SetTrap(TrapKind::kAdviceMapKeyNotFound,
-                absl::StrCat("advice map has no value for key [", key[0].value(), ", ",
-                             key[1].value(), ", ", key[2].value(), ", ", key[3].value(), "]"),
+                absl::StrCat("advice map key [", key[0].value(), ", ", key[1].value(), ", ",
+                             key[2].value(), ", ", key[3].value(), "] not found"),
                 pc, clk);
         return false;
       }
@@ -451,7 +451,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_ROW();
       case Opcode::kInv:
         if (FF_S(0).value() == 0) [[unlikely]] {
-          FF_TRAP(TrapKind::kDivideByZero, "inverse of zero");
+          FF_TRAP(TrapKind::kDivideByZero, "division by zero (inverse of 0)");
         }
         FF_S(0) = FF_S(0).Inverse();
         FF_ROW();
