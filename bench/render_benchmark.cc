@@ -2,8 +2,8 @@
 //
 //   render_benchmark --benchmark_filter=ReadRender
 //
-// Args: number of distinct input lines. The input is generated once per size, in memory,
-// outside the timed region; the SVG goes to a discarding stream.
+// Args: number of distinct input lines. The input is generated once per size,
+// in memory, outside the timed region; the SVG goes to a discarding stream.
 #include <cstddef>
 #include <ostream>
 #include <streambuf>
@@ -30,7 +30,9 @@ const std::string& Input(uint64_t lines) {
   if (text.empty()) {
     FoldedGenOptions options;
     options.lines = lines;
-    GenerateFolded(options, [&](absl::string_view chunk) { text.append(chunk); });
+    GenerateFolded(options, [&](absl::string_view chunk) {
+      text.append(chunk.data(), chunk.size());
+    });
   }
   return text;
 }
@@ -61,13 +63,20 @@ void ReadRender(benchmark::State& state, Mode mode) {
     benchmark::DoNotOptimize(renderer::RenderSvg(p, options, sink).ok());
     state.counters["nodes"] = static_cast<double>(p.num_nodes());
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * text.size()));
 }
 
 void BM_ReadRender(benchmark::State& state) { ReadRender(state, kNormal); }
-void BM_ReadRenderReverse(benchmark::State& state) { ReadRender(state, kReverse); }
-void BM_ReadRenderFlameChart(benchmark::State& state) { ReadRender(state, kFlameChart); }
-void BM_ReadRenderInverted(benchmark::State& state) { ReadRender(state, kInverted); }
+void BM_ReadRenderReverse(benchmark::State& state) {
+  ReadRender(state, kReverse);
+}
+void BM_ReadRenderFlameChart(benchmark::State& state) {
+  ReadRender(state, kFlameChart);
+}
+void BM_ReadRenderInverted(benchmark::State& state) {
+  ReadRender(state, kInverted);
+}
 
 void BM_ReadOnly(benchmark::State& state) {
   const std::string& text = Input(static_cast<uint64_t>(state.range(0)));
@@ -77,7 +86,8 @@ void BM_ReadOnly(benchmark::State& state) {
     reader.ReadString(text).IgnoreError();  // ReadString cannot fail
     benchmark::DoNotOptimize(p.total());
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * text.size()));
 }
 
 BENCHMARK(BM_ReadOnly)->Arg(100000)->Unit(benchmark::kMillisecond);

@@ -39,40 +39,53 @@ struct RenderArgs {
 
 void AddCommonOptions(CLI::App* cmd, RenderArgs* a) {
   RenderOptions& o = a->options;
-  cmd->add_option("-o,--output", a->output, "output file (.svg, .svgz; - = stdout)");
+  cmd->add_option("-o,--output", a->output,
+                  "output file (.svg, .svgz; - = stdout)");
   cmd->add_option("--title", o.title, "title text");
   cmd->add_option("--subtitle", o.subtitle, "second title line");
-  cmd->add_option("--countname", o.count_name, "count type label (e.g. cycles)");
-  cmd->add_option("--nametype", o.name_type, "name type label of the detail line");
+  cmd->add_option("--countname", o.count_name,
+                  "count type label (e.g. cycles)");
+  cmd->add_option("--nametype", o.name_type,
+                  "name type label of the detail line");
   cmd->add_option("--width", o.width, "width of image (default 1200)");
-  cmd->add_option("--height", o.frame_height, "height of each frame (default 16)");
+  cmd->add_option("--height", o.frame_height,
+                  "height of each frame (default 16)");
   cmd->add_option("--fonttype", o.font_type, "font type (default Verdana)");
   cmd->add_option("--fontsize", o.font_size, "font size (default 12)");
   cmd->add_option("--fontwidth", o.font_width, "font width (default 0.59)");
-  cmd->add_option("--minwidth", a->min_width, "omit frames narrower than N px, or N% (0.1)");
+  cmd->add_option("--minwidth", a->min_width,
+                  "omit frames narrower than N px, or N% (0.1)");
   cmd->add_option("--colors", a->colors,
-                  "palette: hot (default), mem, io, red, green, blue, aqua, yellow, purple, "
+                  "palette: hot (default), mem, io, red, green, blue, aqua, "
+                  "yellow, purple, "
                   "orange, masm");
-  cmd->add_option("--bgcolors", o.bg_colors, "background: yellow, blue, green, grey, #rrggbb");
+  cmd->add_option("--bgcolors", o.bg_colors,
+                  "background: yellow, blue, green, grey, #rrggbb");
   cmd->add_option("--searchcolor", o.search_color, "search highlight colour");
   cmd->add_flag("--hash", o.hash, "colours by a prefix-weighted name hash");
   cmd->add_flag("--inverted", o.inverted, "icicle graph");
   cmd->add_flag("--reverse", o.reverse, "generate stack-reversed flame graph");
-  cmd->add_flag("--flamechart", o.flamechart, "flame chart (input order, no merging by name)");
+  cmd->add_flag("--flamechart", o.flamechart,
+                "flame chart (input order, no merging by name)");
   cmd->add_option("--total", o.total, "total count if larger than the input's");
-  cmd->add_option("--factor", o.factor, "factor to scale counts by in tooltips");
+  cmd->add_option("--factor", o.factor,
+                  "factor to scale counts by in tooltips");
   cmd->add_option("--notes", o.notes, "notes put into an XML comment");
   cmd->add_flag("--negate", o.negate, "switch differential hues (blue<->red)");
   cmd->add_option("--encoding", o.encoding, "XML encoding declaration");
-  cmd->add_option("--scale", a->scale,
-                  "multiply input counts by this before rounding (decimal counts)");
+  cmd->add_option(
+      "--scale", a->scale,
+      "multiply input counts by this before rounding (decimal counts)");
 }
 
-// Completes `a->options` from the string options; prints and returns false on error.
-bool FinishOptions(RenderArgs* a, bool title_given, absl::string_view auto_title) {
+// Completes `a->options` from the string options; prints and returns false on
+// error.
+bool FinishOptions(RenderArgs* a, bool title_given,
+                   absl::string_view auto_title) {
   absl::Status st = renderer::ParseMinWidth(a->min_width, &a->options);
   if (st.ok()) {
-    absl::StatusOr<renderer::Palette> palette = renderer::ParsePalette(a->colors);
+    absl::StatusOr<renderer::Palette> palette =
+        renderer::ParsePalette(a->colors);
     st = palette.status();
     if (palette.ok()) a->options.palette = *palette;
   }
@@ -94,23 +107,27 @@ void ReportStats(const FoldedReader& reader) {
   const std::string summary = reader.stats().Summary();
   if (!summary.empty()) std::cerr << "flamefleet: " << summary;
   if (reader.stats().fractional_lines != 0) {
-    std::cerr << "flamefleet: rounded " << reader.stats().fractional_lines
-              << " fractional count(s) to integers (use --scale and --factor to keep "
-                 "precision)\n";
+    std::cerr
+        << "flamefleet: rounded " << reader.stats().fractional_lines
+        << " fractional count(s) to integers (use --scale and --factor to keep "
+           "precision)\n";
   }
 }
 
-// Writes `render(out)` to a.output ("-" = stdout) and maps the status to an exit code.
+// Writes `render(out)` to a.output ("-" = stdout) and maps the status to an
+// exit code.
 template <typename RenderFn>
 int Emit(const RenderArgs& a, RenderFn render) {
   absl::Status st;
   if (a.output == "-") {
     st = render(std::cout);
-  } else if (absl::EndsWith(a.output, ".svgz") || absl::EndsWith(a.output, ".gz")) {
+  } else if (absl::EndsWith(a.output, ".svgz") ||
+             absl::EndsWith(a.output, ".gz")) {
     std::ostringstream svg;
     st = render(svg);
     if (st.ok() || absl::IsFailedPrecondition(st)) {
-      absl::Status written = renderer::WriteFileByExtension(a.output, svg.str());
+      absl::Status written =
+          renderer::WriteFileByExtension(a.output, svg.str());
       if (!written.ok()) st = written;
     }
   } else {
@@ -145,42 +162,53 @@ int RunRender(RenderArgs* a, bool title_given) {
   Profile before(after.child_matching());
   FoldedReadOptions read_options;
   read_options.scale = a->scale;
-  // Flame charts cannot merge, so prune closed subtrees while reading; the picture is the
-  // same because the renderer would prune them anyway.
+  // Flame charts cannot merge, so prune closed subtrees while reading; the
+  // picture is the same because the renderer would prune them anyway.
   read_options.prune_fraction = renderer::MinVisibleFraction(o);
-  FoldedReader reader(&after, &before, read_options);
-  for (const std::string& in : a->inputs) {
-    absl::Status st = ReadInput(&reader, in);
-    if (!st.ok()) {
-      std::cerr << "flamefleet: " << st.message() << "\n";
-      return kExitError;
+  uint64_t two_column_lines = 0;
+  {  // The reader's index is freed before rendering.
+    FoldedReader reader(&after, &before, read_options);
+    for (const std::string& in : a->inputs) {
+      absl::Status st = ReadInput(&reader, in);
+      if (!st.ok()) {
+        std::cerr << "flamefleet: " << st.message() << "\n";
+        return kExitError;
+      }
     }
+    ReportStats(reader);
+    two_column_lines = reader.stats().two_column_lines;
   }
-  ReportStats(reader);
-  if (absl::EndsWith(a->output, ".folded") || absl::EndsWith(a->output, ".txt")) {
+  if (absl::EndsWith(a->output, ".folded") ||
+      absl::EndsWith(a->output, ".txt")) {
     std::ofstream file(a->output, std::ios::binary);
-    absl::Status st = file ? profile::WriteFolded(after, file)
-                           : absl::InvalidArgumentError("cannot create " + a->output);
+    absl::Status st =
+        file ? profile::WriteFolded(after, file)
+             : absl::InvalidArgumentError("cannot create " + a->output);
     if (!st.ok()) {
       std::cerr << "flamefleet: " << st.message() << "\n";
       return kExitError;
     }
     return kExitOk;
   }
-  if (reader.stats().two_column_lines != 0) {
+  if (two_column_lines != 0) {
     // flamegraph.pl renders two-column input as a differential graph.
-    const profile::ProfileDiff diff = profile::ProfileDiff::Compute(before, after);
+    const profile::ProfileDiff diff =
+        profile::ProfileDiff::Compute(before, after);
     RenderOptions diff_options = o;
     diff_options.diff_width = renderer::DiffWidth::kAfter;
     return Emit(*a, [&](std::ostream& out) {
       return renderer::RenderDiffSvg(diff, diff_options, out);
     });
   }
-  return Emit(*a, [&](std::ostream& out) { return renderer::RenderSvg(after, o, out); });
+  return Emit(*a, [&](std::ostream& out) {
+    return renderer::RenderSvg(after, o, out);
+  });
 }
 
-int RunDiff(RenderArgs* a, bool title_given, bool diff_inclusive, bool normalize) {
-  if (!FinishOptions(a, title_given, "Differential Flame Graph")) return kExitError;
+int RunDiff(RenderArgs* a, bool title_given, bool diff_inclusive,
+            bool normalize) {
+  if (!FinishOptions(a, title_given, "Differential Flame Graph"))
+    return kExitError;
   RenderOptions& o = a->options;
   o.diff_inclusive = diff_inclusive;
   o.diff_normalize = normalize;
@@ -213,20 +241,24 @@ int RunDiff(RenderArgs* a, bool title_given, bool diff_inclusive, bool normalize
     after = after.Reversed(0);
     o.reverse = false;
   }
-  const profile::ProfileDiff diff = profile::ProfileDiff::Compute(before, after);
-  return Emit(*a, [&](std::ostream& out) { return renderer::RenderDiffSvg(diff, o, out); });
+  const profile::ProfileDiff diff =
+      profile::ProfileDiff::Compute(before, after);
+  return Emit(*a, [&](std::ostream& out) {
+    return renderer::RenderDiffSvg(diff, o, out);
+  });
 }
 
 }  // namespace
 
 void AddRenderCommands(CLI::App& app, int* exit_code) {
-  // The argument structs must live as long as `app` (CLI11 binds options to their fields) and
-  // are shared by the option bindings and the callback, hence shared_ptr owned by the
-  // callbacks that `app` keeps.
+  // The argument structs must live as long as `app` (CLI11 binds options to
+  // their fields) and are shared by the option bindings and the callback, hence
+  // shared_ptr owned by the callbacks that `app` keeps.
   auto render = std::make_shared<RenderArgs>();
-  CLI::App* render_cmd =
-      app.add_subcommand("render", "render folded stacks as an interactive SVG flame graph");
-  render_cmd->add_option("inputs", render->inputs, "folded input files (- = stdin)")
+  CLI::App* render_cmd = app.add_subcommand(
+      "render", "render folded stacks as an interactive SVG flame graph");
+  render_cmd
+      ->add_option("inputs", render->inputs, "folded input files (- = stdin)")
       ->required();
   AddCommonOptions(render_cmd, render.get());
   render_cmd->callback([render, render_cmd, exit_code] {
@@ -236,19 +268,24 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   auto diff = std::make_shared<RenderArgs>();
   auto diff_inclusive = std::make_shared<bool>(false);
   auto normalize = std::make_shared<bool>(false);
-  CLI::App* diff_cmd = app.add_subcommand(
-      "diff", "render a differential flame graph of two folded inputs (red grew, blue shrank)");
+  CLI::App* diff_cmd =
+      app.add_subcommand("diff",
+                         "render a differential flame graph of two folded "
+                         "inputs (red grew, blue shrank)");
   diff_cmd->add_option("inputs", diff->inputs, "BEFORE.folded AFTER.folded")
       ->required()
       ->expected(2);
   AddCommonOptions(diff_cmd, diff.get());
   diff_cmd->add_option("--diff-width", diff->diff_width,
-                       "frame widths from: max (default; shows new and vanished), after, before");
-  diff_cmd->add_flag("--diff-inclusive", *diff_inclusive, "colour by inclusive delta");
-  diff_cmd->add_flag("-n,--normalize", *normalize, "scale BEFORE to AFTER's total");
+                       "frame widths from: max (default; shows new and "
+                       "vanished), after, before");
+  diff_cmd->add_flag("--diff-inclusive", *diff_inclusive,
+                     "colour by inclusive delta");
+  diff_cmd->add_flag("-n,--normalize", *normalize,
+                     "scale BEFORE to AFTER's total");
   diff_cmd->callback([diff, diff_cmd, diff_inclusive, normalize, exit_code] {
-    *exit_code =
-        RunDiff(diff.get(), diff_cmd->count("--title") != 0, *diff_inclusive, *normalize);
+    *exit_code = RunDiff(diff.get(), diff_cmd->count("--title") != 0,
+                         *diff_inclusive, *normalize);
   });
 }
 

@@ -1,5 +1,6 @@
-// The `render` and `diff` subcommands of the flamefleet CLI: flamegraph.pl-compatible
-// rendering of folded stacks into interactive SVG (or .svgz, or folded text).
+// The `render` and `diff` subcommands of the flamefleet CLI:
+// flamegraph.pl-compatible rendering of folded stacks into interactive SVG (or
+// .svgz, or folded text).
 //
 //   CLI::App app{"flamefleet"};
 //   int exit_code = 0;
@@ -7,11 +8,12 @@
 //   CLI11_PARSE(app, argc, argv);   // runs the chosen subcommand's callback
 //   return exit_code;
 //
-// Exit codes (written to *exit_code by the callback that ran): 0 success; 1 an input could not
-// be read, an option was invalid or the output could not be written; 2 the input held no
-// samples (an SVG with an error message is still written, as flamegraph.pl does). Errors and
-// the malformed-line report go to stderr. Nothing is thrown by our code; CLI11's own parse
-// exceptions are handled by CLI11_PARSE in main.
+// Exit codes (written to *exit_code by the callback that ran): 0 success; 1 an
+// input could not be read, an option was invalid or the output could not be
+// written; 2 the input held no samples (an SVG with an error message is still
+// written, as flamegraph.pl does). Errors and the malformed-line report go to
+// stderr. Nothing is thrown by our code; CLI11's own parse exceptions are
+// handled by CLI11_PARSE in main.
 #ifndef FLAMEFLEET_CLI_RENDER_COMMANDS_H_
 #define FLAMEFLEET_CLI_RENDER_COMMANDS_H_
 
@@ -19,15 +21,18 @@
 
 namespace flamefleet::cli {
 
-// Registers `render IN.folded... -o OUT` and `diff BEFORE AFTER -o OUT` on `app`, with
-// flamegraph.pl's options (--title --subtitle --countname --nametype --width --height
-// --fonttype --fontsize --fontwidth --minwidth --colors --bgcolors --hash --inverted --reverse
-// --flamechart --total --factor --notes --negate --encoding) plus --searchcolor, --scale, and
-// for diff --diff-width, --diff-inclusive, --normalize. An input "-" is stdin; an output "-"
-// (the default) is stdout; an output ending in .svgz/.gz is gzip-compressed; ending in
-// .folded or .txt, `render` writes merged folded text instead of SVG.
-// `exit_code` must not be null and must outlive `app`'s parse; the callback that runs writes
-// it. Not thread-safe (CLI11 apps are not).
+// Registers `render IN.folded... -o OUT` and `diff BEFORE AFTER -o OUT` on
+// `app`, with flamegraph.pl's options (--title --subtitle --countname
+// --nametype --width --height
+// --fonttype --fontsize --fontwidth --minwidth --colors --bgcolors --hash
+// --inverted --reverse
+// --flamechart --total --factor --notes --negate --encoding) plus
+// --searchcolor, --scale, and for diff --diff-width, --diff-inclusive,
+// --normalize. An input "-" is stdin; an output "-" (the default) is stdout; an
+// output ending in .svgz/.gz is gzip-compressed; ending in .folded or .txt,
+// `render` writes merged folded text instead of SVG. `exit_code` must not be
+// null and must outlive `app`'s parse; the callback that runs writes it. Not
+// thread-safe (CLI11 apps are not).
 void AddRenderCommands(CLI::App& app, int* exit_code);
 
 }  // namespace flamefleet::cli

@@ -1,10 +1,13 @@
-// Differential profiles: two profiles compared node by node over the union of their trees.
+// Differential profiles: two profiles compared node by node over the union of
+// their trees.
 //
 //   ProfileDiff d = ProfileDiff::Compute(last_night, tonight);
 //   for (Profile::NodeId n = 1; n < d.tree().num_nodes(); ++n)
-//     if (d.after_inclusive(n) > d.before_inclusive(n)) { /* this call path grew */ }
+//     if (d.after_inclusive(n) > d.before_inclusive(n)) { /* this call path
+//     grew */ }
 //
-// Thread-safety: immutable after Compute; const methods are safe to call concurrently.
+// Thread-safety: immutable after Compute; const methods are safe to call
+// concurrently.
 #ifndef FLAMEFLEET_PROFILE_DIFF_H_
 #define FLAMEFLEET_PROFILE_DIFF_H_
 
@@ -15,18 +18,19 @@
 
 namespace flamefleet::profile {
 
-// A two-profile comparison: one tree holding the union of both trees' nodes, with before and
-// after cycles per node. Thread-safety: see the file comment.
+// A two-profile comparison: one tree holding the union of both trees' nodes,
+// with before and after cycles per node. Thread-safety: see the file comment.
 class ProfileDiff {
  public:
   using NodeId = Profile::NodeId;
 
-  // Builds the union tree of `before` and `after` (matched by frame-name paths) with both
-  // sides' self and inclusive cycles. Hidden cycles of pruned inputs count in inclusive only.
-  // O(before.num_nodes() + after.num_nodes()).
+  // Builds the union tree of `before` and `after` (matched by frame-name paths)
+  // with both sides' self and inclusive cycles. Hidden cycles of pruned inputs
+  // count in inclusive only. O(before.num_nodes() + after.num_nodes()).
   static ProfileDiff Compute(const Profile& before, const Profile& after);
 
-  // Returns the union tree; its self() is before_self + after_self (useful only for shape).
+  // Returns the union tree; its self() is before_self + after_self (useful only
+  // for shape).
   const Profile& tree() const { return tree_; }
   uint64_t before_self(NodeId n) const { return before_self_[n]; }
   uint64_t after_self(NodeId n) const { return after_self_[n]; }
@@ -35,9 +39,14 @@ class ProfileDiff {
   uint64_t before_total() const { return before_incl_[Profile::kRoot]; }
   uint64_t after_total() const { return after_incl_[Profile::kRoot]; }
   // Returns true if the node exists only in `after` (a new call path).
-  bool is_new(NodeId n) const { return before_incl_[n] == 0 && after_incl_[n] != 0; }
-  // Returns true if the node exists only in `before` (a call path that disappeared).
-  bool is_vanished(NodeId n) const { return after_incl_[n] == 0 && before_incl_[n] != 0; }
+  bool is_new(NodeId n) const {
+    return before_incl_[n] == 0 && after_incl_[n] != 0;
+  }
+  // Returns true if the node exists only in `before` (a call path that
+  // disappeared).
+  bool is_vanished(NodeId n) const {
+    return after_incl_[n] == 0 && before_incl_[n] != 0;
+  }
 
  private:
   Profile tree_;

@@ -14,16 +14,20 @@
 namespace flamefleet::profile {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
 bool IsCountChar(char c) { return (c >= '0' && c <= '9') || c == '.'; }
 
-// Finds a trailing count token in [begin, end) (no trailing blanks). On success returns true
-// and sets *token_begin; the token is preceded by at least one blank.
+// Finds a trailing count token in [begin, end) (no trailing blanks). On success
+// returns true and sets *token_begin; the token is preceded by at least one
+// blank.
 bool FindCount(const char* begin, const char* end, const char** token_begin) {
   const char* p = end;
   while (p > begin && IsCountChar(p[-1])) --p;
   if (p == end || p == begin || !IsSpace(p[-1])) return false;
-  if (*p < '0' || *p > '9') return false;  // must start with a digit, like flamegraph.pl
+  if (*p < '0' || *p > '9')
+    return false;  // must start with a digit, like flamegraph.pl
   if (std::count(p, end, '.') > 1) return false;
   *token_begin = p;
   return true;
@@ -32,16 +36,19 @@ bool FindCount(const char* begin, const char* end, const char** token_begin) {
 // Parses a count token; returns false if it does not fit.
 bool ParseCount(const char* begin, const char* end, double scale, uint64_t* out,
                 bool* fractional) {
-  const bool has_dot = std::memchr(begin, '.', static_cast<size_t>(end - begin)) != nullptr;
+  const bool has_dot =
+      std::memchr(begin, '.', static_cast<size_t>(end - begin)) != nullptr;
   if (!has_dot && scale == 1.0 && end - begin <= 19) {
     uint64_t v = 0;
-    for (const char* p = begin; p < end; ++p) v = v * 10 + static_cast<uint64_t>(*p - '0');
+    for (const char* p = begin; p < end; ++p)
+      v = v * 10 + static_cast<uint64_t>(*p - '0');
     *out = v;
     *fractional = false;
     return true;
   }
   double d = 0;
-  if (!absl::SimpleAtod(absl::string_view(begin, static_cast<size_t>(end - begin)), &d)) {
+  if (!absl::SimpleAtod(
+          absl::string_view(begin, static_cast<size_t>(end - begin)), &d)) {
     return false;
   }
   d *= scale;
@@ -63,10 +70,10 @@ inline uint64_t Load(const char* p, size_t n) {  // n <= 8
   return w;
 }
 
-// Chains `seed` (the hash of the prefix so far) with one frame's bytes. k0..k2 select one of
-// two independent hash functions.
-inline uint64_t HashFrame(uint64_t seed, const char* p, size_t n, uint64_t k0, uint64_t k1,
-                          uint64_t k2) {
+// Chains `seed` (the hash of the prefix so far) with one frame's bytes. k0..k2
+// select one of two independent hash functions.
+inline uint64_t HashFrame(uint64_t seed, const char* p, size_t n, uint64_t k0,
+                          uint64_t k1, uint64_t k2) {
   uint64_t h = seed ^ (n * k0);
   while (n >= 16) {
     h = Fold(Load(p, 8) ^ k1 ^ h, Load(p + 8, 8) ^ k2);
@@ -82,14 +89,17 @@ inline uint64_t HashFrame(uint64_t seed, const char* p, size_t n, uint64_t k0, u
 
 namespace internal {
 
-// Open-addressing map from a stack-prefix hash (64-bit key + 32-bit check, so 96 bits must
-// match) to a node. 16-byte slots, linear probing, load <= 1/2, and prefetchable slots so the
-// probes for all prefixes of a line overlap their cache misses.
+// Open-addressing map from a stack-prefix hash (64-bit key + 32-bit check, so
+// 96 bits must match) to a node. 16-byte slots, linear probing, load <= 0.7,
+// and prefetchable slots so the probes for all prefixes of a line overlap their
+// cache misses.
 class PrefixTable {
  public:
   PrefixTable() : slots_(kInitial), mask_(kInitial - 1) {}
 
-  void Prefetch(uint64_t key) const { __builtin_prefetch(&slots_[Fix(key) & mask_]); }
+  void Prefetch(uint64_t key) const {
+    __builtin_prefetch(&slots_[Fix(key) & mask_]);
+  }
 
   Profile::NodeId Find(uint64_t key, uint32_t check) const {
     key = Fix(key);
@@ -101,7 +111,7 @@ class PrefixTable {
   }
 
   void Insert(uint64_t key, uint32_t check, Profile::NodeId node) {
-    if (2 * (size_ + 1) > slots_.size()) Grow();
+    if (10 * (size_ + 1) > 7 * slots_.size()) Grow();
     Place(Slot{Fix(key), check, node});
     ++size_;
   }
@@ -144,14 +154,17 @@ std::string FoldedReadStats::Summary() const {
   if (malformed_lines == 0) return "";
   std::string s = absl::StrCat("ignored ", malformed_lines, " malformed line",
                                malformed_lines == 1 ? "" : "s", "\n");
-  for (const Error& e : errors) absl::StrAppend(&s, "  ", e.source, ":", e.line, ": ", e.message, "\n");
+  for (const Error& e : errors)
+    absl::StrAppend(&s, "  ", e.source, ":", e.line, ": ", e.message, "\n");
   if (malformed_lines > errors.size()) {
-    absl::StrAppend(&s, "  ... and ", malformed_lines - errors.size(), " more\n");
+    absl::StrAppend(&s, "  ... and ", malformed_lines - errors.size(),
+                    " more\n");
   }
   return s;
 }
 
-FoldedReader::FoldedReader(Profile* after, Profile* before, FoldedReadOptions options)
+FoldedReader::FoldedReader(Profile* after, Profile* before,
+                           FoldedReadOptions options)
     : options_(options) {
   after_.profile = after;
   before_.profile = before;
@@ -173,8 +186,8 @@ void FoldedReader::Malformed(absl::string_view message) {
   }
 }
 
-void FoldedReader::AddStackFast(Target& target, const char* begin, const char* end,
-                                uint64_t count) {
+void FoldedReader::AddStackFast(Target& target, const char* begin,
+                                const char* end, uint64_t count) {
   constexpr uint64_t kA0 = 0x9e3779b97f4a7c15ull, kA1 = 0xa0761d6478bd642full,
                      kA2 = 0xe7037ed1a0b428dbull;
   constexpr uint64_t kB0 = 0xc2b2ae3d27d4eb4full, kB1 = 0x8ebc6af09c88c6e3ull,
@@ -185,8 +198,8 @@ void FoldedReader::AddStackFast(Target& target, const char* begin, const char* e
   hash2_.assign(1, 0x13198a2e03707344ull);
   const char* p = begin;
   while (true) {
-    const char* semi =
-        static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(end - p)));
+    const char* semi = static_cast<const char*>(
+        std::memchr(p, ';', static_cast<size_t>(end - p)));
     const char* frame_end = semi == nullptr ? end : semi;
     const auto n = static_cast<size_t>(frame_end - p);
     frame_end_.push_back(frame_end);
@@ -197,8 +210,13 @@ void FoldedReader::AddStackFast(Target& target, const char* begin, const char* e
   }
   const size_t depth = frame_end_.size();
   internal::PrefixTable& table = *target.prefixes;
-  for (size_t k = depth; k > 0; --k) table.Prefetch(hash1_[k]);
-  // Deepest existing prefix (usually within the last few frames); the root always exists.
+  // Prefetch the deepest few prefixes (where the match nearly always is) so
+  // their cache misses overlap; more would only queue behind the CPU's
+  // outstanding-miss limit.
+  for (size_t k = depth; k > 0 && k + 24 > depth; --k)
+    table.Prefetch(hash1_[k]);
+  // Deepest existing prefix (usually within the last few frames); the root
+  // always exists.
   size_t lo = depth;
   Profile::NodeId node = Profile::kRoot;
   for (; lo > 0; --lo) {
@@ -208,8 +226,8 @@ void FoldedReader::AddStackFast(Target& target, const char* begin, const char* e
   if (lo == 0) node = Profile::kRoot;
   for (size_t k = lo; k < depth; ++k) {
     const char* frame_begin = k == 0 ? begin : frame_end_[k - 1] + 1;
-    const Profile::FrameId frame = profile.InternFrame(
-        absl::string_view(frame_begin, static_cast<size_t>(frame_end_[k] - frame_begin)));
+    const Profile::FrameId frame = profile.InternFrame(absl::string_view(
+        frame_begin, static_cast<size_t>(frame_end_[k] - frame_begin)));
     node = profile.AddNewChild(node, frame);
     table.Insert(hash1_[k + 1], static_cast<uint32_t>(hash2_[k + 1]), node);
   }
@@ -230,11 +248,11 @@ void FoldedReader::AddStack(Target& target, const char* begin, const char* end,
   Profile::NodeId node = Profile::kRoot;
   const char* p = begin;
   while (true) {
-    const char* semi =
-        static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(end - p)));
+    const char* semi = static_cast<const char*>(
+        std::memchr(p, ';', static_cast<size_t>(end - p)));
     const char* frame_end = semi == nullptr ? end : semi;
-    node = profile->Child(
-        node, profile->InternFrame(absl::string_view(p, static_cast<size_t>(frame_end - p))));
+    node = profile->Child(node, profile->InternFrame(absl::string_view(
+                                    p, static_cast<size_t>(frame_end - p))));
     if (semi == nullptr) break;
     p = semi + 1;
   }
@@ -252,7 +270,8 @@ void FoldedReader::ParseLine(const char* begin, const char* end) {
   }
   uint64_t after_count = 0;
   bool fractional = false;
-  if (!ParseCount(count_begin, end, options_.scale, &after_count, &fractional)) {
+  if (!ParseCount(count_begin, end, options_.scale, &after_count,
+                  &fractional)) {
     Malformed("count out of range");
     return;
   }
@@ -263,7 +282,8 @@ void FoldedReader::ParseLine(const char* begin, const char* end) {
   uint64_t before_count = 0;
   if (FindCount(begin, stack_end, &before_begin)) {
     bool before_fractional = false;
-    if (ParseCount(before_begin, stack_end, options_.scale, &before_count, &before_fractional)) {
+    if (ParseCount(before_begin, stack_end, options_.scale, &before_count,
+                   &before_fractional)) {
       two_column = true;
       fractional |= before_fractional;
       stack_end = before_begin;
@@ -273,7 +293,8 @@ void FoldedReader::ParseLine(const char* begin, const char* end) {
   if (fractional) ++stats_.fractional_lines;
   if (two_column) {
     ++stats_.two_column_lines;
-    if (before_.profile != nullptr) AddStack(before_, begin, stack_end, before_count);
+    if (before_.profile != nullptr)
+      AddStack(before_, begin, stack_end, before_count);
   }
   AddStack(after_, begin, stack_end, after_count);
 }
@@ -285,16 +306,18 @@ void FoldedReader::MaybePrune() {
       after->num_nodes() < next_prune_nodes_) {
     return;
   }
-  const auto min =
-      static_cast<uint64_t>(options_.prune_fraction * static_cast<double>(after->total()));
+  const auto min = static_cast<uint64_t>(options_.prune_fraction *
+                                         static_cast<double>(after->total()));
   *after = after->Pruned(min);
-  next_prune_nodes_ = std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
+  next_prune_nodes_ =
+      std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
 }
 
 size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last) {
   size_t pos = 0;
   while (pos < size) {
-    const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', size - pos));
+    const char* nl =
+        static_cast<const char*>(std::memchr(data + pos, '\n', size - pos));
     if (nl == nullptr) {
       if (!last) break;
       ++line_number_;
@@ -310,7 +333,8 @@ size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last) {
   return pos;
 }
 
-absl::Status FoldedReader::ReadString(absl::string_view text, absl::string_view source) {
+absl::Status FoldedReader::ReadString(absl::string_view text,
+                                      absl::string_view source) {
   source_ = std::string(source);
   line_number_ = 0;
   stats_.bytes += text.size();
@@ -318,19 +342,23 @@ absl::Status FoldedReader::ReadString(absl::string_view text, absl::string_view 
   return absl::OkStatus();
 }
 
-absl::Status FoldedReader::ReadStream(std::istream& in, absl::string_view source) {
+absl::Status FoldedReader::ReadStream(std::istream& in,
+                                      absl::string_view source) {
   source_ = std::string(source);
   line_number_ = 0;
   std::string buffer(options_.chunk_size, '\0');
   size_t filled = 0;
   while (true) {
-    if (filled == buffer.size()) buffer.resize(buffer.size() * 2);  // one very long line
-    in.read(buffer.data() + filled, static_cast<std::streamsize>(buffer.size() - filled));
+    if (filled == buffer.size())
+      buffer.resize(buffer.size() * 2);  // one very long line
+    in.read(buffer.data() + filled,
+            static_cast<std::streamsize>(buffer.size() - filled));
     const auto got = static_cast<size_t>(in.gcount());
     stats_.bytes += got;
     filled += got;
     const bool eof = in.eof();
-    if (!eof && in.fail()) return absl::DataLossError(absl::StrCat(source, ": read error"));
+    if (!eof && in.fail())
+      return absl::DataLossError(absl::StrCat(source, ": read error"));
     const size_t used = ParseChunk(buffer.data(), filled, eof);
     std::memmove(buffer.data(), buffer.data() + used, filled - used);
     filled -= used;
@@ -340,8 +368,8 @@ absl::Status FoldedReader::ReadStream(std::istream& in, absl::string_view source
 }
 
 absl::Status FoldedReader::ReadFile(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                       &std::fclose);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(
+      std::fopen(path.c_str(), "rb"), &std::fclose);
   if (file == nullptr) {
     const int err = errno;
     std::string message = absl::StrCat(path, ": ", std::strerror(err));
@@ -355,11 +383,13 @@ absl::Status FoldedReader::ReadFile(const std::string& path) {
   size_t filled = 0;
   while (true) {
     if (filled == buffer.size()) buffer.resize(buffer.size() * 2);
-    const size_t got = std::fread(buffer.data() + filled, 1, buffer.size() - filled, file.get());
+    const size_t got = std::fread(buffer.data() + filled, 1,
+                                  buffer.size() - filled, file.get());
     stats_.bytes += got;
     filled += got;
     const bool eof = got == 0 || std::feof(file.get());
-    if (std::ferror(file.get())) return absl::DataLossError(absl::StrCat(path, ": read error"));
+    if (std::ferror(file.get()))
+      return absl::DataLossError(absl::StrCat(path, ": read error"));
     const size_t used = ParseChunk(buffer.data(), filled, eof);
     std::memmove(buffer.data(), buffer.data() + used, filled - used);
     filled -= used;
@@ -380,31 +410,41 @@ std::string SanitizeFrameName(absl::string_view name) {
 absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
   using NodeId = Profile::NodeId;
   const size_t n = profile.num_nodes();
-  const bool by_name = profile.child_matching() == Profile::ChildMatching::kByName;
-  // Children in CSR form (ids ascending = creation order), then sorted by name if merged.
+  const bool by_name =
+      profile.child_matching() == Profile::ChildMatching::kByName;
+  // Children in CSR form (ids ascending = creation order), then sorted by name
+  // if merged.
   std::vector<uint32_t> first(n + 1, 0);
-  for (size_t i = 1; i < n; ++i) ++first[profile.parent(static_cast<NodeId>(i)) + 1];
+  for (size_t i = 1; i < n; ++i)
+    ++first[profile.parent(static_cast<NodeId>(i)) + 1];
   for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
   std::vector<NodeId> kids(n > 0 ? n - 1 : 0);
   {
     std::vector<uint32_t> fill(first.begin(), first.end() - 1);
-    for (size_t i = 1; i < n; ++i) kids[fill[profile.parent(static_cast<NodeId>(i))]++] = static_cast<NodeId>(i);
+    for (size_t i = 1; i < n; ++i)
+      kids[fill[profile.parent(static_cast<NodeId>(i))]++] =
+          static_cast<NodeId>(i);
   }
   std::vector<std::string> clean(profile.num_frames());
   for (size_t f = 0; f < clean.size(); ++f) {
-    clean[f] = SanitizeFrameName(profile.frame_name(static_cast<Profile::FrameId>(f)));
+    clean[f] =
+        SanitizeFrameName(profile.frame_name(static_cast<Profile::FrameId>(f)));
   }
   if (by_name) {
     std::vector<uint32_t> order(clean.size());
-    for (size_t f = 0; f < order.size(); ++f) order[f] = static_cast<uint32_t>(f);
-    std::sort(order.begin(), order.end(),
-              [&](uint32_t a, uint32_t b) { return clean[a] < clean[b] || (clean[a] == clean[b] && a < b); });
+    for (size_t f = 0; f < order.size(); ++f)
+      order[f] = static_cast<uint32_t>(f);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return clean[a] < clean[b] || (clean[a] == clean[b] && a < b);
+    });
     std::vector<uint32_t> rank(clean.size());
-    for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<uint32_t>(r);
+    for (size_t r = 0; r < order.size(); ++r)
+      rank[order[r]] = static_cast<uint32_t>(r);
     for (size_t i = 0; i < n; ++i) {
-      std::sort(kids.begin() + first[i], kids.begin() + first[i + 1], [&](NodeId a, NodeId b) {
-        return rank[profile.frame(a)] < rank[profile.frame(b)];
-      });
+      std::sort(kids.begin() + first[i], kids.begin() + first[i + 1],
+                [&](NodeId a, NodeId b) {
+                  return rank[profile.frame(a)] < rank[profile.frame(b)];
+                });
     }
   }
 
@@ -426,10 +466,11 @@ absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
     }
   };
   constexpr absl::string_view kHidden = "[hidden]";
-  if (profile.self(Profile::kRoot) != 0) emit("[unknown]", profile.self(Profile::kRoot));
+  if (profile.self(Profile::kRoot) != 0)
+    emit("[unknown]", profile.self(Profile::kRoot));
 
-  // Iterative DFS. Each entry: node, next child index, path length before this node, and
-  // whether its "[hidden]" line is still to come.
+  // Iterative DFS. Each entry: node, next child index, path length before this
+  // node, and whether its "[hidden]" line is still to come.
   struct Entry {
     NodeId node;
     uint32_t next;
@@ -437,12 +478,13 @@ absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
     bool hidden_pending;
   };
   std::vector<Entry> stack;
-  stack.push_back({Profile::kRoot, first[0], 0, profile.hidden(Profile::kRoot).cycles != 0});
+  stack.push_back({Profile::kRoot, first[0], 0,
+                   profile.hidden(Profile::kRoot).cycles != 0});
   while (!stack.empty()) {
     Entry& e = stack.back();
     const bool has_child = e.next < first[e.node + 1];
-    if (e.hidden_pending &&
-        (!has_child || !by_name || clean[profile.frame(kids[e.next])] > kHidden)) {
+    if (e.hidden_pending && (!has_child || !by_name ||
+                             clean[profile.frame(kids[e.next])] > kHidden)) {
       e.hidden_pending = false;
       emit(kHidden, profile.hidden(e.node).cycles);
       continue;
@@ -457,7 +499,8 @@ absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
     if (!path.empty()) path.push_back(';');
     path.append(clean[profile.frame(child)]);
     if (profile.self(child) != 0) emit("", profile.self(child));
-    stack.push_back({child, first[child], len, profile.hidden(child).cycles != 0});
+    stack.push_back(
+        {child, first[child], len, profile.hidden(child).cycles != 0});
   }
   out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
   out.flush();

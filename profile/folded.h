@@ -1,26 +1,31 @@
 // Folded stacks ("a;b;c 123"): the import/export text format of profiles.
 //
-// One line per call path: frames root first, separated by `;`, then whitespace, then a count.
-// Writing is deterministic: one line per node with self cycles, sorted frame by frame
-// (byte-wise by name at each depth, a path before its extensions); inside names `;` becomes
-// `:` and CR/LF become spaces; cycles on the root (an empty stack) print as `[unknown]`.
+// One line per call path: frames root first, separated by `;`, then whitespace,
+// then a count. Writing is deterministic: one line per node with self cycles,
+// sorted frame by frame (byte-wise by name at each depth, a path before its
+// extensions); inside names `;` becomes
+// `:` and CR/LF become spaces; cycles on the root (an empty stack) print as
+// `[unknown]`.
 //
-// Reading is tolerant in the way flamegraph.pl is: blank lines, CRLF, several inputs added into
-// one profile, decimal counts, and two-column differential input (`stack before after`). Lines
-// that do not parse are counted and the first few reported with their line numbers; they are
-// not an error. Reading streams in large chunks: memory grows with distinct frames and tree
-// nodes, never with input bytes.
+// Reading is tolerant in the way flamegraph.pl is: blank lines, CRLF, several
+// inputs added into one profile, decimal counts, and two-column differential
+// input (`stack before after`). Lines that do not parse are counted and the
+// first few reported with their line numbers; they are not an error. Reading
+// streams in large chunks: memory grows with distinct frames and tree nodes,
+// never with input bytes.
 //
-// Decimal counts: a count `c` is multiplied by `FoldedReadOptions::scale` (default 1) and
-// rounded to the nearest integer, halves away from zero (1.5 -> 2, 0.4 -> 0). Lines whose
-// count was not an integer are counted in `FoldedReadStats::fractional_lines`. To keep
-// precision, read with scale 1000 and render with factor 0.001.
+// Decimal counts: a count `c` is multiplied by `FoldedReadOptions::scale`
+// (default 1) and rounded to the nearest integer, halves away from zero (1.5 ->
+// 2, 0.4 -> 0). Lines whose count was not an integer are counted in
+// `FoldedReadStats::fractional_lines`. To keep precision, read with scale 1000
+// and render with factor 0.001.
 //
 //   Profile p;
 //   FoldedReader reader(&p);
 //   FLAMEFLEET_RETURN_IF_ERROR(reader.ReadFile("perf.folded"));
-//   if (reader.stats().malformed_lines > 0) std::cerr << reader.stats().Summary();
-//   FLAMEFLEET_RETURN_IF_ERROR(WriteFolded(p, std::cout));
+//   if (reader.stats().malformed_lines > 0) std::cerr <<
+//   reader.stats().Summary(); FLAMEFLEET_RETURN_IF_ERROR(WriteFolded(p,
+//   std::cout));
 #ifndef FLAMEFLEET_PROFILE_FOLDED_H_
 #define FLAMEFLEET_PROFILE_FOLDED_H_
 
@@ -43,33 +48,37 @@ class PrefixTable;
 
 // Options for FoldedReader. Defaults read folded stacks as flamegraph.pl does.
 struct FoldedReadOptions {
-  // Multiplier applied to every count before rounding (see the file comment). Must be > 0.
+  // Multiplier applied to every count before rounding (see the file comment).
+  // Must be > 0.
   double scale = 1.0;
-  // Bytes read per chunk. Lines longer than this still work (the buffer grows to one line).
+  // Bytes read per chunk. Lines longer than this still work (the buffer grows
+  // to one line).
   size_t chunk_size = 4 << 20;
-  // How many malformed lines are reported individually in FoldedReadStats::errors.
+  // How many malformed lines are reported individually in
+  // FoldedReadStats::errors.
   size_t max_reported_errors = 5;
-  // If > 0 and the target profile uses ChildMatching::kAdjacent (flame charts), subtrees that
-  // can no longer grow and whose inclusive cycles are below `prune_fraction` × the running
-  // total are pruned during reading (kept as hidden counts, so totals stay exact). Use the
-  // fraction the renderer will prune at anyway (renderer MinVisibleFraction) to bound memory
-  // without changing the picture. Ignored for kByName profiles.
+  // If > 0 and the target profile uses ChildMatching::kAdjacent (flame charts),
+  // subtrees that can no longer grow and whose inclusive cycles are below
+  // `prune_fraction` × the running total are pruned during reading (kept as
+  // hidden counts, so totals stay exact). Use the fraction the renderer will
+  // prune at anyway (renderer MinVisibleFraction) to bound memory without
+  // changing the picture. Ignored for kByName profiles.
   double prune_fraction = 0.0;
 };
 
 // What a FoldedReader saw, accumulated over every input it read.
 struct FoldedReadStats {
   struct Error {
-    std::string source;    // file name or the label passed to Read*
-    uint64_t line = 0;     // 1-based line number within that source
-    std::string message;   // what was wrong
+    std::string source;   // file name or the label passed to Read*
+    uint64_t line = 0;    // 1-based line number within that source
+    std::string message;  // what was wrong
   };
   uint64_t lines = 0;             // non-blank lines seen
   uint64_t malformed_lines = 0;   // lines ignored because they did not parse
   uint64_t two_column_lines = 0;  // lines with a before and an after count
   uint64_t fractional_lines = 0;  // lines whose (scaled) count was rounded
   uint64_t bytes = 0;             // input bytes read
-  std::vector<Error> errors;      // the first max_reported_errors malformed lines
+  std::vector<Error> errors;  // the first max_reported_errors malformed lines
 
   // Returns a human-readable multi-line report of malformed lines ("" if none).
   std::string Summary() const;
@@ -78,32 +87,39 @@ struct FoldedReadStats {
 // Streams folded text into profiles. Not thread-safe; one reader per thread.
 class FoldedReader {
  public:
-  // Reads into `after` (required, not owned, must outlive the reader). Two-column lines add
-  // their first count to `before` if it is non-null and their second to `after`; with a null
-  // `before` the first column is ignored. One-column lines add to `after` only.
-  // While the reader is alive, only the reader may add nodes to the profiles. Reading into
-  // an empty kByName profile uses a fast path: a hash of every stack prefix finds the deepest
-  // existing node in O(log depth) probes (two independent 64-bit hashes must both match, so a
-  // false match needs a 128-bit collision); the index is freed with the reader.
+  // Reads into `after` (required, not owned, must outlive the reader).
+  // Two-column lines add their first count to `before` if it is non-null and
+  // their second to `after`; with a null `before` the first column is ignored.
+  // One-column lines add to `after` only. While the reader is alive, only the
+  // reader may add nodes to the profiles. Reading into an empty kByName profile
+  // uses a fast path: a hash of every stack prefix finds the deepest existing
+  // node in O(log depth) probes (two independent 64-bit hashes must both match,
+  // so a false match needs a 128-bit collision); the index is freed with the
+  // reader.
   explicit FoldedReader(Profile* after, Profile* before = nullptr,
                         FoldedReadOptions options = {});
+  ~FoldedReader();
+  FoldedReader(const FoldedReader&) = delete;
+  FoldedReader& operator=(const FoldedReader&) = delete;
 
-  // Reads every line of the file at `path`. Returns NotFound/PermissionDenied-style errors
-  // (as the OS reports) if it cannot be opened and DataLoss on a read error; malformed lines
-  // are not errors.
+  // Reads every line of the file at `path`. Returns
+  // NotFound/PermissionDenied-style errors (as the OS reports) if it cannot be
+  // opened and DataLoss on a read error; malformed lines are not errors.
   absl::Status ReadFile(const std::string& path);
-  // Reads every line of `in` until EOF; `source` names it in error reports. Returns DataLoss
-  // if the stream fails other than at EOF.
+  // Reads every line of `in` until EOF; `source` names it in error reports.
+  // Returns DataLoss if the stream fails other than at EOF.
   absl::Status ReadStream(std::istream& in, absl::string_view source);
-  // Reads folded text held in memory; `source` names it in error reports. Never fails.
-  absl::Status ReadString(absl::string_view text, absl::string_view source = "<string>");
+  // Reads folded text held in memory; `source` names it in error reports. Never
+  // fails.
+  absl::Status ReadString(absl::string_view text,
+                          absl::string_view source = "<string>");
 
   // Returns the counters accumulated over every Read* call so far.
   const FoldedReadStats& stats() const { return stats_; }
 
  private:
-  // Parses whole lines in [data, data+size); returns the bytes consumed (up to and including
-  // the last newline, or everything if `last`).
+  // Parses whole lines in [data, data+size); returns the bytes consumed (up to
+  // and including the last newline, or everything if `last`).
   size_t ParseChunk(const char* data, size_t size, bool last);
   void ParseLine(const char* begin, const char* end);
   // One profile being filled, with its stack-prefix index for the fast path.
@@ -113,15 +129,18 @@ class FoldedReader {
     Profile* profile = nullptr;
     std::unique_ptr<internal::PrefixTable> prefixes;  // null: slow path
   };
-  void AddStack(Target& target, const char* begin, const char* end, uint64_t count);
-  void AddStackFast(Target& target, const char* begin, const char* end, uint64_t count);
+  void AddStack(Target& target, const char* begin, const char* end,
+                uint64_t count);
+  void AddStackFast(Target& target, const char* begin, const char* end,
+                    uint64_t count);
   void Malformed(absl::string_view message);
   void MaybePrune();
 
   Target after_;
   Target before_;
   FoldedReadOptions options_;
-  // Per-line scratch of the fast path: frame ends and the two prefix hashes per depth.
+  // Per-line scratch of the fast path: frame ends and the two prefix hashes per
+  // depth.
   std::vector<const char*> frame_end_;
   std::vector<uint64_t> hash1_, hash2_;
   FoldedReadStats stats_;
@@ -130,12 +149,13 @@ class FoldedReader {
   uint64_t next_prune_nodes_ = 1 << 20;
 };
 
-// Writes `profile` as folded text to `out` (format in the file comment). Hidden (pruned)
-// cycles are written on their parent's path with a final frame "[hidden]". Returns DataLoss if
-// the stream fails.
+// Writes `profile` as folded text to `out` (format in the file comment). Hidden
+// (pruned) cycles are written on their parent's path with a final frame
+// "[hidden]". Returns DataLoss if the stream fails.
 absl::Status WriteFolded(const Profile& profile, std::ostream& out);
 
-// Returns `name` made safe for one folded frame: `;` -> `:`, CR and LF -> space.
+// Returns `name` made safe for one folded frame: `;` -> `:`, CR and LF ->
+// space.
 std::string SanitizeFrameName(absl::string_view name);
 
 }  // namespace flamefleet::profile

@@ -20,11 +20,14 @@ Unit3 FnvUnits(absl::string_view name) {
     h *= 1099511628211ull;
   }
   h ^= h >> 29;  // spread the low bits
-  auto unit = [](uint64_t bits) { return static_cast<double>(bits & 0xffff) / 65536.0; };
+  auto unit = [](uint64_t bits) {
+    return static_cast<double>(bits & 0xffff) / 65536.0;
+  };
   return {unit(h), unit(h >> 21), unit(h >> 42)};
 }
 
-// Prefix-weighted: the first characters dominate, so `foo::bar` and `foo::baz` end up close.
+// Prefix-weighted: the first characters dominate, so `foo::bar` and `foo::baz`
+// end up close.
 Unit3 PrefixUnits(absl::string_view name) {
   double a = 0, b = 0, weight = 1, norm = 0;
   const size_t n = name.size() < 12 ? name.size() : 12;
@@ -96,7 +99,9 @@ Palette MasmFamily(absl::string_view name) {
 
 }  // namespace
 
-std::string RgbString(Rgb c) { return absl::StrCat("rgb(", c.r, ",", c.g, ",", c.b, ")"); }
+std::string RgbString(Rgb c) {
+  return absl::StrCat("rgb(", c.r, ",", c.g, ",", c.b, ")");
+}
 
 Rgb FrameColour(Palette palette, absl::string_view name, bool prefix_hash) {
   if (name == "-") return {200, 200, 200};
@@ -141,7 +146,8 @@ bool BackgroundStops(Palette palette, absl::string_view bg, std::string* top,
   } else if (bg == "grey" || bg == "gray") {
     *top = "#f8f8f8", *bottom = "#e8e8e8";
   } else if (bg.size() == 7 && bg[0] == '#' &&
-             bg.find_first_not_of("0123456789abcdefABCDEF", 1) == absl::string_view::npos) {
+             bg.find_first_not_of("0123456789abcdefABCDEF", 1) ==
+                 absl::string_view::npos) {
     *top = std::string(bg), *bottom = std::string(bg);
   } else {
     return false;

@@ -1,4 +1,5 @@
-// Frame colours: palettes, name hashing and differential colours. Internal to the renderer.
+// Frame colours: palettes, name hashing and differential colours. Internal to
+// the renderer.
 #ifndef FLAMEFLEET_RENDERER_INTERNAL_PALETTE_H_
 #define FLAMEFLEET_RENDERER_INTERNAL_PALETTE_H_
 
@@ -17,16 +18,17 @@ struct Rgb {
 // Returns "rgb(r,g,b)".
 std::string RgbString(Rgb c);
 
-// Returns the colour of a frame named `name` in `palette`: deterministic, a function of the
-// name only. With `prefix_hash` similar names (same leading characters) get similar colours.
+// Returns the colour of a frame named `name` in `palette`: deterministic, a
+// function of the name only. With `prefix_hash` similar names (same leading
+// characters) get similar colours.
 Rgb FrameColour(Palette palette, absl::string_view name, bool prefix_hash);
 
-// Returns the differential colour for `delta` with `max_abs_delta` >= |delta|: near-white at
-// 0, saturating red for growth and blue for shrinkage.
+// Returns the differential colour for `delta` with `max_abs_delta` >= |delta|:
+// near-white at 0, saturating red for growth and blue for shrinkage.
 Rgb DiffColour(double delta, double max_abs_delta);
 
-// Returns the two gradient stops of the background for `bg` ("" = palette default,
-// yellow|blue|green|grey|#rrggbb); false if `bg` is not one of those.
+// Returns the two gradient stops of the background for `bg` ("" = palette
+// default, yellow|blue|green|grey|#rrggbb); false if `bg` is not one of those.
 bool BackgroundStops(Palette palette, absl::string_view bg, std::string* top,
                      std::string* bottom);
 

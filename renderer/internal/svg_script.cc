@@ -3,20 +3,26 @@
 namespace flamefleet::renderer::internal {
 
 // What the script does:
-// - every frame is a <g> child of #frames holding <title>, <rect>, <text>; its integer
-//   ff:x / ff:w attributes are the frame's offset and width in counts, so zooming rescales
-//   exactly, without float drift;
-// - click a frame: zoom to it (rows nearer the root that overlap it are its ancestors: they get
-//   class "parent" and full width; frames outside its range get "hide"; the rest rescale);
-//   click the root frame or "Reset Zoom" to unzoom;
+// - every frame is a <g> child of #frames holding <title>, <rect>, <text>; its
+// integer
+//   ff:x / ff:w attributes are the frame's offset and width in counts, so
+//   zooming rescales exactly, without float drift;
+// - click a frame: zoom to it (rows nearer the root that overlap it are its
+// ancestors: they get
+//   class "parent" and full width; frames outside its range get "hide"; the
+//   rest rescale); click the root frame or "Reset Zoom" to unzoom;
 // - hover: the bottom line shows NAME_TYPE and the tooltip text;
-// - "Search" / Ctrl-F / F3: prompt for a regular expression, recolour matching frames with
-//   SEARCH_COLOR and show "Matched: N%" = union of matching ranges within the current zoom,
-//   so nested matches are not counted twice; "ic" / Ctrl-I toggles case; Escape clears;
-// - labels are re-fitted arithmetically (FONT_SIZE * FONT_WIDTH per character), which keeps
+// - "Search" / Ctrl-F / F3: prompt for a regular expression, recolour matching
+// frames with
+//   SEARCH_COLOR and show "Matched: N%" = union of matching ranges within the
+//   current zoom, so nested matches are not counted twice; "ic" / Ctrl-I
+//   toggles case; Escape clears;
+// - labels are re-fitted arithmetically (FONT_SIZE * FONT_WIDTH per character),
+// which keeps
 //   zooming fast on large graphs;
 // - zoom (x, y) and search (s) live in the URL query and are restored on load;
-// - window.flamefleet exposes zoomTo / unzoom / search / resetSearch for scripting and tests.
+// - window.flamefleet exposes zoomTo / unzoom / search / resetSearch for
+// scripting and tests.
 absl::string_view SvgScript() {
   static constexpr char kScript[] = R"JS(
 "use strict";

@@ -56,7 +56,8 @@ TEST(FoldedTest, SanitisesNamesOnOutput) {
 
 TEST(FoldedTest, ToleratesBlankLinesCrlfAndSpacesInNames) {
   FoldedReadStats stats;
-  const Profile p = Read("\r\n a frame;with spaces 10\r\n\n\t\nmain;f  2 \r\n", {}, &stats);
+  const Profile p =
+      Read("\r\n a frame;with spaces 10\r\n\n\t\nmain;f  2 \r\n", {}, &stats);
   EXPECT_EQ(stats.lines, 2u);
   EXPECT_EQ(stats.malformed_lines, 0u);
   EXPECT_EQ(ToFolded(p), " a frame;with spaces 10\nmain;f 2\n");
@@ -64,9 +65,10 @@ TEST(FoldedTest, ToleratesBlankLinesCrlfAndSpacesInNames) {
 
 TEST(FoldedTest, CountsAndReportsMalformedLines) {
   FoldedReadStats stats;
-  const Profile p =
-      Read("good 1\nno count here\nbad 1.2.3\n\nalso;good 2\n123\nx 99999999999999999999999\n",
-           {}, &stats);
+  const Profile p = Read(
+      "good 1\nno count here\nbad 1.2.3\n\nalso;good 2\n123\nx "
+      "99999999999999999999999\n",
+      {}, &stats);
   EXPECT_EQ(p.total(), 3u);
   EXPECT_EQ(stats.malformed_lines, 4u);
   ASSERT_EQ(stats.errors.size(), 4u);
@@ -125,8 +127,9 @@ TEST(FoldedTest, AddsSeveralInputsIntoOneProfile) {
 TEST(FoldedTest, StreamsAcrossTinyChunks) {
   std::string text;
   for (int i = 0; i < 300; ++i) {
-    text += "root;mid_" + std::to_string(i % 7) + ";leaf_" + std::to_string(i % 13) + " " +
-            std::to_string(i) + (i % 3 == 0 ? "\r\n" : "\n");
+    text += "root;mid_" + std::to_string(i % 7) + ";leaf_" +
+            std::to_string(i % 13) + " " + std::to_string(i) +
+            (i % 3 == 0 ? "\r\n" : "\n");
   }
   text += "last;line 5";  // no final newline
   const std::string expected = ToFolded(Read(text));
@@ -172,7 +175,8 @@ TEST(FoldedTest, HiddenCyclesAreWrittenAsHiddenFrame) {
 
 TEST(FoldedTest, FlameChartPruningWhileReadingKeepsTotals) {
   std::string text;
-  for (int i = 0; i < 5000; ++i) text += "a;b" + std::to_string(i % 2) + ";c 1\n";
+  for (int i = 0; i < 5000; ++i)
+    text += "a;b" + std::to_string(i % 2) + ";c 1\n";
   FoldedReadOptions options;
   options.prune_fraction = 0.01;
   Profile p(Profile::ChildMatching::kAdjacent);
