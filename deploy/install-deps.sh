@@ -9,7 +9,7 @@ PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev
   libgoogle-glog-dev
-  python3
+  chromium
 )
 
 missing=()
@@ -19,12 +19,23 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if ((${#missing[@]} == 0)); then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
+# Node.js runs the headless-browser test of the SVGs; the machines ship it, else use Debian's.
+if ! command -v node >/dev/null 2>&1; then
+  missing+=(nodejs npm)
 fi
 
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# playwright-core drives Debian's chromium; it never downloads a browser of its own.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [[ ! -d "$ROOT/tests/browser/node_modules/playwright-core" ]]; then
+  echo "install-deps: npm ci in tests/browser"
+  (cd "$ROOT/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
+fi

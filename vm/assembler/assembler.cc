@@ -198,8 +198,14 @@ class Build {
   uint32_t NewProcedure(size_t module, size_t index, std::string name,
                         const ast::SourceLocation& loc) {
     uint32_t id = static_cast<uint32_t>(procedures_.size());
-    procedures_.push_back(ProcedureState{module, index});
-    program_.procedures.push_back(ProcedureInfo{std::move(name), loc});
+    ProcedureState state;
+    state.module = module;
+    state.index = index;
+    procedures_.push_back(state);
+    ProcedureInfo info;
+    info.name = std::move(name);
+    info.loc = loc;
+    program_.procedures.push_back(std::move(info));
     procedure_ids_.emplace(std::make_pair(module, index), id);
     return id;
   }
