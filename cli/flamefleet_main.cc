@@ -1,5 +1,6 @@
 // The `flamefleet` command line.
 #include "CLI/CLI.hpp"
+#include "cli/profile_commands.h"
 #include "cli/render_commands.h"
 #include "cli/vm_commands.h"
 
@@ -8,6 +9,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   flamefleet::cli::AddVmCommands(app, &exit_code);
+  flamefleet::cli::AddProfileCommands(app, &exit_code);
   flamefleet::cli::AddRenderCommands(app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -5,10 +5,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "cli/profile_commands.h"
 #include "profile/diff.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
@@ -35,6 +37,7 @@ struct RenderArgs {
   std::string colors = "hot";
   std::string diff_width = "max";
   double scale = 1.0;
+  std::vector<std::string> libs;  // diff of programs: --lib NS=DIR
 };
 
 void AddCommonOptions(CLI::App* cmd, RenderArgs* a) {
@@ -227,8 +230,19 @@ int RunDiff(RenderArgs* a, bool title_given, bool diff_inclusive,
   read_options.scale = a->scale;
   FoldedReader before_reader(&before, nullptr, read_options);
   FoldedReader after_reader(&after, nullptr, read_options);
-  for (auto [reader, path] : {std::pair{&before_reader, a->inputs[0]},
-                              std::pair{&after_reader, a->inputs[1]}}) {
+  for (auto [reader, path, target] :
+       {std::tuple{&before_reader, a->inputs[0], &before},
+        std::tuple{&after_reader, a->inputs[1], &after}}) {
+    if (absl::EndsWith(path, ".masm")) {
+      // A program: run it and diff its profile.
+      absl::StatusOr<Profile> p = ProfileMasmFile(path, "", a->libs, false);
+      if (!p.ok()) {
+        std::cerr << "flamefleet: " << path << ": " << p.status().message() << "\n";
+        return kExitError;
+      }
+      *target = *std::move(p);
+      continue;
+    }
     absl::Status st = ReadInput(reader, path);
     if (!st.ok()) {
       std::cerr << "flamefleet: " << st.message() << "\n";
@@ -272,7 +286,10 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
       app.add_subcommand("diff",
                          "render a differential flame graph of two folded "
                          "inputs (red grew, blue shrank)");
-  diff_cmd->add_option("inputs", diff->inputs, "BEFORE.folded AFTER.folded")
+  diff_cmd->add_option("--lib", diff->libs,
+                       "library NAMESPACE=DIR for .masm inputs (repeatable)");
+  diff_cmd->add_option("inputs", diff->inputs,
+                       "BEFORE AFTER: folded files, or .masm programs to run and profile")
       ->required()
       ->expected(2);
   AddCommonOptions(diff_cmd, diff.get());

@@ -22,8 +22,9 @@ struct ExecFlags {
   bool json = false;
 };
 
-// Finds NAME.inputs or NAME.toml beside the program, as the Miden examples lay them out.
-std::string DefaultInputs(const std::string& program) {
+}  // namespace
+
+std::string DefaultInputsPath(const std::string& program) {
   std::filesystem::path p(program);
   for (const char* ext : {".inputs", ".toml"}) {
     std::filesystem::path candidate = p;
@@ -33,6 +34,8 @@ std::string DefaultInputs(const std::string& program) {
   }
   return "";
 }
+
+namespace {
 
 int RunExec(const ExecFlags& flags) {
   auto libs = ParseLibraryFlags(flags.libs);
@@ -47,7 +50,7 @@ int RunExec(const ExecFlags& flags) {
     return 1;
   }
   vm::ProgramInputs inputs;
-  std::string inputs_path = flags.inputs.empty() ? DefaultInputs(flags.program) : flags.inputs;
+  std::string inputs_path = flags.inputs.empty() ? DefaultInputsPath(flags.program) : flags.inputs;
   if (!inputs_path.empty()) {
     absl::StatusOr<vm::ProgramInputs> loaded = vm::LoadInputs(inputs_path);
     if (!loaded.ok()) {

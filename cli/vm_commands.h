@@ -27,6 +27,10 @@ void AddVmCommands(CLI::App& app, int* exit_code);
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
     const std::vector<std::string>& values);
 
+// Returns NAME.inputs or NAME.toml beside `program` if one exists (the Miden examples
+// layout), else "".
+std::string DefaultInputsPath(const std::string& program);
+
 }  // namespace flamefleet::cli
 
 #endif  // FLAMEFLEET_CLI_VM_COMMANDS_H_

@@ -327,6 +327,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
   Felt* floor = base + floor_;
   Felt* limit_hi = base + buffer_.size() - kSlack;
   uint32_t pc = pc_;
+  uint32_t row = last_row_;  // the last row executed
   uint64_t clk = clk_;
   uint64_t fmp = fmp_;
   Memory* memory = memory_;
@@ -390,7 +391,15 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
     }                                                                                      \
   } while (false)
 #define FF_ROW()                        \
-  ++pc;                                 \
+  row = pc++;                           \
+  if (++clk >= limit) [[unlikely]] {    \
+    goto at_limit;                      \
+  }                                     \
+  continue
+  // Like FF_ROW, for rows that also jump.
+#define FF_ROW_TO(target)               \
+  row = pc;                             \
+  pc = (target);                        \
   if (++clk >= limit) [[unlikely]] {    \
     goto at_limit;                      \
   }                                     \
@@ -767,25 +776,22 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         Felt c = FF_S(0);
         FF_BINARY(c);
         FF_POP();
-        if (c.value() == 0) pc = in.aux - 1;  // FF_ROW adds 1
         FF_HEADROOM();
-        FF_ROW();
+        FF_ROW_TO(c.value() == 0 ? in.aux : pc + 1);
       }
       case Opcode::kLoop: {
         Felt c = FF_S(0);
         FF_BINARY(c);
         FF_POP();
-        if (c.value() == 0) pc = in.aux - 1;
         FF_HEADROOM();
-        FF_ROW();
+        FF_ROW_TO(c.value() == 0 ? in.aux : pc + 1);
       }
       case Opcode::kRepeat: {
         Felt c = FF_S(0);
         FF_BINARY(c);
         FF_POP();
-        if (c.value() == 1) pc = in.aux - 1;
         FF_HEADROOM();
-        FF_ROW();
+        FF_ROW_TO(c.value() == 1 ? in.aux : pc + 1);
       }
       case Opcode::kCall:
       case Opcode::kSyscall: {
@@ -869,7 +875,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
 at_limit:
   if (clk >= cap) {
     SetTrap(TrapKind::kCycleLimit,
-            absl::StrCat("cycle limit of ", options_.max_cycles, " cycles exceeded"), pc - 1,
+            absl::StrCat("cycle limit of ", options_.max_cycles, " cycles exceeded"), row,
             clk - 1);
     goto trapped;
   }
@@ -885,6 +891,7 @@ done:
   bot_ = static_cast<size_t>(bot - base);
   floor_ = static_cast<size_t>(floor - base);
   pc_ = pc;
+  last_row_ = row;
   clk_ = clk;
   fmp_ = fmp;
   memory_ = memory;
@@ -901,6 +908,7 @@ done:
 #undef FF_ADDR
 #undef FF_WADDR
 #undef FF_ROW
+#undef FF_ROW_TO
 }
 
 }  // namespace flamefleet::vm

@@ -130,6 +130,8 @@ class Executor {
   const Program& program() const { return program_; }
   // Index of the next instruction to run.
   uint32_t pc() const { return pc_; }
+  // Index of the last row (cycle) executed; after Step() the row of that cycle.
+  uint32_t last_row() const { return last_row_; }
 
  private:
   class Memory;
@@ -152,6 +154,7 @@ class Executor {
   std::vector<Felt> buffer_;
   size_t sp_ = 0, bot_ = 0, floor_ = 0;  // indices into buffer_
   uint32_t pc_ = 0;
+  uint32_t last_row_ = 0;
   uint64_t clk_ = 0;
   uint64_t fmp_ = 0;
   State state_ = State::kPaused;

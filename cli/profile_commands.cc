@@ -1,0 +1,134 @@
+#include "cli/profile_commands.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cli/vm_commands.h"
+#include "common/status_macros.h"
+#include "profile/folded.h"
+#include "renderer/flamegraph.h"
+#include "vm/vm.h"
+#include "worker/profile_run.h"
+
+namespace flamefleet::cli {
+namespace {
+
+struct ProfileFlags {
+  std::string program;
+  std::string inputs;
+  std::vector<std::string> libs;
+  std::optional<uint64_t> max_cycles;
+  bool flat = false;
+  std::string output = "flamegraph.svg";
+  std::string title = "Miden VM Flame Graph (cycles)";
+};
+
+struct Loaded {
+  vm::Program program;
+  vm::ProgramInputs inputs;
+};
+
+absl::StatusOr<Loaded> Load(const std::string& program_path, const std::string& inputs_path,
+                            const std::vector<std::string>& libs) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(libs));
+  vm::Assembler assembler(vm::AssemblerOptions{lib_pairs});
+  Loaded loaded;
+  FLAMEFLEET_ASSIGN_OR_RETURN(loaded.program, assembler.AssembleFile(program_path));
+  std::string path = inputs_path.empty() ? DefaultInputsPath(program_path) : inputs_path;
+  if (!path.empty()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(loaded.inputs, vm::LoadInputs(path));
+  }
+  return loaded;
+}
+
+// Number of distinct folded stacks: nodes that have self cycles.
+size_t UniqueStacks(const profile::Profile& p) {
+  size_t n = 0;
+  for (profile::Profile::NodeId i = 1; i < p.num_nodes(); ++i) n += p.self(i) != 0;
+  return n;
+}
+
+int RunProfile(const ProfileFlags& flags) {
+  absl::StatusOr<Loaded> loaded = Load(flags.program, flags.inputs, flags.libs);
+  if (!loaded.ok()) {
+    std::cerr << "error: " << loaded.status().message() << "\n";
+    return 1;
+  }
+  vm::ExecutionOptions options;
+  if (flags.max_cycles.has_value()) options.max_cycles = *flags.max_cycles;
+  absl::StatusOr<worker::ProfiledRun> run = worker::ProfileProgram(
+      loaded->program, loaded->inputs, options,
+      flags.flat ? worker::StackMode::kFlat : worker::StackMode::kNested);
+  if (!run.ok()) {
+    std::cerr << "error: " << run.status().message() << "\n";
+    return 1;
+  }
+  std::cerr << "Executed " << run->result.cycles << " cycles across "
+            << UniqueStacks(run->profile) << " unique stack paths\n";
+  std::string lower = absl::AsciiStrToLower(flags.output);
+  if (absl::EndsWith(lower, ".svg") || absl::EndsWith(lower, ".svgz")) {
+    renderer::RenderOptions options_svg;
+    options_svg.title = flags.title;
+    options_svg.count_name = "cycles";
+    std::ostringstream svg;
+    absl::Status st = renderer::RenderSvg(run->profile, options_svg, svg);
+    if (st.ok()) st = renderer::WriteFileByExtension(flags.output, svg.str());
+    if (!st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
+      return 1;
+    }
+    std::cerr << "Wrote flame graph to " << flags.output << "\n";
+    return 0;
+  }
+  std::ostringstream folded;
+  absl::Status st = profile::WriteFolded(run->profile, folded);
+  if (st.ok()) st = renderer::WriteFileByExtension(flags.output, folded.str());
+  if (!st.ok()) {
+    std::cerr << "error: " << st.message() << "\n";
+    return 1;
+  }
+  std::cerr << "Wrote folded stacks to " << flags.output << "\n";
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<profile::Profile> ProfileMasmFile(const std::string& program_path,
+                                                 const std::string& inputs_path,
+                                                 const std::vector<std::string>& libs,
+                                                 bool flat) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded, Load(program_path, inputs_path, libs));
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      worker::ProfiledRun run,
+      worker::ProfileProgram(loaded.program, loaded.inputs, vm::ExecutionOptions{},
+                             flat ? worker::StackMode::kFlat : worker::StackMode::kNested));
+  return std::move(run.profile);
+}
+
+void AddProfileCommands(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ProfileFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "profile",
+      "Run a MASM program and write its cycle profile: OUT ending in .svg/.svgz gets a "
+      "flamegraph, anything else folded stacks");
+  cmd->add_option("program", flags->program, "MASM program (.masm)")->required();
+  cmd->add_option("-o,--output", flags->output, "output path (default flamegraph.svg)");
+  cmd->add_option("--inputs", flags->inputs,
+                  "inputs file (.inputs JSON or .toml); default: beside the program");
+  cmd->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable)");
+  cmd->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
+  cmd->add_flag("--flat", flags->flat,
+                "miden-debug compatible stacks: one frame, the executing op's procedure");
+  cmd->add_option("--title", flags->title, "flamegraph title");
+  cmd->callback([flags, exit_code]() { *exit_code = RunProfile(*flags); });
+}
+
+}  // namespace flamefleet::cli

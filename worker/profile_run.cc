@@ -1,0 +1,105 @@
+#include "worker/profile_run.h"
+
+#include "common/status_macros.h"
+
+#include <utility>
+
+namespace flamefleet::worker {
+namespace {
+
+constexpr profile::Profile::FrameId kNoFrame = ~profile::Profile::FrameId{0};
+
+}  // namespace
+
+CycleRecorder::CycleRecorder(const vm::Program& program, profile::Profile* profile)
+    : program_(program), profile_(profile), frames_(program.procedures.size(), kNoFrame) {
+  path_.reserve(64);
+  path_.push_back(profile::Profile::kRoot);
+}
+
+profile::Profile::FrameId CycleRecorder::Frame(uint32_t procedure) {
+  profile::Profile::FrameId& f = frames_[procedure];
+  if (f == kNoFrame) f = profile_->InternFrame(program_.procedures[procedure].name);
+  return f;
+}
+
+void CycleRecorder::Charge(uint64_t clk) {
+  if (clk > last_clk_) {
+    profile_->AddSelf(path_.back(), clk - last_clk_);
+    last_clk_ = clk;
+  }
+}
+
+void CycleRecorder::OnEnter(uint32_t procedure, uint64_t clk) {
+  Charge(clk);
+  path_.push_back(profile_->Child(path_.back(), Frame(procedure)));
+}
+
+void CycleRecorder::OnLeave(uint64_t clk) {
+  Charge(clk);
+  if (path_.size() > 1) path_.pop_back();
+}
+
+void CycleRecorder::Finish(uint64_t clk) { Charge(clk); }
+
+namespace {
+
+bool IsControlRow(vm::Opcode op) { return vm::IsControl(op); }
+
+absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program,
+                                        const vm::ProgramInputs& inputs,
+                                        const vm::ExecutionOptions& options) {
+  vm::ExecutionOptions opts = options;
+  if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
+    opts.max_cycles = *inputs.max_cycles;
+  }
+  vm::Executor exec(program, inputs.stack, vm::MakeAdvice(inputs), opts);
+  ProfiledRun run;
+  std::vector<profile::Profile::NodeId> node_of(program.procedures.size(),
+                                                profile::Profile::kNoNode);
+  auto node_for = [&](uint32_t procedure) {
+    profile::Profile::NodeId& n = node_of[procedure];
+    if (n == profile::Profile::kNoNode) {
+      n = run.profile.Child(profile::Profile::kRoot,
+                            run.profile.InternFrame(program.procedures[procedure].name));
+    }
+    return n;
+  };
+  profile::Profile::NodeId current = profile::Profile::kNoNode;
+  while (exec.state() == vm::Executor::State::kPaused) {
+    uint64_t before = exec.clk();
+    exec.Step();
+    if (exec.clk() == before) continue;
+    vm::Opcode op = program.code[exec.last_row()].opcode;
+    if (current == profile::Profile::kNoNode || !IsControlRow(op)) {
+      current = exec.frames().empty() ? profile::Profile::kRoot : node_for(exec.frames().back());
+    }
+    run.profile.AddSelf(current, 1);
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(run.result, vm::FinishRun(exec));
+  return run;
+}
+
+}  // namespace
+
+absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
+                                           const vm::ProgramInputs& inputs,
+                                           const vm::ExecutionOptions& options, StackMode mode) {
+  if (mode == StackMode::kFlat) return ProfileFlat(program, inputs, options);
+  ProfiledRun run;
+  CycleRecorder recorder(program, &run.profile);
+  vm::ExecutionOptions opts = options;
+  if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
+    opts.max_cycles = *inputs.max_cycles;
+  }
+  if (inputs.stack.size() > 16) {
+    return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
+  }
+  vm::Executor exec(program, inputs.stack, vm::MakeAdvice(inputs), opts, nullptr, &recorder);
+  exec.Run();
+  FLAMEFLEET_ASSIGN_OR_RETURN(run.result, vm::FinishRun(exec));
+  recorder.Finish(exec.clk());
+  return run;
+}
+
+}  // namespace flamefleet::worker

@@ -1,0 +1,65 @@
+// Runs one MASM program in the VM and records its cycle profile: every VM cycle charged to the
+// procedure call stack live in that cycle. This is what a worker does for one task, and what
+// `flamefleet profile` does locally.
+//
+//   FLAMEFLEET_ASSIGN_OR_RETURN(ProfiledRun run,
+//       ProfileProgram(program, inputs, vm::ExecutionOptions{}, StackMode::kNested));
+//   run.result.cycles == run.profile.total();   // every cycle is in the profile
+#ifndef FLAMEFLEET_WORKER_PROFILE_RUN_H_
+#define FLAMEFLEET_WORKER_PROFILE_RUN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "profile/profile.h"
+#include "vm/vm.h"
+
+namespace flamefleet::worker {
+
+enum class StackMode : uint8_t {
+  // The real procedure stack: $exec::$main;foo;bar (procedures inlined into a caller's basic
+  // block still get their own frame).
+  kNested,
+  // miden-debug compatible: one frame per cycle, the procedure of the executing operation;
+  // control rows (SPAN, END, JOIN, ...) keep the procedure of the operation before them.
+  kFlat,
+};
+
+// Builds a Profile from the executor's frame changes. Each cycle costs nothing: cycles are
+// charged in bulk at every frame change (clk deltas). Not thread-safe; one per run.
+class CycleRecorder : public vm::CallStackObserver {
+ public:
+  // `profile` is kept and must outlive the recorder; `program` names the procedures.
+  CycleRecorder(const vm::Program& program, profile::Profile* profile);
+
+  void OnEnter(uint32_t procedure, uint64_t clk) override;
+  void OnLeave(uint64_t clk) override;
+  // Charges the cycles up to `clk` (the total) to the current stack. Call once at the end.
+  void Finish(uint64_t clk);
+
+ private:
+  profile::Profile::FrameId Frame(uint32_t procedure);
+  void Charge(uint64_t clk);
+
+  const vm::Program& program_;
+  profile::Profile* profile_;
+  std::vector<profile::Profile::FrameId> frames_;  // by procedure id, kNoFrame until used
+  std::vector<profile::Profile::NodeId> path_;     // current node path, root first
+  uint64_t last_clk_ = 0;
+};
+
+struct ProfiledRun {
+  vm::RunResult result;
+  profile::Profile profile;
+};
+
+// Runs `program` with `inputs` and returns its final stack, cycle count and profile. Errors are
+// those of vm::RunProgram (a trap names the cycle, the instruction and the call stack).
+absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
+                                           const vm::ProgramInputs& inputs,
+                                           const vm::ExecutionOptions& options, StackMode mode);
+
+}  // namespace flamefleet::worker
+
+#endif  // FLAMEFLEET_WORKER_PROFILE_RUN_H_
