@@ -1,0 +1,97 @@
+#include "worker/profile_run.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "profile/folded.h"
+
+namespace flamefleet::worker {
+namespace {
+
+std::string Folded(const profile::Profile& p) {
+  std::ostringstream out;
+  EXPECT_TRUE(profile::WriteFolded(p, out).ok());
+  return out.str();
+}
+
+absl::StatusOr<ProfiledRun> Profile(const std::string& source, StackMode mode) {
+  absl::StatusOr<vm::Program> program =
+      vm::Assembler(vm::AssemblerOptions{}).AssembleSource("t.masm", source);
+  if (!program.ok()) return program.status();
+  return ProfileProgram(*program, vm::ProgramInputs{}, vm::ExecutionOptions{}, mode);
+}
+
+// leaf's ops are inlined into $main's block: SPAN PUSH(5) | PAD INCR ADD DROP | END.
+constexpr char kInlined[] = "proc.leaf push.1 add drop end begin push.5 exec.leaf end";
+
+TEST(ProfileRunTest, NestedChargesInlinedOpsToCalleeAndControlRowsToOwner) {
+  auto run = Profile(kInlined, StackMode::kNested);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->result.cycles, 7u);
+  EXPECT_EQ(Folded(run->profile), "$exec::$main 3\n$exec::$main;$exec::leaf 4\n");
+}
+
+TEST(ProfileRunTest, FlatKeepsTheLastOpsProcedureOnControlRows) {
+  auto run = Profile(kInlined, StackMode::kFlat);
+  ASSERT_TRUE(run.ok()) << run.status();
+  // The END row follows leaf's last op, so the debugger charges it to leaf.
+  EXPECT_EQ(Folded(run->profile), "$exec::$main 2\n$exec::leaf 5\n");
+}
+
+TEST(ProfileRunTest, NonInlinedProcedureOwnsItsControlRows) {
+  // `branch` has an `if`, so it is its own MAST node: JOIN(block, SPLIT) inside $main's JOIN.
+  auto run = Profile(R"(
+      proc.branch if.true push.1 else push.2 end drop end
+      begin push.1 exec.branch push.0 drop end)",
+                     StackMode::kNested);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->profile.total(), run->result.cycles);
+  std::string folded = Folded(run->profile);
+  EXPECT_NE(folded.find("$exec::$main;$exec::branch "), std::string::npos) << folded;
+}
+
+TEST(ProfileRunTest, TrapIsReturnedAsError) {
+  auto run = Profile("begin push.0 assert end", StackMode::kNested);
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Every successful conformance program: the profile accounts for every cycle, in both modes.
+TEST(ProfileRunTest, ProfileTotalsEqualCyclesOnTheCorpus) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::path(FLAMEFLEET_TESTDATA_DIR) / "vm";
+  int checked = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    if (entry.path().extension() != ".masm") continue;
+    fs::path expect = entry.path();
+    expect.replace_extension(".expect.json");
+    if (!fs::exists(expect)) continue;
+    std::ifstream in(expect);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("\"error\"") != std::string::npos || text.find("\"libs\"") != std::string::npos) {
+      continue;
+    }
+    absl::StatusOr<vm::Program> program =
+        vm::Assembler(vm::AssemblerOptions{}).AssembleFile(entry.path().string());
+    ASSERT_TRUE(program.ok()) << program.status();
+    vm::ProgramInputs inputs;
+    for (const char* ext : {".inputs", ".toml"}) {
+      fs::path p = entry.path();
+      p.replace_extension(ext);
+      if (fs::exists(p)) inputs = *vm::LoadInputs(p.string());
+    }
+    for (StackMode mode : {StackMode::kNested, StackMode::kFlat}) {
+      auto run = ProfileProgram(*program, inputs, vm::ExecutionOptions{}, mode);
+      ASSERT_TRUE(run.ok()) << entry.path() << ": " << run.status();
+      EXPECT_EQ(run->profile.total(), run->result.cycles) << entry.path();
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 100);
+}
+
+}  // namespace
+}  // namespace flamefleet::worker
