@@ -12,7 +12,10 @@ constexpr profile::Profile::FrameId kNoFrame = ~profile::Profile::FrameId{0};
 }  // namespace
 
 CycleRecorder::CycleRecorder(const vm::Program& program, profile::Profile* profile)
-    : program_(program), profile_(profile), frames_(program.procedures.size(), kNoFrame) {
+    : program_(program),
+      profile_(profile),
+      frames_(program.procedures.size(), kNoFrame),
+      cache_(kCacheSize) {
   path_.reserve(64);
   path_.push_back(profile::Profile::kRoot);
 }
@@ -30,9 +33,19 @@ void CycleRecorder::Charge(uint64_t clk) {
   }
 }
 
+profile::Profile::NodeId CycleRecorder::ChildOf(profile::Profile::NodeId parent,
+                                                uint32_t procedure) {
+  CacheEntry& e = cache_[(parent * 0x9E3779B1u ^ procedure * 0x85EBCA77u) & (kCacheSize - 1)];
+  if (e.parent == parent && e.procedure == procedure) return e.child;
+  e.parent = parent;
+  e.procedure = procedure;
+  e.child = profile_->Child(parent, Frame(procedure));
+  return e.child;
+}
+
 void CycleRecorder::OnEnter(uint32_t procedure, uint64_t clk) {
   Charge(clk);
-  path_.push_back(profile_->Child(path_.back(), Frame(procedure)));
+  path_.push_back(ChildOf(path_.back(), procedure));
 }
 
 void CycleRecorder::OnLeave(uint64_t clk) {

@@ -41,11 +41,22 @@ class CycleRecorder : public vm::CallStackObserver {
  private:
   profile::Profile::FrameId Frame(uint32_t procedure);
   void Charge(uint64_t clk);
+  // Returns the child of `parent` for `procedure`, through a small direct-mapped cache so that
+  // the hot call/return pairs of a loop skip the profile's hash lookup.
+  profile::Profile::NodeId ChildOf(profile::Profile::NodeId parent, uint32_t procedure);
+
+  struct CacheEntry {
+    profile::Profile::NodeId parent = ~0u;
+    uint32_t procedure = ~0u;
+    profile::Profile::NodeId child = 0;
+  };
+  static constexpr size_t kCacheSize = 1024;
 
   const vm::Program& program_;
   profile::Profile* profile_;
   std::vector<profile::Profile::FrameId> frames_;  // by procedure id, kNoFrame until used
   std::vector<profile::Profile::NodeId> path_;     // current node path, root first
+  std::vector<CacheEntry> cache_;
   uint64_t last_clk_ = 0;
 };
 

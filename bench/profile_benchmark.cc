@@ -1,0 +1,96 @@
+// Cost of profiling: VM cycles per second with no observer, with flamefleet's nested
+// CycleRecorder, with --flat sampling, and with the miden-debug approach (a `;`-joined stack
+// string built and inserted into an ordered map every cycle), on the same programs.
+//
+//   ./build/bench/profile_benchmark
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "benchmark/benchmark.h"
+#include "vm/vm.h"
+#include "worker/profile_run.h"
+
+namespace flamefleet::worker {
+namespace {
+
+std::string FibLike() { return "begin repeat.100000 swap dup.1 add end end"; }
+
+std::string CallHeavy() {
+  return R"(
+    proc.leaf push.3 mul add.1 end
+    proc.branchy dup.0 is_odd if.true add.1 else add.2 end end
+    proc.mid exec.leaf exec.branchy exec.leaf end
+    begin
+      push.1 push.20000
+      dup.0 neq.0
+      while.true
+        swap exec.mid u32split drop swap sub.1 dup.0 neq.0
+      end
+      drop drop
+    end)";
+}
+
+vm::Program Assemble(const std::string& source) {
+  return *vm::Assembler(vm::AssemblerOptions{}).AssembleSource("b.masm", source);
+}
+
+enum class Mode { kNone, kNested, kFlat, kSeedStyle };
+
+void Run(benchmark::State& state, const std::string& source, Mode mode) {
+  vm::Program program = Assemble(source);
+  uint64_t cycles = 0;
+  for (auto _ : state) {
+    if (mode == Mode::kNone) {
+      auto r = vm::RunProgram(program, vm::ProgramInputs{}, vm::ExecutionOptions{});
+      cycles += r->cycles;
+    } else if (mode == Mode::kNested || mode == Mode::kFlat) {
+      auto r = ProfileProgram(program, vm::ProgramInputs{}, vm::ExecutionOptions{},
+                              mode == Mode::kNested ? StackMode::kNested : StackMode::kFlat);
+      cycles += r->result.cycles;
+      benchmark::DoNotOptimize(r->profile.total());
+    } else {
+      // What the debugger's flamegraph does: per cycle, join the frame names and count.
+      vm::Executor exec(program, {}, vm::AdviceProvider{}, vm::ExecutionOptions{});
+      std::map<std::string, uint64_t> samples;
+      std::string key;
+      while (exec.state() == vm::Executor::State::kPaused) {
+        uint64_t before = exec.clk();
+        exec.Step();
+        if (exec.clk() == before) continue;
+        key.clear();
+        for (uint32_t f : exec.frames()) {
+          if (!key.empty()) key += ';';
+          key += program.procedures[f].name;
+        }
+        samples[key] += exec.clk() - before;
+      }
+      cycles += exec.clk();
+      benchmark::DoNotOptimize(samples.size());
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(cycles));
+}
+
+void BM_FibLikeNoProfile(benchmark::State& s) { Run(s, FibLike(), Mode::kNone); }
+void BM_FibLikeNested(benchmark::State& s) { Run(s, FibLike(), Mode::kNested); }
+void BM_FibLikeFlat(benchmark::State& s) { Run(s, FibLike(), Mode::kFlat); }
+void BM_FibLikeSeedStyle(benchmark::State& s) { Run(s, FibLike(), Mode::kSeedStyle); }
+void BM_CallHeavyNoProfile(benchmark::State& s) { Run(s, CallHeavy(), Mode::kNone); }
+void BM_CallHeavyNested(benchmark::State& s) { Run(s, CallHeavy(), Mode::kNested); }
+void BM_CallHeavyFlat(benchmark::State& s) { Run(s, CallHeavy(), Mode::kFlat); }
+void BM_CallHeavySeedStyle(benchmark::State& s) { Run(s, CallHeavy(), Mode::kSeedStyle); }
+
+BENCHMARK(BM_FibLikeNoProfile);
+BENCHMARK(BM_FibLikeNested);
+BENCHMARK(BM_FibLikeFlat);
+BENCHMARK(BM_FibLikeSeedStyle);
+BENCHMARK(BM_CallHeavyNoProfile);
+BENCHMARK(BM_CallHeavyNested);
+BENCHMARK(BM_CallHeavyFlat);
+BENCHMARK(BM_CallHeavySeedStyle);
+
+}  // namespace
+}  // namespace flamefleet::worker
+
+BENCHMARK_MAIN();
