@@ -311,14 +311,14 @@ class Parser {
 
   // ---- module level
   // --------------------------------------------------------------------------
-  absl::Status ParseAnnotation(std::optional<uint32_t>* locals);
+  absl::Status ParseAnnotation(int64_t* locals);  // *locals: -1 = none
   absl::Status ParseImport();
   absl::Status ParseConstant();
   absl::Status ParseAdvMap();
   absl::Status ParseEntry();
   absl::Status ParseProcedure(const Token& keyword, bool exported, bool classic,
                               std::string docs,
-                              std::optional<uint32_t> annotated_locals);
+                              int64_t annotated_locals);
   absl::Status ParseReExport(SourceLocation loc);
   absl::Status SkipBalanced();
   absl::Status SkipType();
@@ -397,7 +397,7 @@ absl::StatusOr<ast::Module> Parser::Run() {
                    absl::StrCat("source file is too large (", text.size(),
                                 " bytes; the limit is ", kMaxSourceBytes, ")"));
   }
-  std::optional<uint32_t> annotated_locals;
+  int64_t annotated_locals = -1;  // from @locals(N); -1 = none
   std::optional<SourceLocation> annotation_loc;
   std::string docs;
   for (;;) {
@@ -438,8 +438,9 @@ absl::StatusOr<ast::Module> Parser::Run() {
         classic = false;
       }
       FLAMEFLEET_RETURN_IF_ERROR(ParseProcedure(
-          keyword, exported, classic, std::move(docs), annotated_locals));
-      annotated_locals.reset();
+          keyword, exported, classic, std::move(docs),
+          annotated_locals));
+      annotated_locals = -1;
       annotation_loc.reset();
     } else if (word == "use") {
       FLAMEFLEET_RETURN_IF_ERROR(ParseImport());
@@ -482,7 +483,7 @@ absl::StatusOr<ast::Module> Parser::Run() {
   return std::move(module_);
 }
 
-absl::Status Parser::ParseAnnotation(std::optional<uint32_t>* locals) {
+absl::Status Parser::ParseAnnotation(int64_t* locals) {
   Take();  // '@'
   FLAMEFLEET_ASSIGN_OR_RETURN(Token name,
                               Expect(TokenKind::kIdent, "an annotation name"));
@@ -493,9 +494,8 @@ absl::Status Parser::ParseAnnotation(std::optional<uint32_t>* locals) {
     if (n.value > 0xFFFF) {
       return ErrorAt(n.loc, "the number of locals must be at most 65535");
     }
-    if (locals->has_value())
-      return ErrorAt(name.loc, "duplicate @locals annotation");
-    *locals = static_cast<uint32_t>(n.value);
+    if (*locals >= 0) return ErrorAt(name.loc, "duplicate @locals annotation");
+    *locals = static_cast<int64_t>(n.value);
     return Expect(TokenKind::kRParen, "')'").status();
   }
   if (At(TokenKind::kLParen)) return SkipBalanced();
@@ -676,7 +676,7 @@ absl::Status Parser::AddProcedureName(const std::string& name,
 
 absl::Status Parser::ParseProcedure(const Token& keyword, bool exported,
                                     bool classic, std::string docs,
-                                    std::optional<uint32_t> annotated_locals) {
+                                    int64_t annotated_locals) {
   if (exported && module_.kind == ast::ModuleKind::kExecutable) {
     return ErrorAt(
         keyword.loc,
@@ -690,14 +690,14 @@ absl::Status Parser::ParseProcedure(const Token& keyword, bool exported,
   proc.docs = std::move(docs);
   const SourceLocation name_loc = Peek().loc;
   FLAMEFLEET_ASSIGN_OR_RETURN(proc.name, ParseProcedureName());
-  if (annotated_locals.has_value()) proc.num_locals = *annotated_locals;
+  if (annotated_locals >= 0) proc.num_locals = static_cast<uint32_t>(annotated_locals);
   if (classic && At(TokenKind::kDot)) {
     Take();
     FLAMEFLEET_ASSIGN_OR_RETURN(
         Token n, Expect(TokenKind::kInt, "the number of locals"));
     if (n.value > 0xFFFF)
       return ErrorAt(n.loc, "the number of locals must be at most 65535");
-    if (annotated_locals.has_value()) {
+    if (annotated_locals >= 0) {
       return ErrorAt(n.loc, "the number of locals is also given by @locals");
     }
     proc.num_locals = static_cast<uint32_t>(n.value);
