@@ -1,5 +1,7 @@
 #include "profile/folded.h"
 
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -64,55 +66,66 @@ inline uint64_t Fold(uint64_t a, uint64_t b) {
   return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
 }
 
-inline uint64_t Load(const char* p, size_t n) {  // n <= 8
-  uint64_t w = 0;
-  std::memcpy(&w, p, n);
+inline uint64_t Load64(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, sizeof(w));
   return w;
 }
 
-// Chains `seed` (the hash of the prefix so far) with one frame's bytes. k0..k2
-// select one of two independent hash functions.
-inline uint64_t HashFrame(uint64_t seed, const char* p, size_t n, uint64_t k0,
-                          uint64_t k1, uint64_t k2) {
-  uint64_t h = seed ^ (n * k0);
-  while (n >= 16) {
-    h = Fold(Load(p, 8) ^ k1 ^ h, Load(p + 8, 8) ^ k2);
-    p += 16;
-    n -= 16;
-  }
-  const uint64_t a = n > 8 ? Load(p, 8) : Load(p, n);
-  const uint64_t b = n > 8 ? Load(p + 8, n - 8) : 0;
-  return Fold(a ^ k1 ^ h, b ^ k2 ^ (n << 56)) ^ (seed >> 7);
+// Returns a mask of the low `n` bytes of a word (n <= 8).
+inline uint64_t LowBytes(unsigned n) {
+  return n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
+}
+
+// Frame and prefix hash constants: lane 1 (the table key) and lane 2 (the
+// check) are independent functions.
+constexpr uint64_t kA0 = 0x9e3779b97f4a7c15ull, kA1 = 0xa0761d6478bd642full,
+                   kA2 = 0xe7037ed1a0b428dbull, kA3 = 0x8ebc6af09c88c6e3ull;
+constexpr uint64_t kB0 = 0xc2b2ae3d27d4eb4full, kB1 = 0x589965cc75374cc3ull,
+                   kB2 = 0x1d8e4e27c47d124full, kB3 = 0xd6e8feb86659fd93ull;
+constexpr uint64_t kPrefixSeed1 = 0x243f6a8885a308d3ull,
+                   kP1 = 0xa4093822299f31d1ull;
+constexpr uint64_t kPrefixSeed2 = 0x13198a2e03707344ull,
+                   kP2 = 0x082efa98ec4e6c89ull;
+
+// Chains a prefix hash with the next frame's hash.
+inline uint64_t ChainPrefix(uint64_t prefix, uint64_t frame, uint64_t k) {
+  return Fold(prefix ^ frame, k);
 }
 
 }  // namespace
 
 namespace internal {
 
-// Open-addressing map from a stack-prefix hash (64-bit key + 32-bit check, so
-// 96 bits must match) to a node. 16-byte slots, linear probing, load <= 0.7,
-// and prefetchable slots so the probes for all prefixes of a line overlap their
-// cache misses.
-class PrefixTable {
+// Open-addressing map from a 96-bit hash (64-bit key + 32-bit check) to a
+// 32-bit value (a node or a frame id). 16-byte slots, linear probing, load
+// <= 0.7, and prefetchable slots so the probes for all prefixes of a line
+// overlap their cache misses.
+class HashIndex {
  public:
-  PrefixTable() : slots_(kInitial), mask_(kInitial - 1) {}
+  static constexpr uint32_t kAbsent = 0xffffffffu;
+
+  explicit HashIndex(size_t initial = 1 << 14)
+      : slots_(initial), mask_(initial - 1) {}
 
   void Prefetch(uint64_t key) const {
     __builtin_prefetch(&slots_[Fix(key) & mask_]);
   }
 
-  Profile::NodeId Find(uint64_t key, uint32_t check) const {
+  // Returns the value stored for (key, check), or kAbsent.
+  uint32_t Find(uint64_t key, uint32_t check) const {
     key = Fix(key);
     for (size_t i = key & mask_;; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
-      if (s.key == key && s.check == check) return s.node;
-      if (s.key == 0) return Profile::kNoNode;
+      if (s.key == key && s.check == check) return s.value;
+      if (s.key == 0) return kAbsent;
     }
   }
 
-  void Insert(uint64_t key, uint32_t check, Profile::NodeId node) {
+  // Adds (key, check) -> value; the pair must not be present yet.
+  void Insert(uint64_t key, uint32_t check, uint32_t value) {
     if (10 * (size_ + 1) > 7 * slots_.size()) Grow();
-    Place(Slot{Fix(key), check, node});
+    Place(Slot{Fix(key), check, value});
     ++size_;
   }
 
@@ -120,9 +133,8 @@ class PrefixTable {
   struct Slot {
     uint64_t key;  // 0 = empty
     uint32_t check;
-    Profile::NodeId node;
+    uint32_t value;
   };
-  static constexpr size_t kInitial = 1 << 14;
   static uint64_t Fix(uint64_t key) { return key == 0 ? 1 : key; }
 
   void Place(const Slot& slot) {
@@ -169,10 +181,11 @@ FoldedReader::FoldedReader(Profile* after, Profile* before,
   after_.profile = after;
   before_.profile = before;
   for (Target* t : {&after_, &before_}) {
-    if (t->profile != nullptr &&
-        t->profile->child_matching() == Profile::ChildMatching::kByName &&
+    if (t->profile == nullptr) continue;
+    t->frames = std::make_unique<internal::HashIndex>();
+    if (t->profile->child_matching() == Profile::ChildMatching::kByName &&
         t->profile->num_nodes() == 1) {
-      t->prefixes = std::make_unique<internal::PrefixTable>();
+      t->prefixes = std::make_unique<internal::HashIndex>();
     }
   }
   if (options_.chunk_size == 0) options_.chunk_size = 1;
@@ -186,51 +199,140 @@ void FoldedReader::Malformed(absl::string_view message) {
   }
 }
 
-void FoldedReader::AddStackFast(Target& target, const char* begin,
-                                const char* end, uint64_t count) {
-  constexpr uint64_t kA0 = 0x9e3779b97f4a7c15ull, kA1 = 0xa0761d6478bd642full,
-                     kA2 = 0xe7037ed1a0b428dbull;
-  constexpr uint64_t kB0 = 0xc2b2ae3d27d4eb4full, kB1 = 0x8ebc6af09c88c6e3ull,
-                     kB2 = 0x589965cc75374cc3ull;
-  Profile& profile = *target.profile;
-  frame_end_.clear();
-  hash1_.assign(1, 0x243f6a8885a308d3ull);
-  hash2_.assign(1, 0x13198a2e03707344ull);
+void FoldedReader::ScanFrames(const char* begin, const char* end) {
+  // One pass, 16 bytes at a time: SSE2 finds the `;` separators, and each
+  // block is folded into both hash lanes. Frames hash independently of each
+  // other, so the CPU overlaps consecutive frames' multiplies.
+  const __m128i semicolons = _mm_set1_epi8(';');
   const char* p = begin;
+  size_t k = 0;
   while (true) {
-    const char* semi = static_cast<const char*>(
-        std::memchr(p, ';', static_cast<size_t>(end - p)));
-    const char* frame_end = semi == nullptr ? end : semi;
-    const auto n = static_cast<size_t>(frame_end - p);
-    frame_end_.push_back(frame_end);
-    hash1_.push_back(HashFrame(hash1_.back(), p, n, kA0, kA1, kA2));
-    hash2_.push_back(HashFrame(hash2_.back(), p, n, kB0, kB1, kB2));
-    if (semi == nullptr) break;
-    p = semi + 1;
+    const char* frame_begin = p;
+    uint64_t h1 = kA0, h2 = kB0;
+    while (true) {
+      const auto avail = static_cast<size_t>(end - p);
+      uint64_t lo, hi;
+      unsigned stop;
+      if (readable_end_ - p >= 16) [[likely]] {
+        const __m128i v =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        stop = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
+        lo = Load64(p);
+        hi = Load64(p + 8);
+      } else {  // near the end of the buffer: never read past it
+        char block[16] = {};
+        std::memcpy(block, p, std::min<size_t>(avail, 16));
+        const __m128i v =
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
+        stop = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
+        lo = Load64(block);
+        hi = Load64(block + 8);
+      }
+      if (avail < 16) stop |= 1u << avail;  // the stack ends inside the block
+      if (stop == 0) {
+        h1 = Fold(lo ^ kA1 ^ h1, hi ^ kA2);
+        h2 = Fold(lo ^ kB1 ^ h2, hi ^ kB2);
+        p += 16;
+        continue;
+      }
+      const auto r = static_cast<unsigned>(__builtin_ctz(stop));  // 0..16
+      lo &= LowBytes(r);
+      hi &= r > 8 ? LowBytes(r - 8) : 0;
+      p += r;
+      const auto n = static_cast<uint64_t>(p - frame_begin);
+      h1 = Fold(lo ^ kA1 ^ h1, hi ^ kA2 ^ (n * kA3));
+      h2 = Fold(lo ^ kB1 ^ h2, hi ^ kB2 ^ (n * kB3));
+      break;
+    }
+    if (k == frames_.size()) frames_.resize(2 * k + 64);
+    frames_[k++] = Frame{p, h1, h2};
+    if (p == end) break;
+    ++p;  // the `;`
   }
-  const size_t depth = frame_end_.size();
-  internal::PrefixTable& table = *target.prefixes;
-  // Prefetch the deepest few prefixes (where the match nearly always is) so
-  // their cache misses overlap; more would only queue behind the CPU's
+  depth_ = k;
+}
+
+Profile::FrameId FoldedReader::FrameOf(Target& target, size_t k,
+                                       const char* frame_begin) {
+  const Frame& f = frames_[k];
+  const auto check = static_cast<uint32_t>(f.hash2);
+  uint32_t id = target.frames->Find(f.hash1, check);
+  if (id == internal::HashIndex::kAbsent) {
+    id = target.profile->InternFrame(absl::string_view(
+        frame_begin, static_cast<size_t>(f.end - frame_begin)));
+    target.frames->Insert(f.hash1, check, id);
+  }
+  return id;
+}
+
+void FoldedReader::AddStackFast(Target& target, const char* begin,
+                                uint64_t count) {
+  // How many of the deepest prefixes to prefetch: the deepest existing one is
+  // nearly always among them, and more would only queue behind the CPU's
   // outstanding-miss limit.
-  for (size_t k = depth; k > 0 && k + 24 > depth; --k)
-    table.Prefetch(hash1_[k]);
-  // Deepest existing prefix (usually within the last few frames); the root
-  // always exists.
+  constexpr size_t kPrefetch = 6;
+  Profile& profile = *target.profile;
+  internal::HashIndex& table = *target.prefixes;
+  const size_t depth = depth_;
+  uint64_t p1 = kPrefixSeed1, p2 = kPrefixSeed2;
+  for (size_t k = 0; k < depth; ++k) {
+    p1 = ChainPrefix(p1, frames_[k].hash1, kP1);
+    p2 = ChainPrefix(p2, frames_[k].hash2, kP2);
+    frames_[k].prefix1 = p1;
+    frames_[k].prefix2 = p2;
+  }
+  for (size_t k = depth; k > 0 && k + kPrefetch > depth; --k)
+    table.Prefetch(frames_[k - 1].prefix1);
+  // Deepest existing prefix: `lo` frames long, ending at `node` (the root
+  // always exists).
   size_t lo = depth;
   Profile::NodeId node = Profile::kRoot;
   for (; lo > 0; --lo) {
-    node = table.Find(hash1_[lo], static_cast<uint32_t>(hash2_[lo]));
-    if (node != Profile::kNoNode) break;
+    const Frame& f = frames_[lo - 1];
+    const uint32_t found =
+        table.Find(f.prefix1, static_cast<uint32_t>(f.prefix2));
+    if (found != internal::HashIndex::kAbsent) {
+      node = found;
+      break;
+    }
   }
-  if (lo == 0) node = Profile::kRoot;
+  const char* frame_begin = lo == 0 ? begin : frames_[lo - 1].end + 1;
   for (size_t k = lo; k < depth; ++k) {
-    const char* frame_begin = k == 0 ? begin : frame_end_[k - 1] + 1;
-    const Profile::FrameId frame = profile.InternFrame(absl::string_view(
-        frame_begin, static_cast<size_t>(frame_end_[k] - frame_begin)));
-    node = profile.AddNewChild(node, frame);
-    table.Insert(hash1_[k + 1], static_cast<uint32_t>(hash2_[k + 1]), node);
+    node = profile.AddNewChild(node, FrameOf(target, k, frame_begin));
+    table.Insert(frames_[k].prefix1, static_cast<uint32_t>(frames_[k].prefix2),
+                 node);
+    frame_begin = frames_[k].end + 1;
   }
+  profile.AddSelf(node, count);
+}
+
+void FoldedReader::AddStackAdjacent(Target& target, const char* begin,
+                                    uint64_t count) {
+  // The most recent path (each node the last child of its parent) is the
+  // previous line's, so the frames this line shares with it map to the same
+  // nodes; Child() takes over from the first frame that differs.
+  Profile& profile = *target.profile;
+  const size_t depth = depth_;
+  const size_t shared_limit = std::min(depth, target.path_frames.size());
+  size_t shared = 0;
+  while (shared < shared_limit &&
+         frames_[shared].hash1 == target.path_frames[shared].hash1 &&
+         frames_[shared].hash2 == target.path_frames[shared].hash2) {
+    ++shared;
+  }
+  Profile::NodeId node =
+      shared == 0 ? Profile::kRoot : target.path_nodes[shared - 1];
+  target.path_nodes.resize(depth);
+  const char* frame_begin = shared == 0 ? begin : frames_[shared - 1].end + 1;
+  for (size_t k = shared; k < depth; ++k) {
+    node = profile.Child(node, FrameOf(target, k, frame_begin));
+    target.path_nodes[k] = node;
+    frame_begin = frames_[k].end + 1;
+  }
+  target.path_frames.assign(frames_.begin(),
+                            frames_.begin() + static_cast<ptrdiff_t>(depth));
   profile.AddSelf(node, count);
 }
 
@@ -241,20 +343,20 @@ void FoldedReader::AddStack(Target& target, const char* begin, const char* end,
     profile->AddSelf(Profile::kRoot, count);
     return;
   }
+  ScanFrames(begin, end);
   if (target.prefixes != nullptr) {
-    AddStackFast(target, begin, end, count);
+    AddStackFast(target, begin, count);
+    return;
+  }
+  if (profile->child_matching() == Profile::ChildMatching::kAdjacent) {
+    AddStackAdjacent(target, begin, count);
     return;
   }
   Profile::NodeId node = Profile::kRoot;
-  const char* p = begin;
-  while (true) {
-    const char* semi = static_cast<const char*>(
-        std::memchr(p, ';', static_cast<size_t>(end - p)));
-    const char* frame_end = semi == nullptr ? end : semi;
-    node = profile->Child(node, profile->InternFrame(absl::string_view(
-                                    p, static_cast<size_t>(frame_end - p))));
-    if (semi == nullptr) break;
-    p = semi + 1;
+  const char* frame_begin = begin;
+  for (size_t k = 0; k < depth_; ++k) {
+    node = profile->Child(node, FrameOf(target, k, frame_begin));
+    frame_begin = frames_[k].end + 1;
   }
   profile->AddSelf(node, count);
 }
@@ -309,11 +411,15 @@ void FoldedReader::MaybePrune() {
   const auto min = static_cast<uint64_t>(options_.prune_fraction *
                                          static_cast<double>(after->total()));
   *after = after->Pruned(min);
+  // Node ids changed (frame ids did not: Pruned keeps the name order).
+  after_.path_frames.clear();
+  after_.path_nodes.clear();
   next_prune_nodes_ =
       std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
 }
 
 size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last) {
+  readable_end_ = data + size;
   size_t pos = 0;
   while (pos < size) {
     const char* nl =

@@ -43,7 +43,7 @@
 
 namespace flamefleet::profile {
 namespace internal {
-class PrefixTable;
+class HashIndex;
 }  // namespace internal
 
 // Options for FoldedReader. Defaults read folded stacks as flamegraph.pl does.
@@ -91,11 +91,15 @@ class FoldedReader {
   // Two-column lines add their first count to `before` if it is non-null and
   // their second to `after`; with a null `before` the first column is ignored.
   // One-column lines add to `after` only. While the reader is alive, only the
-  // reader may add nodes to the profiles. Reading into an empty kByName profile
-  // uses a fast path: a hash of every stack prefix finds the deepest existing
-  // node in O(log depth) probes (two independent 64-bit hashes must both match,
-  // so a false match needs a 128-bit collision); the index is freed with the
-  // reader.
+  // reader may add nodes to the profiles. Every frame is hashed once (two
+  // independent 64-bit hashes); names are interned through a cache keyed by
+  // that hash, so InternFrame runs once per distinct name. Reading into an
+  // empty kByName profile uses a fast path: a hash of every stack prefix,
+  // chained from the frame hashes, finds the deepest existing node in a few
+  // probes from the leaf end. kAdjacent profiles reuse the previous line's
+  // path for the frames it shares. Hash tables match 96 bits (64-bit key and a
+  // 32-bit check), so a false match needs a 96-bit collision; they are freed
+  // with the reader.
   explicit FoldedReader(Profile* after, Profile* before = nullptr,
                         FoldedReadOptions options = {});
   ~FoldedReader();
@@ -122,27 +126,50 @@ class FoldedReader {
   // and including the last newline, or everything if `last`).
   size_t ParseChunk(const char* data, size_t size, bool last);
   void ParseLine(const char* begin, const char* end);
-  // One profile being filled, with its stack-prefix index for the fast path.
+  // One frame of the current line: where it ends, its two 64-bit hashes, and
+  // (fast path only) the two hashes of the stack prefix ending with it.
+  struct Frame {
+    const char* end;
+    uint64_t hash1;
+    uint64_t hash2;
+    uint64_t prefix1;
+    uint64_t prefix2;
+  };
+  // One profile being filled, with its hash indexes.
   struct Target {
     Target();
     ~Target();
     Profile* profile = nullptr;
-    std::unique_ptr<internal::PrefixTable> prefixes;  // null: slow path
+    // Frame hash -> FrameId of `profile` (a cache in front of InternFrame).
+    std::unique_ptr<internal::HashIndex> frames;
+    // kByName: stack-prefix hash -> node; null: no fast path.
+    std::unique_ptr<internal::HashIndex> prefixes;
+    // kAdjacent: the previous line's frames (only the hashes are used) and
+    // nodes, root first. Cleared when pruning renumbers the nodes.
+    std::vector<Frame> path_frames;
+    std::vector<Profile::NodeId> path_nodes;
   };
+  // Splits the non-empty stack [begin, end) into frames_[0, depth_), hashed.
+  // Reads ahead up to 16 bytes, never at or past readable_end_.
+  void ScanFrames(const char* begin, const char* end);
+  // Returns the FrameId of frames_[k] (begins at `frame_begin`) in `target`.
+  Profile::FrameId FrameOf(Target& target, size_t k, const char* frame_begin);
   void AddStack(Target& target, const char* begin, const char* end,
                 uint64_t count);
-  void AddStackFast(Target& target, const char* begin, const char* end,
-                    uint64_t count);
+  void AddStackFast(Target& target, const char* begin, uint64_t count);
+  void AddStackAdjacent(Target& target, const char* begin, uint64_t count);
   void Malformed(absl::string_view message);
   void MaybePrune();
 
   Target after_;
   Target before_;
   FoldedReadOptions options_;
-  // Per-line scratch of the fast path: frame ends and the two prefix hashes per
-  // depth.
-  std::vector<const char*> frame_end_;
-  std::vector<uint64_t> hash1_, hash2_;
+  // Per-line scratch: the frames of the current stack (frames_[0, depth_)).
+  std::vector<Frame> frames_;
+  size_t depth_ = 0;
+  // Loads of up to 16 bytes are allowed below this address (the end of the
+  // buffer being parsed).
+  const char* readable_end_ = nullptr;
   FoldedReadStats stats_;
   std::string source_;
   uint64_t line_number_ = 0;
