@@ -247,7 +247,7 @@ void FoldedReader::ScanFrames(const char* begin, const char* end) {
       break;
     }
     if (k == frames_.size()) frames_.resize(2 * k + 64);
-    frames_[k++] = Frame{p, h1, h2};
+    frames_[k++] = Frame{p, h1, h2, 0, 0};
     if (p == end) break;
     ++p;  // the `;`
   }

@@ -1,0 +1,53 @@
+#include "common/server.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <fstream>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/channel.h"
+#include "common/grpc_status.h"
+#include "gtest/gtest.h"
+
+namespace flamefleet {
+namespace {
+
+TEST(GrpcStatusTest, RoundTripsCodeAndMessage) {
+  absl::Status s = absl::ResourceExhaustedError("too big: jobs[3]");
+  grpc::Status g = ToGrpcStatus(s);
+  EXPECT_EQ(g.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(g.error_message(), "too big: jobs[3]");
+  EXPECT_EQ(FromGrpcStatus(g), s);
+  EXPECT_TRUE(FromGrpcStatus(grpc::Status::OK).ok());
+}
+
+TEST(GrpcServerTest, ListensOnAnOsChosenPortAndWritesIt) {
+  std::string port_file = absl::StrCat(testing::TempDir(), "/server_test.port");
+  ServerOptions options;
+  options.port_file = port_file;
+  auto server = GrpcServer::Start(options, {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_GT((*server)->port(), 0);
+  std::ifstream in(port_file);
+  std::string text;
+  std::getline(in, text);
+  int port = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(text, &port));
+  EXPECT_EQ(port, (*server)->port());
+  auto channel = MakeChannel(absl::StrCat("127.0.0.1:", port));
+  EXPECT_TRUE(channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))));
+  (*server)->Shutdown(absl::Seconds(1));
+  (*server)->Shutdown(absl::Seconds(1));  // idempotent
+}
+
+TEST(GrpcServerTest, BadAddressIsUnavailable) {
+  ServerOptions options;
+  options.listen = "256.1.1.1:99999";
+  auto server = GrpcServer::Start(options, {});
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace flamefleet
