@@ -1,5 +1,6 @@
 // The `flamefleet` command line.
 #include "CLI/CLI.hpp"
+#include "cli/client_commands.h"
 #include "cli/profile_commands.h"
 #include "cli/render_commands.h"
 #include "cli/vm_commands.h"
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
   flamefleet::cli::AddVmCommands(app, &exit_code);
   flamefleet::cli::AddProfileCommands(app, &exit_code);
   flamefleet::cli::AddRenderCommands(app, &exit_code);
+  flamefleet::cli::AddClientCommands(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

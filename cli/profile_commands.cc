@@ -39,7 +39,9 @@ struct Loaded {
 absl::StatusOr<Loaded> Load(const std::string& program_path, const std::string& inputs_path,
                             const std::vector<std::string>& libs) {
   FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(libs));
-  vm::Assembler assembler(vm::AssemblerOptions{lib_pairs});
+  vm::AssemblerOptions assembler_options;
+  assembler_options.libraries = lib_pairs;
+  vm::Assembler assembler(assembler_options);
   Loaded loaded;
   FLAMEFLEET_ASSIGN_OR_RETURN(loaded.program, assembler.AssembleFile(program_path));
   std::string path = inputs_path.empty() ? DefaultInputsPath(program_path) : inputs_path;

@@ -43,7 +43,9 @@ int RunExec(const ExecFlags& flags) {
     std::cerr << "error: " << libs.status().message() << "\n";
     return 2;
   }
-  vm::Assembler assembler(vm::AssemblerOptions{*libs});
+  vm::AssemblerOptions assembler_options;
+  assembler_options.libraries = *libs;
+  vm::Assembler assembler(assembler_options);
   absl::StatusOr<vm::Program> program = assembler.AssembleFile(flags.program);
   if (!program.ok()) {
     std::cerr << "error: " << program.status().message() << "\n";

@@ -1,0 +1,236 @@
+#include "cli/batch_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "cli/vm_commands.h"
+#include "common/grpc_status.h"
+#include "common/server.h"
+#include "common/status_macros.h"
+
+namespace flamefleet::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr absl::Duration kRpcDeadline = absl::Seconds(60);
+
+absl::StatusOr<std::string> ReadText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void SetDeadline(grpc::ClientContext* ctx, absl::Duration d = kRpcDeadline) {
+  ctx->set_deadline(absl::ToChronoTime(absl::Now() + d));
+}
+
+bool Under(const fs::path& p, const std::vector<fs::path>& dirs) {
+  for (const fs::path& d : dirs) {
+    auto rel = p.lexically_relative(d);
+    if (!rel.empty() && *rel.begin() != "..") return true;
+  }
+  return false;
+}
+
+absl::Status AddJob(const fs::path& file, const std::string& name, v1::SubmitBatchRequest* req) {
+  v1::JobSpec* job = req->add_jobs();
+  job->set_name(name);
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(file));
+  job->set_source(std::move(source));
+  std::string inputs = DefaultInputsPath(file.string());
+  if (!inputs.empty()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(inputs));
+    job->set_inputs(std::move(text));
+    job->set_inputs_format(absl::EndsWith(inputs, ".toml") ? v1::INPUTS_FORMAT_TOML
+                                                           : v1::INPUTS_FORMAT_JSON);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
+    const std::vector<std::string>& programs, const std::vector<std::string>& libs,
+    const std::vector<std::string>& labels) {
+  v1::SubmitBatchRequest req;
+  FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(libs));
+  std::vector<fs::path> lib_dirs;
+  for (const auto& [ns, dir] : lib_pairs) {
+    fs::path root = fs::absolute(dir).lexically_normal();
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) {
+      return absl::InvalidArgumentError(absl::StrCat("--lib ", ns, "=", dir, ": not a directory"));
+    }
+    lib_dirs.push_back(root);
+    v1::Library* lib = req.mutable_libraries()->add_libraries();
+    lib->set_namespace_(ns);
+    std::vector<fs::path> files;
+    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      if (it->path().extension() == ".masm") files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& f : files) {
+      v1::LibraryFile* lf = lib->add_files();
+      lf->set_path(f.lexically_relative(root).string());
+      FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(f));
+      lf->set_source(std::move(source));
+    }
+  }
+  absl::flat_hash_set<std::string> names;
+  for (const std::string& arg : programs) {
+    fs::path p = fs::absolute(arg).lexically_normal();
+    std::error_code ec;
+    std::vector<std::pair<fs::path, std::string>> found;
+    if (fs::is_directory(p, ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
+           it.increment(ec)) {
+        if (it->path().extension() != ".masm" || Under(it->path(), lib_dirs)) continue;
+        found.emplace_back(it->path(), it->path().lexically_relative(p).string());
+      }
+      std::sort(found.begin(), found.end());
+    } else if (fs::is_regular_file(p, ec)) {
+      found.emplace_back(p, p.filename().string());
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(arg, ": no such file or directory"));
+    }
+    for (const auto& [file, name] : found) {
+      if (!names.insert(name).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "two programs are both named '", name, "'; pass their parent directory instead"));
+      }
+      FLAMEFLEET_RETURN_IF_ERROR(AddJob(file, name, &req));
+    }
+  }
+  if (req.jobs_size() == 0) return absl::InvalidArgumentError("no .masm programs found");
+  for (const std::string& l : labels) {
+    size_t eq = l.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--label '", l, "': expected KEY=VALUE"));
+    }
+    (*req.mutable_labels())[l.substr(0, eq)] = l.substr(eq + 1);
+  }
+  return req;
+}
+
+BatchClient::BatchClient(std::shared_ptr<grpc::Channel> channel)
+    : stub_(v1::Coordinator::NewStub(channel)) {}
+
+absl::StatusOr<std::string> BatchClient::Submit(const v1::SubmitBatchRequest& request) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx);
+  v1::SubmitBatchResponse resp;
+  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(stub_->SubmitBatch(&ctx, request, &resp)));
+  return resp.batch_id();
+}
+
+absl::StatusOr<v1::Batch> BatchClient::Get(const std::string& batch_id) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx);
+  v1::GetBatchRequest req;
+  req.set_batch_id(batch_id);
+  v1::Batch batch;
+  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(stub_->GetBatch(&ctx, req, &batch)));
+  return batch;
+}
+
+absl::StatusOr<std::vector<v1::Batch>> BatchClient::List(const v1::ListBatchesRequest& request) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx);
+  v1::ListBatchesResponse resp;
+  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(stub_->ListBatches(&ctx, request, &resp)));
+  return std::vector<v1::Batch>(resp.batches().begin(), resp.batches().end());
+}
+
+absl::StatusOr<v1::Batch> BatchClient::Cancel(const std::string& batch_id) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx);
+  v1::CancelBatchRequest req;
+  req.set_batch_id(batch_id);
+  v1::Batch batch;
+  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(stub_->CancelBatch(&ctx, req, &batch)));
+  return batch;
+}
+
+absl::StatusOr<v1::Batch> BatchClient::Watch(
+    const std::string& batch_id, const std::function<void(const v1::Batch&)>& on_update) {
+  grpc::ClientContext ctx;  // no deadline: a batch may run for hours
+  v1::WatchBatchRequest req;
+  req.set_batch_id(batch_id);
+  auto reader = stub_->WatchBatch(&ctx, req);
+  v1::Batch batch, last;
+  bool any = false;
+  while (reader->Read(&batch)) {
+    on_update(batch);
+    last = batch;
+    any = true;
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(reader->Finish()));
+  if (!any) return absl::UnavailableError("the watch stream ended without an update");
+  return last;
+}
+
+absl::StatusOr<std::string> BatchClient::Fetch(const std::string& batch_id,
+                                               const std::string& job_name,
+                                               v1::ArtifactFormat format) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, absl::Minutes(10));
+  v1::FetchArtifactRequest req;
+  req.set_batch_id(batch_id);
+  req.set_job_name(job_name);
+  req.set_format(format);
+  auto reader = stub_->FetchArtifact(&ctx, req);
+  v1::ArtifactChunk chunk;
+  std::string data;
+  while (reader->Read(&chunk)) data += chunk.data();
+  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(reader->Finish()));
+  return data;
+}
+
+absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::string& dir) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(v1::Batch batch, Get(batch_id));
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("mkdir ", dir, ": ", ec.message()));
+  auto write = [&](const std::string& job, v1::ArtifactFormat format,
+                   const fs::path& path) -> absl::Status {
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::string data, Fetch(batch_id, job, format));
+    fs::create_directories(path.parent_path(), ec);
+    return WriteFileAtomically(path.string(), data);
+  };
+  if (batch.jobs_succeeded() > 0) {
+    FLAMEFLEET_RETURN_IF_ERROR(write("", v1::ARTIFACT_FORMAT_SVG, fs::path(dir) / "aggregate.svg"));
+    FLAMEFLEET_RETURN_IF_ERROR(
+        write("", v1::ARTIFACT_FORMAT_FOLDED, fs::path(dir) / "aggregate.folded"));
+  }
+  for (const v1::JobStatus& job : batch.jobs()) {
+    if (job.state() != v1::JOB_STATE_SUCCEEDED) continue;
+    fs::path base = fs::path(dir) / "jobs" / job.name();
+    FLAMEFLEET_RETURN_IF_ERROR(
+        write(job.name(), v1::ARTIFACT_FORMAT_SVG, base.string() + ".svg"));
+    FLAMEFLEET_RETURN_IF_ERROR(
+        write(job.name(), v1::ARTIFACT_FORMAT_FOLDED, base.string() + ".folded"));
+  }
+  return absl::OkStatus();
+}
+
+std::string ProgressLine(const v1::Batch& b, int width) {
+  uint32_t done = b.jobs_succeeded() + b.jobs_failed() + b.jobs_cancelled();
+  int filled = b.jobs_total() == 0 ? width : static_cast<int>(int64_t{width} * done / b.jobs_total());
+  std::string bar(static_cast<size_t>(filled), '#');
+  bar.append(static_cast<size_t>(width - filled), '-');
+  return absl::StrCat("[", bar, "] ", done, "/", b.jobs_total(), "  ", b.jobs_succeeded(),
+                      " ok  ", b.jobs_failed(), " failed  ", b.jobs_running(), " running");
+}
+
+}  // namespace flamefleet::cli

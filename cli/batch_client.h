@@ -1,0 +1,58 @@
+// The CLI's client of the coordinator: builds SubmitBatch requests from files on disk (programs,
+// inputs files beside them, library directories) and wraps the Coordinator RPCs with deadlines.
+// Shared by `submit`, `status`, `list`, `watch`, `cancel`, `fetch` and `run`.
+//
+//   BatchClient client(MakeChannel("127.0.0.1:7000"));
+//   FLAMEFLEET_ASSIGN_OR_RETURN(auto request, BuildSubmitRequest({"examples/"}, {}, {}));
+//   FLAMEFLEET_ASSIGN_OR_RETURN(std::string id, client.Submit(request));
+#ifndef FLAMEFLEET_CLI_BATCH_CLIENT_H_
+#define FLAMEFLEET_CLI_BATCH_CLIENT_H_
+
+#include <grpcpp/channel.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "flamefleet/v1/coordinator.grpc.pb.h"
+
+namespace flamefleet::cli {
+
+// Builds a batch from PROGRAMS (.masm files, or directories searched recursively; files inside a
+// library directory are skipped). Job names are paths relative to the argument (a file argument
+// gives its file name). NAME.inputs / NAME.toml beside a program become its inputs. `libs` are
+// NS=DIR values; every .masm under DIR is sent once in the batch's library set.
+// InvalidArgument for missing paths, duplicate job names, or no programs.
+absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
+    const std::vector<std::string>& programs, const std::vector<std::string>& libs,
+    const std::vector<std::string>& labels);
+
+class BatchClient {
+ public:
+  explicit BatchClient(std::shared_ptr<grpc::Channel> channel);
+
+  absl::StatusOr<std::string> Submit(const v1::SubmitBatchRequest& request);
+  absl::StatusOr<v1::Batch> Get(const std::string& batch_id);
+  absl::StatusOr<std::vector<v1::Batch>> List(const v1::ListBatchesRequest& request);
+  absl::StatusOr<v1::Batch> Cancel(const std::string& batch_id);
+  // Calls `on_update` for every progress event until the batch ends; returns the final state.
+  absl::StatusOr<v1::Batch> Watch(const std::string& batch_id,
+                                  const std::function<void(const v1::Batch&)>& on_update);
+  // Fetches an artifact (job_name empty = the aggregate) into memory.
+  absl::StatusOr<std::string> Fetch(const std::string& batch_id, const std::string& job_name,
+                                    v1::ArtifactFormat format);
+  // Fetches aggregate.svg/.folded and jobs/<name>.svg/.folded of succeeded jobs into `dir`.
+  absl::Status FetchAll(const std::string& batch_id, const std::string& dir);
+
+ private:
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+// Returns a one-line progress summary: "[#####-----] 12/50  10 ok  2 failed  3 running".
+std::string ProgressLine(const v1::Batch& batch, int width = 30);
+
+}  // namespace flamefleet::cli
+
+#endif  // FLAMEFLEET_CLI_BATCH_CLIENT_H_

@@ -1,0 +1,433 @@
+#include "cli/client_commands.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "cli/batch_client.h"
+#include "common/channel.h"
+#include "common/subprocess.h"
+#include "nlohmann/json.hpp"
+
+namespace flamefleet::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;  // an RPC failed, or some job failed
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+std::string StateName(v1::BatchState s) {
+  switch (s) {
+    case v1::BATCH_STATE_RUNNING: return "RUNNING";
+    case v1::BATCH_STATE_SUCCEEDED: return "SUCCEEDED";
+    case v1::BATCH_STATE_FAILED: return "FAILED";
+    case v1::BATCH_STATE_CANCELLED: return "CANCELLED";
+    default: return "UNSPECIFIED";
+  }
+}
+
+std::string JobStateName(v1::JobState s) {
+  switch (s) {
+    case v1::JOB_STATE_QUEUED: return "QUEUED";
+    case v1::JOB_STATE_RUNNING: return "RUNNING";
+    case v1::JOB_STATE_SUCCEEDED: return "SUCCEEDED";
+    case v1::JOB_STATE_FAILED: return "FAILED";
+    case v1::JOB_STATE_CANCELLED: return "CANCELLED";
+    default: return "UNSPECIFIED";
+  }
+}
+
+std::optional<v1::BatchState> ParseBatchState(const std::string& s) {
+  for (auto st : {v1::BATCH_STATE_RUNNING, v1::BATCH_STATE_SUCCEEDED, v1::BATCH_STATE_FAILED,
+                  v1::BATCH_STATE_CANCELLED}) {
+    if (absl::AsciiStrToUpper(s) == StateName(st)) return st;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json BatchJson(const v1::Batch& b, bool with_jobs) {
+  nlohmann::json j;
+  j["batch_id"] = b.batch_id();
+  j["state"] = StateName(b.state());
+  j["labels"] = nlohmann::json::object();
+  for (const auto& [k, v] : b.labels()) j["labels"][k] = v;
+  j["created_unix_ms"] = b.created_unix_ms();
+  j["jobs"] = {{"total", b.jobs_total()},       {"queued", b.jobs_queued()},
+               {"running", b.jobs_running()},   {"succeeded", b.jobs_succeeded()},
+               {"failed", b.jobs_failed()},     {"cancelled", b.jobs_cancelled()}};
+  j["aggregate_cycles"] = b.aggregate_cycles();
+  if (with_jobs) {
+    j["job_status"] = nlohmann::json::array();
+    for (const v1::JobStatus& job : b.jobs()) {
+      nlohmann::json jj = {{"name", job.name()},
+                           {"state", JobStateName(job.state())},
+                           {"attempts", job.attempts()},
+                           {"cycles", job.cycles()}};
+      if (!job.error().empty()) jj["error"] = job.error();
+      j["job_status"].push_back(jj);
+    }
+  }
+  return j;
+}
+
+void PrintBatch(const v1::Batch& b) {
+  std::cout << "batch " << b.batch_id() << "  " << StateName(b.state()) << "\n";
+  if (!b.labels().empty()) {
+    std::vector<std::string> labels;
+    for (const auto& [k, v] : b.labels()) labels.push_back(absl::StrCat(k, "=", v));
+    std::sort(labels.begin(), labels.end());
+    std::cout << "labels: " << absl::StrJoin(labels, " ") << "\n";
+  }
+  std::cout << "jobs: " << b.jobs_total() << " total, " << b.jobs_queued() << " queued, "
+            << b.jobs_running() << " running, " << b.jobs_succeeded() << " succeeded, "
+            << b.jobs_failed() << " failed, " << b.jobs_cancelled() << " cancelled\n";
+  std::cout << "aggregate cycles: " << b.aggregate_cycles() << "\n";
+  for (const v1::JobStatus& job : b.jobs()) {
+    std::cout << "  " << JobStateName(job.state()) << "  " << job.name();
+    if (job.state() == v1::JOB_STATE_SUCCEEDED) std::cout << "  " << job.cycles() << " cycles";
+    if (job.attempts() > 1) std::cout << "  (" << job.attempts() << " attempts)";
+    std::cout << "\n";
+    if (!job.error().empty()) std::cout << "      " << job.error() << "\n";
+  }
+}
+
+// Follows a batch with a live progress line on stderr; returns the final batch.
+absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::string& id) {
+  absl::Time start = absl::Now();
+  const bool tty = isatty(STDERR_FILENO);
+  auto result = client.Watch(id, [&](const v1::Batch& b) {
+    uint32_t done = b.jobs_succeeded() + b.jobs_failed() + b.jobs_cancelled();
+    std::string eta;
+    if (done > 0 && done < b.jobs_total()) {
+      absl::Duration per = (absl::Now() - start) / done;
+      eta = absl::StrCat("  ETA ", absl::FormatDuration(
+                                       absl::Trunc(per * (b.jobs_total() - done), absl::Seconds(1))));
+    }
+    std::cerr << (tty ? "\r" : "") << ProgressLine(b) << eta << (tty ? "\033[K" : "\n");
+  });
+  if (tty) std::cerr << "\n";
+  return result;
+}
+
+int ExitFor(const v1::Batch& b) {
+  return b.state() == v1::BATCH_STATE_SUCCEEDED ? kExitOk : kExitFailed;
+}
+
+int Fail(const absl::Status& s) {
+  std::cerr << "error: " << s.message() << "\n";
+  return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
+}
+
+struct SubmitFlags {
+  std::vector<std::string> programs;
+  std::vector<std::string> libs;
+  std::vector<std::string> labels;
+  uint64_t max_cycles = 0;
+  bool flat = false;
+  std::string title;
+};
+
+void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
+  cmd->add_option("programs", f->programs, ".masm files or directories (searched recursively)")
+      ->required();
+  cmd->add_option("--lib", f->libs, "library NAMESPACE=DIR sent with the batch (repeatable)");
+  cmd->add_option("--label", f->labels, "batch label KEY=VALUE (repeatable)");
+  cmd->add_option("--max-cycles", f->max_cycles, "cycle cap per job");
+  cmd->add_flag("--flat", f->flat, "miden-debug compatible one-frame stacks");
+  cmd->add_option("--title", f->title, "title of the aggregate flamegraph");
+}
+
+absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
+  auto req = BuildSubmitRequest(f.programs, f.libs, f.labels);
+  if (!req.ok()) return req;
+  req->mutable_options()->set_max_cycles(f.max_cycles);
+  req->mutable_options()->set_flat(f.flat);
+  req->mutable_options()->set_title(f.title);
+  req->set_request_id(absl::StrCat(getpid(), "-", absl::ToUnixNanos(absl::Now())));
+  return req;
+}
+
+// --- run: the embedded local fleet -------------------------------------------------------
+
+struct RunFlags {
+  SubmitFlags submit;
+  std::string output = "out";
+  int workers = 0;
+};
+
+class LocalFleet {
+ public:
+  ~LocalFleet() { Stop(); }
+
+  absl::Status Start(const std::string& state_dir, int workers) {
+    auto renderer_bin = FindServiceBinary("flamefleet-renderer", "renderer");
+    auto coordinator_bin = FindServiceBinary("flamefleet-coordinator", "coordinator");
+    auto worker_bin = FindServiceBinary("flamefleet-worker", "worker");
+    for (const auto* s : {&renderer_bin, &coordinator_bin, &worker_bin}) {
+      if (!s->ok()) return s->status();
+    }
+    auto renderer = Subprocess::Start({*renderer_bin, "--listen", "127.0.0.1:0"});
+    if (!renderer.ok()) return renderer.status();
+    auto rport = (*renderer)->WaitForListeningPort(absl::Seconds(60));
+    children_.push_back(std::move(*renderer));
+    if (!rport.ok()) return rport.status();
+    auto coordinator = Subprocess::Start({*coordinator_bin, "--listen", "127.0.0.1:0",
+                                          "--state-dir", state_dir, "--renderer",
+                                          absl::StrCat("127.0.0.1:", *rport)});
+    if (!coordinator.ok()) return coordinator.status();
+    auto cport = (*coordinator)->WaitForListeningPort(absl::Seconds(60));
+    children_.push_back(std::move(*coordinator));
+    if (!cport.ok()) return cport.status();
+    address_ = absl::StrCat("127.0.0.1:", *cport);
+    for (int i = 0; i < workers; ++i) {
+      auto w = Subprocess::Start({*worker_bin, "--coordinator", address_, "--slots", "1",
+                                  "--worker-id", absl::StrCat("local-", i)});
+      if (!w.ok()) return w.status();
+      children_.push_back(std::move(*w));
+    }
+    return absl::OkStatus();
+  }
+
+  // Returns a description of a child that died, if any.
+  std::optional<std::string> DeadChild() {
+    for (auto& c : children_) {
+      if (c->Poll().has_value()) return absl::StrCat("fleet process ", c->pid(), " exited");
+    }
+    return std::nullopt;
+  }
+
+  void Stop() {
+    for (auto& c : children_) c->Signal(SIGTERM);
+    for (auto& c : children_) c->Stop(absl::Seconds(10));
+    children_.clear();
+  }
+
+  const std::string& address() const { return address_; }
+
+ private:
+  std::vector<std::unique_ptr<Subprocess>> children_;
+  std::string address_;
+};
+
+int RunLocal(const RunFlags& flags) {
+  auto request = MakeRequest(flags.submit);
+  if (!request.ok()) return Fail(request.status());
+  int workers = flags.workers > 0 ? flags.workers
+                                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  char tmpl[] = "/tmp/flamefleet-run-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) return Fail(absl::InternalError("cannot create a state dir"));
+  std::string state_dir = tmpl;
+
+  // SIGINT/SIGTERM: stop the fleet (the watch stream then ends) and exit 130.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  auto fleet = std::make_shared<LocalFleet>();
+  std::atomic<bool> interrupted{false};
+  std::thread signals([&set, &interrupted, fleet] {
+    int sig = 0;
+    if (sigwait(&set, &sig) == 0 && sig != SIGUSR2) {
+      interrupted = true;
+      fleet->Stop();
+    }
+  });
+  sigaddset(&set, SIGUSR2);  // used below to release the signal thread
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  int code = kExitOk;
+  absl::Status st = fleet->Start(state_dir, workers);
+  if (st.ok()) {
+    std::cerr << "local fleet: coordinator " << fleet->address() << ", " << workers
+              << " worker(s)\n";
+    BatchClient client(MakeChannel(fleet->address()));
+    auto id = client.Submit(*request);
+    if (!id.ok()) {
+      st = id.status();
+    } else {
+      std::cerr << "batch " << *id << ": " << request->jobs_size() << " job(s)\n";
+      auto final_batch = WatchWithProgress(client, *id);
+      if (!final_batch.ok()) {
+        st = final_batch.status();
+      } else {
+        st = client.FetchAll(*id, flags.output);
+        if (st.ok()) {
+          for (const v1::JobStatus& job : final_batch->jobs()) {
+            if (job.state() != v1::JOB_STATE_SUCCEEDED) {
+              std::cerr << JobStateName(job.state()) << "  " << job.name() << "\n";
+              if (!job.error().empty()) std::cerr << "    " << job.error() << "\n";
+            }
+          }
+          std::cerr << "wrote " << flags.output << "/aggregate.svg and "
+                    << final_batch->jobs_succeeded() << " job flamegraph(s); "
+                    << final_batch->aggregate_cycles() << " cycles in total\n";
+          code = ExitFor(*final_batch);
+        }
+      }
+    }
+  }
+  if (!st.ok() && !interrupted) {
+    if (auto dead = fleet->DeadChild()) std::cerr << "error: " << *dead << "\n";
+    code = Fail(st);
+  }
+  fleet->Stop();
+  kill(getpid(), SIGUSR2);
+  signals.join();
+  std::error_code ec;
+  std::filesystem::remove_all(state_dir, ec);
+  return interrupted ? kExitInterrupted : code;
+}
+
+}  // namespace
+
+void AddClientCommands(CLI::App& app, int* exit_code) {
+  auto coordinator = std::make_shared<std::string>("127.0.0.1:7700");
+  auto add_coordinator = [coordinator](CLI::App* cmd) {
+    cmd->add_option("--coordinator", *coordinator, "coordinator address HOST:PORT")
+        ->envname("FLAMEFLEET_COORDINATOR");
+  };
+
+  auto submit = std::make_shared<SubmitFlags>();
+  CLI::App* submit_cmd = app.add_subcommand("submit", "Submit a batch; prints its id");
+  AddSubmitOptions(submit_cmd, submit.get());
+  add_coordinator(submit_cmd);
+  submit_cmd->callback([=] {
+    auto req = MakeRequest(*submit);
+    if (!req.ok()) {
+      *exit_code = Fail(req.status());
+      return;
+    }
+    auto id = BatchClient(MakeChannel(*coordinator)).Submit(*req);
+    if (!id.ok()) {
+      *exit_code = Fail(id.status());
+      return;
+    }
+    std::cout << *id << "\n";
+    *exit_code = kExitOk;
+  });
+
+  auto id = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* status_cmd = app.add_subcommand("status", "Show a batch: job states, cycles, errors");
+  status_cmd->add_option("batch_id", *id, "batch id")->required();
+  status_cmd->add_flag("--json", *json, "machine-readable output");
+  add_coordinator(status_cmd);
+  status_cmd->callback([=] {
+    auto b = BatchClient(MakeChannel(*coordinator)).Get(*id);
+    if (!b.ok()) {
+      *exit_code = Fail(b.status());
+      return;
+    }
+    if (*json) {
+      std::cout << BatchJson(*b, true).dump(2) << "\n";
+    } else {
+      PrintBatch(*b);
+    }
+    *exit_code = kExitOk;
+  });
+
+  auto list_labels = std::make_shared<std::vector<std::string>>();
+  auto list_state = std::make_shared<std::string>();
+  CLI::App* list_cmd = app.add_subcommand("list", "List batches (newest first)");
+  list_cmd->add_option("--label", *list_labels, "only batches with KEY=VALUE (repeatable)");
+  list_cmd->add_option("--state", *list_state, "RUNNING, SUCCEEDED, FAILED or CANCELLED");
+  list_cmd->add_flag("--json", *json, "machine-readable output");
+  add_coordinator(list_cmd);
+  list_cmd->callback([=] {
+    v1::ListBatchesRequest req;
+    for (const std::string& l : *list_labels) {
+      size_t eq = l.find('=');
+      if (eq == std::string::npos) {
+        *exit_code = Fail(absl::InvalidArgumentError("--label expects KEY=VALUE"));
+        return;
+      }
+      (*req.mutable_labels())[l.substr(0, eq)] = l.substr(eq + 1);
+    }
+    if (!list_state->empty()) {
+      auto st = ParseBatchState(*list_state);
+      if (!st.has_value()) {
+        *exit_code = Fail(absl::InvalidArgumentError("--state: unknown state"));
+        return;
+      }
+      req.set_state(*st);
+    }
+    auto batches = BatchClient(MakeChannel(*coordinator)).List(req);
+    if (!batches.ok()) {
+      *exit_code = Fail(batches.status());
+      return;
+    }
+    if (*json) {
+      nlohmann::json arr = nlohmann::json::array();
+      for (const v1::Batch& b : *batches) arr.push_back(BatchJson(b, false));
+      std::cout << arr.dump(2) << "\n";
+    } else {
+      for (const v1::Batch& b : *batches) {
+        std::cout << b.batch_id() << "  " << StateName(b.state()) << "  " << ProgressLine(b, 20)
+                  << "\n";
+      }
+    }
+    *exit_code = kExitOk;
+  });
+
+  CLI::App* watch_cmd =
+      app.add_subcommand("watch", "Follow a batch until it ends (exit 0 only if all succeeded)");
+  watch_cmd->add_option("batch_id", *id, "batch id")->required();
+  add_coordinator(watch_cmd);
+  watch_cmd->callback([=] {
+    BatchClient client(MakeChannel(*coordinator));
+    auto b = WatchWithProgress(client, *id);
+    if (!b.ok()) {
+      *exit_code = Fail(b.status());
+      return;
+    }
+    std::cout << StateName(b->state()) << "\n";
+    *exit_code = ExitFor(*b);
+  });
+
+  CLI::App* cancel_cmd = app.add_subcommand("cancel", "Cancel a batch's unfinished jobs");
+  cancel_cmd->add_option("batch_id", *id, "batch id")->required();
+  add_coordinator(cancel_cmd);
+  cancel_cmd->callback([=] {
+    auto b = BatchClient(MakeChannel(*coordinator)).Cancel(*id);
+    if (!b.ok()) {
+      *exit_code = Fail(b.status());
+      return;
+    }
+    std::cout << StateName(b->state()) << "\n";
+    *exit_code = kExitOk;
+  });
+
+  auto fetch_out = std::make_shared<std::string>("out");
+  CLI::App* fetch_cmd = app.add_subcommand(
+      "fetch", "Download aggregate.svg/.folded and jobs/<name>.svg/.folded into a directory");
+  fetch_cmd->add_option("batch_id", *id, "batch id")->required();
+  fetch_cmd->add_option("-o,--output", *fetch_out, "output directory");
+  add_coordinator(fetch_cmd);
+  fetch_cmd->callback([=] {
+    absl::Status st = BatchClient(MakeChannel(*coordinator)).FetchAll(*id, *fetch_out);
+    *exit_code = st.ok() ? kExitOk : Fail(st);
+  });
+
+  auto run = std::make_shared<RunFlags>();
+  CLI::App* run_cmd = app.add_subcommand(
+      "run", "Profile programs on an embedded local fleet and write flamegraphs to a directory");
+  AddSubmitOptions(run_cmd, &run->submit);
+  run_cmd->add_option("-o,--output", run->output, "output directory (default out)");
+  run_cmd->add_option("--workers", run->workers, "worker processes (default: cores)");
+  run_cmd->callback([=] { *exit_code = RunLocal(*run); });
+}
+
+}  // namespace flamefleet::cli

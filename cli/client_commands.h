@@ -1,0 +1,19 @@
+// The fleet subcommands of the `flamefleet` CLI: `submit`, `status`, `list`, `watch`,
+// `cancel`, `fetch` (all with --coordinator ADDR) and `run` (starts an embedded local fleet —
+// coordinator, renderer and one worker per core as child processes on loopback — runs the
+// batch, fetches the results and stops everything).
+//
+//   AddClientCommands(app, &exit_code);
+#ifndef FLAMEFLEET_CLI_CLIENT_COMMANDS_H_
+#define FLAMEFLEET_CLI_CLIENT_COMMANDS_H_
+
+#include "CLI/CLI.hpp"
+
+namespace flamefleet::cli {
+
+// Registers the fleet subcommands on `app`; a command's exit code goes to `*exit_code` (kept).
+void AddClientCommands(CLI::App& app, int* exit_code);
+
+}  // namespace flamefleet::cli
+
+#endif  // FLAMEFLEET_CLI_CLIENT_COMMANDS_H_
