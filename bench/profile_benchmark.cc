@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "bench/bench_programs.h"
 #include "benchmark/benchmark.h"
 #include "vm/vm.h"
 #include "worker/profile_run.h"
@@ -14,22 +15,8 @@
 namespace flamefleet::worker {
 namespace {
 
-std::string FibLike() { return "begin repeat.100000 swap dup.1 add end end"; }
-
-std::string CallHeavy() {
-  return R"(
-    proc.leaf push.3 mul add.1 end
-    proc.branchy dup.0 is_odd if.true add.1 else add.2 end end
-    proc.mid exec.leaf exec.branchy exec.leaf end
-    begin
-      push.1 push.20000
-      dup.0 neq.0
-      while.true
-        swap exec.mid u32split drop swap sub.1 dup.0 neq.0
-      end
-      drop drop
-    end)";
-}
+using bench::FibLike;
+std::string CallHeavy() { return bench::CallHeavy(20000); }
 
 vm::Program Assemble(const std::string& source) {
   return *vm::Assembler(vm::AssemblerOptions{}).AssembleSource("b.masm", source);

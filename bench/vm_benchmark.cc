@@ -6,62 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_programs.h"
 #include "benchmark/benchmark.h"
 #include "vm/vm.h"
 
 namespace flamefleet::vm {
 namespace {
 
-// Straight-line: one big basic block, like the Fibonacci example.
-std::string FibLike() { return "begin repeat.100000 swap dup.1 add end end"; }
-
-// Loop-heavy: a counted while loop with a small body and an if in it.
-std::string LoopHeavy() {
-  return R"(begin
-    push.0 push.200000
-    dup.0 neq.0
-    while.true
-      dup.0 is_odd
-      if.true swap add.3 swap else swap mul.2 swap end
-      sub.1 dup.0 neq.0
-    end
-    drop drop
-  end)";
-}
-
-// u32-heavy: xorshift-style mixing with u32 operations.
-std::string U32Heavy() {
-  return R"(begin
-    push.2463534242 push.100000
-    dup.0 neq.0
-    while.true
-      swap
-      dup.0 u32shl.13 u32xor
-      dup.0 u32shr.17 u32xor
-      dup.0 u32shl.5 u32xor
-      dup.0 u32rotl.7 u32wrapping_add u32wrapping_add.12345
-      u32and.4294967295
-      swap sub.1 dup.0 neq.0
-    end
-    drop drop
-  end)";
-}
-
-// Call-heavy: nested procedures, some inlined into the caller's block and some not.
-std::string CallHeavy() {
-  return R"(
-    proc.leaf push.3 mul add.1 end
-    proc.branchy dup.0 is_odd if.true add.1 else add.2 end end
-    proc.mid exec.leaf exec.branchy exec.leaf end
-    begin
-      push.1 push.50000
-      dup.0 neq.0
-      while.true
-        swap exec.mid u32split drop swap sub.1 dup.0 neq.0
-      end
-      drop drop
-    end)";
-}
+using bench::CallHeavy;
+using bench::FibLike;
+using bench::LoopHeavy;
+using bench::U32Heavy;
 
 // A cheap observer: keeps the frame depth and counts transitions, like a profiler's cursor.
 class CountingObserver : public CallStackObserver {
