@@ -111,9 +111,10 @@ absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::stri
     uint32_t done = b.jobs_succeeded() + b.jobs_failed() + b.jobs_cancelled();
     std::string eta;
     if (done > 0 && done < b.jobs_total()) {
-      absl::Duration per = (absl::Now() - start) / done;
-      eta = absl::StrCat("  ETA ", absl::FormatDuration(
-                                       absl::Trunc(per * (b.jobs_total() - done), absl::Seconds(1))));
+      absl::Duration left = (absl::Now() - start) / done * (b.jobs_total() - done);
+      eta = left < absl::Seconds(1)
+                ? "  ETA <1s"
+                : absl::StrCat("  ETA ", absl::FormatDuration(absl::Trunc(left, absl::Seconds(1))));
     }
     std::cerr << (tty ? "\r" : "") << ProgressLine(b) << eta << (tty ? "\033[K" : "\n");
   });
@@ -229,6 +230,8 @@ int RunLocal(const RunFlags& flags) {
   char tmpl[] = "/tmp/flamefleet-run-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return Fail(absl::InternalError("cannot create a state dir"));
   std::string state_dir = tmpl;
+  // Keep the children's logs to warnings and errors; the progress line tells the story.
+  setenv("GLOG_minloglevel", "1", /*overwrite=*/0);
 
   // SIGINT/SIGTERM: stop the fleet (the watch stream then ends) and exit 130.
   sigset_t set;

@@ -1,17 +1,22 @@
 #include "profile/folded.h"
 
 #include <emmintrin.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace flamefleet::profile {
 namespace {
@@ -105,8 +110,7 @@ class HashIndex {
  public:
   static constexpr uint32_t kAbsent = 0xffffffffu;
 
-  explicit HashIndex(size_t initial = 1 << 14)
-      : slots_(initial), mask_(initial - 1) {}
+  HashIndex() : slots_(AllocateSlots(kInitial)), mask_(kInitial - 1) {}
 
   void Prefetch(uint64_t key) const {
     __builtin_prefetch(&slots_[Fix(key) & mask_]);
@@ -124,7 +128,7 @@ class HashIndex {
 
   // Adds (key, check) -> value; the pair must not be present yet.
   void Insert(uint64_t key, uint32_t check, uint32_t value) {
-    if (10 * (size_ + 1) > 7 * slots_.size()) Grow();
+    if (10 * (size_ + 1) > 7 * (mask_ + 1)) Grow();
     Place(Slot{Fix(key), check, value});
     ++size_;
   }
@@ -135,6 +139,29 @@ class HashIndex {
     uint32_t check;
     uint32_t value;
   };
+  struct FreeSlots {
+    void operator()(Slot* slots) const { std::free(slots); }
+  };
+  using Slots = std::unique_ptr<Slot[], FreeSlots>;
+  static constexpr size_t kInitial = 1 << 14;
+
+  // Returns `n` zeroed slots. Large arrays go on transparent huge pages: the
+  // table is probed at random, and with 4 KiB pages nearly every probe would
+  // also miss the TLB.
+  static Slots AllocateSlots(size_t n) {
+    constexpr size_t kHugePage = 2 << 20;
+    const size_t bytes = n * sizeof(Slot);  // a power of two
+    void* memory = nullptr;
+    if (bytes >= kHugePage) {
+      memory = std::aligned_alloc(kHugePage, bytes);
+      if (memory != nullptr) madvise(memory, bytes, MADV_HUGEPAGE);
+    } else {
+      memory = std::malloc(bytes);
+    }
+    if (memory == nullptr) std::abort();  // out of memory, as operator new
+    std::memset(memory, 0, bytes);
+    return Slots(static_cast<Slot*>(memory));
+  }
   static uint64_t Fix(uint64_t key) { return key == 0 ? 1 : key; }
 
   void Place(const Slot& slot) {
@@ -143,15 +170,16 @@ class HashIndex {
     slots_[i] = slot;
   }
   void Grow() {
-    std::vector<Slot> old(slots_.size() * 2);
+    const size_t old_size = mask_ + 1;
+    Slots old = AllocateSlots(2 * old_size);
     old.swap(slots_);
-    mask_ = slots_.size() - 1;
-    for (const Slot& s : old) {
-      if (s.key != 0) Place(s);
+    mask_ = 2 * old_size - 1;
+    for (size_t i = 0; i < old_size; ++i) {
+      if (old[i].key != 0) Place(old[i]);
     }
   }
 
-  std::vector<Slot> slots_;
+  Slots slots_;
   size_t mask_;
   size_t size_ = 0;
 };
@@ -186,6 +214,7 @@ FoldedReader::FoldedReader(Profile* after, Profile* before,
     if (t->profile->child_matching() == Profile::ChildMatching::kByName &&
         t->profile->num_nodes() == 1) {
       t->prefixes = std::make_unique<internal::HashIndex>();
+      chain_prefixes_ = true;
     }
   }
   if (options_.chunk_size == 0) options_.chunk_size = 1;
@@ -199,13 +228,15 @@ void FoldedReader::Malformed(absl::string_view message) {
   }
 }
 
-void FoldedReader::ScanFrames(const char* begin, const char* end) {
+uint32_t FoldedReader::ScanFrames(const char* begin, const char* end,
+                                  const char* readable_end, Batch* batch) {
   // One pass, 16 bytes at a time: SSE2 finds the `;` separators, and each
   // block is folded into both hash lanes. Frames hash independently of each
   // other, so the CPU overlaps consecutive frames' multiplies.
   const __m128i semicolons = _mm_set1_epi8(';');
+  const size_t first = batch->num_frames;
+  size_t k = first;
   const char* p = begin;
-  size_t k = 0;
   while (true) {
     const char* frame_begin = p;
     uint64_t h1 = kA0, h2 = kB0;
@@ -213,7 +244,7 @@ void FoldedReader::ScanFrames(const char* begin, const char* end) {
       const auto avail = static_cast<size_t>(end - p);
       uint64_t lo, hi;
       unsigned stop;
-      if (readable_end_ - p >= 16) [[likely]] {
+      if (readable_end - p >= 16) [[likely]] {
         const __m128i v =
             _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
         stop = static_cast<unsigned>(
@@ -246,122 +277,27 @@ void FoldedReader::ScanFrames(const char* begin, const char* end) {
       h2 = Fold(lo ^ kB1 ^ h2, hi ^ kB2 ^ (n * kB3));
       break;
     }
-    if (k == frames_.size()) frames_.resize(2 * k + 64);
-    frames_[k++] = Frame{p, h1, h2, 0, 0};
+    if (k == batch->frames.size()) batch->frames.resize(2 * k + 1024);
+    batch->frames[k++] = Frame{h1, 0, static_cast<uint32_t>(h2), 0};
     if (p == end) break;
     ++p;  // the `;`
   }
-  depth_ = k;
-}
-
-Profile::FrameId FoldedReader::FrameOf(Target& target, size_t k,
-                                       const char* frame_begin) {
-  const Frame& f = frames_[k];
-  const auto check = static_cast<uint32_t>(f.hash2);
-  uint32_t id = target.frames->Find(f.hash1, check);
-  if (id == internal::HashIndex::kAbsent) {
-    id = target.profile->InternFrame(absl::string_view(
-        frame_begin, static_cast<size_t>(f.end - frame_begin)));
-    target.frames->Insert(f.hash1, check, id);
-  }
-  return id;
-}
-
-void FoldedReader::AddStackFast(Target& target, const char* begin,
-                                uint64_t count) {
-  // How many of the deepest prefixes to prefetch: the deepest existing one is
-  // nearly always among them, and more would only queue behind the CPU's
-  // outstanding-miss limit.
-  constexpr size_t kPrefetch = 6;
-  Profile& profile = *target.profile;
-  internal::HashIndex& table = *target.prefixes;
-  const size_t depth = depth_;
-  uint64_t p1 = kPrefixSeed1, p2 = kPrefixSeed2;
-  for (size_t k = 0; k < depth; ++k) {
-    p1 = ChainPrefix(p1, frames_[k].hash1, kP1);
-    p2 = ChainPrefix(p2, frames_[k].hash2, kP2);
-    frames_[k].prefix1 = p1;
-    frames_[k].prefix2 = p2;
-  }
-  for (size_t k = depth; k > 0 && k + kPrefetch > depth; --k)
-    table.Prefetch(frames_[k - 1].prefix1);
-  // Deepest existing prefix: `lo` frames long, ending at `node` (the root
-  // always exists).
-  size_t lo = depth;
-  Profile::NodeId node = Profile::kRoot;
-  for (; lo > 0; --lo) {
-    const Frame& f = frames_[lo - 1];
-    const uint32_t found =
-        table.Find(f.prefix1, static_cast<uint32_t>(f.prefix2));
-    if (found != internal::HashIndex::kAbsent) {
-      node = found;
-      break;
+  batch->num_frames = k;
+  if (chain_prefixes_) {
+    uint64_t p1 = kPrefixSeed1, p2 = kPrefixSeed2;
+    for (size_t i = first; i < k; ++i) {
+      Frame& f = batch->frames[i];
+      p1 = ChainPrefix(p1, f.hash, kP1);
+      p2 = ChainPrefix(p2, f.hash_check, kP2);
+      f.prefix = p1;
+      f.prefix_check = static_cast<uint32_t>(p2);
     }
   }
-  const char* frame_begin = lo == 0 ? begin : frames_[lo - 1].end + 1;
-  for (size_t k = lo; k < depth; ++k) {
-    node = profile.AddNewChild(node, FrameOf(target, k, frame_begin));
-    table.Insert(frames_[k].prefix1, static_cast<uint32_t>(frames_[k].prefix2),
-                 node);
-    frame_begin = frames_[k].end + 1;
-  }
-  profile.AddSelf(node, count);
+  return static_cast<uint32_t>(k - first);
 }
 
-void FoldedReader::AddStackAdjacent(Target& target, const char* begin,
-                                    uint64_t count) {
-  // The most recent path (each node the last child of its parent) is the
-  // previous line's, so the frames this line shares with it map to the same
-  // nodes; Child() takes over from the first frame that differs.
-  Profile& profile = *target.profile;
-  const size_t depth = depth_;
-  const size_t shared_limit = std::min(depth, target.path_frames.size());
-  size_t shared = 0;
-  while (shared < shared_limit &&
-         frames_[shared].hash1 == target.path_frames[shared].hash1 &&
-         frames_[shared].hash2 == target.path_frames[shared].hash2) {
-    ++shared;
-  }
-  Profile::NodeId node =
-      shared == 0 ? Profile::kRoot : target.path_nodes[shared - 1];
-  target.path_nodes.resize(depth);
-  const char* frame_begin = shared == 0 ? begin : frames_[shared - 1].end + 1;
-  for (size_t k = shared; k < depth; ++k) {
-    node = profile.Child(node, FrameOf(target, k, frame_begin));
-    target.path_nodes[k] = node;
-    frame_begin = frames_[k].end + 1;
-  }
-  target.path_frames.assign(frames_.begin(),
-                            frames_.begin() + static_cast<ptrdiff_t>(depth));
-  profile.AddSelf(node, count);
-}
-
-void FoldedReader::AddStack(Target& target, const char* begin, const char* end,
-                            uint64_t count) {
-  Profile* profile = target.profile;
-  if (begin == end) {
-    profile->AddSelf(Profile::kRoot, count);
-    return;
-  }
-  ScanFrames(begin, end);
-  if (target.prefixes != nullptr) {
-    AddStackFast(target, begin, count);
-    return;
-  }
-  if (profile->child_matching() == Profile::ChildMatching::kAdjacent) {
-    AddStackAdjacent(target, begin, count);
-    return;
-  }
-  Profile::NodeId node = Profile::kRoot;
-  const char* frame_begin = begin;
-  for (size_t k = 0; k < depth_; ++k) {
-    node = profile->Child(node, FrameOf(target, k, frame_begin));
-    frame_begin = frames_[k].end + 1;
-  }
-  profile->AddSelf(node, count);
-}
-
-void FoldedReader::ParseLine(const char* begin, const char* end) {
+void FoldedReader::ParseLine(const char* begin, const char* end,
+                             const char* readable_end, Batch* batch) {
   while (end > begin && IsSpace(end[-1])) --end;
   if (end == begin) return;  // blank line
   ++stats_.lines;
@@ -393,12 +329,181 @@ void FoldedReader::ParseLine(const char* begin, const char* end) {
     }
   }
   if (fractional) ++stats_.fractional_lines;
-  if (two_column) {
-    ++stats_.two_column_lines;
-    if (before_.profile != nullptr)
-      AddStack(before_, begin, stack_end, before_count);
+  if (two_column) ++stats_.two_column_lines;
+  const auto first = static_cast<uint32_t>(batch->num_frames);
+  const uint32_t depth = begin == stack_end
+                             ? 0
+                             : ScanFrames(begin, stack_end, readable_end, batch);
+  batch->lines.push_back(Line{begin, stack_end, first, depth, after_count,
+                              before_count, two_column});
+}
+
+size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last,
+                                size_t max_bytes, Batch* batch) {
+  batch->lines.clear();
+  batch->num_frames = 0;
+  const char* readable_end = data + size;
+  size_t pos = 0;
+  while (pos < size && pos < max_bytes) {
+    const char* nl =
+        static_cast<const char*>(std::memchr(data + pos, '\n', size - pos));
+    if (nl == nullptr) {
+      if (!last) break;
+      ++line_number_;
+      ParseLine(data + pos, data + size, readable_end, batch);
+      pos = size;
+      break;
+    }
+    ++line_number_;
+    ParseLine(data + pos, nl, readable_end, batch);
+    pos = static_cast<size_t>(nl - data) + 1;
   }
-  AddStack(after_, begin, stack_end, after_count);
+  return pos;
+}
+
+Profile::FrameId FoldedReader::FrameOf(Target& target, const Line& line,
+                                       const Frame* frames, size_t k) {
+  const Frame& f = frames[k];
+  uint32_t id = target.frames->Find(f.hash, f.hash_check);
+  if (id == internal::HashIndex::kAbsent) {  // once per distinct name
+    const char* p = line.begin;
+    for (size_t i = 0; i < k; ++i) {
+      p = static_cast<const char*>(
+              std::memchr(p, ';', static_cast<size_t>(line.end - p))) +
+          1;
+    }
+    const char* end = static_cast<const char*>(
+        std::memchr(p, ';', static_cast<size_t>(line.end - p)));
+    if (end == nullptr) end = line.end;
+    id = target.profile->InternFrame(
+        absl::string_view(p, static_cast<size_t>(end - p)));
+    target.frames->Insert(f.hash, f.hash_check, id);
+  }
+  return id;
+}
+
+void FoldedReader::AddStackFast(Target& target, const Line& line,
+                                const Frame* frames) {
+  Profile& profile = *target.profile;
+  internal::HashIndex& table = *target.prefixes;
+  const size_t depth = line.depth;
+  // Deepest existing prefix: `lo` frames long, ending at `node` (the root
+  // always exists).
+  size_t lo = depth;
+  Profile::NodeId node = Profile::kRoot;
+  for (; lo > 0; --lo) {
+    const Frame& f = frames[lo - 1];
+    const uint32_t found = table.Find(f.prefix, f.prefix_check);
+    if (found != internal::HashIndex::kAbsent) {
+      node = found;
+      break;
+    }
+  }
+  for (size_t k = lo; k < depth; ++k) {
+    node = profile.AddNewChild(node, FrameOf(target, line, frames, k));
+    table.Insert(frames[k].prefix, frames[k].prefix_check, node);
+  }
+  profile.AddSelf(node, line.after_count);
+}
+
+void FoldedReader::AddStackAdjacent(Target& target, const Line& line,
+                                    const Frame* frames) {
+  // The most recent path (each node the last child of its parent) is the
+  // previous line's, so the frames this line shares with it map to the same
+  // nodes; Child() takes over from the first frame that differs.
+  Profile& profile = *target.profile;
+  const size_t depth = line.depth;
+  const size_t shared_limit = std::min(depth, target.path_nodes.size());
+  size_t shared = 0;
+  while (shared < shared_limit &&
+         frames[shared].hash == target.path_frames[shared].hash &&
+         frames[shared].hash_check == target.path_frames[shared].hash_check) {
+    ++shared;
+  }
+  Profile::NodeId node =
+      shared == 0 ? Profile::kRoot : target.path_nodes[shared - 1];
+  target.path_nodes.resize(depth);
+  target.path_frames.resize(depth);
+  for (size_t k = shared; k < depth; ++k) {
+    node = profile.Child(node, FrameOf(target, line, frames, k));
+    target.path_nodes[k] = node;
+    target.path_frames[k] = frames[k];
+  }
+  profile.AddSelf(node, line.after_count);
+}
+
+void FoldedReader::AddStack(Target& target, const Line& line,
+                            const Frame* frames) {
+  Profile& profile = *target.profile;
+  if (line.depth == 0) {
+    profile.AddSelf(Profile::kRoot, line.after_count);
+    return;
+  }
+  if (target.prefixes != nullptr) {
+    AddStackFast(target, line, frames);
+    return;
+  }
+  if (profile.child_matching() == Profile::ChildMatching::kAdjacent) {
+    AddStackAdjacent(target, line, frames);
+    return;
+  }
+  Profile::NodeId node = Profile::kRoot;
+  for (size_t k = 0; k < line.depth; ++k)
+    node = profile.Child(node, FrameOf(target, line, frames, k));
+  profile.AddSelf(node, line.after_count);
+}
+
+void FoldedReader::AddBatch(const Batch& batch) {
+  // Adding is bound by cache misses (the batch was written by the parser
+  // thread, the hash tables are large), so while line i is added, the table
+  // slots line i+1 will probe and the frames of line i+2 are prefetched. Only
+  // the deepest few prefixes are prefetched: the deepest existing one is
+  // nearly always among them, and more would queue behind the CPU's
+  // outstanding-miss limit.
+  constexpr size_t kPrefetchPrefixes = 6;
+  const size_t num_lines = batch.lines.size();
+  const Target& target = after_;
+  const bool adjacent =
+      target.profile->child_matching() == Profile::ChildMatching::kAdjacent;
+  auto prefetch_frames = [&](size_t i) {
+    if (i >= num_lines) return;
+    const Line& line = batch.lines[i];
+    const char* p =
+        reinterpret_cast<const char*>(batch.frames.data() + line.first_frame);
+    const size_t bytes = line.depth * sizeof(Frame);
+    for (size_t offset = 0; offset < bytes; offset += 64)
+      __builtin_prefetch(p + offset);
+  };
+  auto prefetch_slots = [&](size_t i) {
+    if (i >= num_lines) return;
+    const Line& line = batch.lines[i];
+    const Frame* frames = batch.frames.data() + line.first_frame;
+    if (target.prefixes != nullptr) {
+      for (size_t k = line.depth; k > 0 && k + kPrefetchPrefixes > line.depth;
+           --k) {
+        target.prefixes->Prefetch(frames[k - 1].prefix);
+        target.frames->Prefetch(frames[k - 1].hash);
+      }
+    } else if (adjacent) {
+      for (size_t k = 0; k < line.depth; ++k)
+        target.frames->Prefetch(frames[k].hash);
+    }
+  };
+  prefetch_frames(0);
+  prefetch_frames(1);
+  prefetch_slots(0);
+  for (size_t i = 0; i < num_lines; ++i) {
+    prefetch_frames(i + 2);
+    prefetch_slots(i + 1);
+    const Line& line = batch.lines[i];
+    const Frame* frames = batch.frames.data() + line.first_frame;
+    if (line.two_column && before_.profile != nullptr) {
+      Line before = line;
+      before.after_count = line.before_count;
+      AddStack(before_, before, frames);
+    }
+    AddStack(after_, line, frames);
+  }
 }
 
 void FoldedReader::MaybePrune() {
@@ -418,59 +523,145 @@ void FoldedReader::MaybePrune() {
       std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
 }
 
-size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last) {
-  readable_end_ = data + size;
-  size_t pos = 0;
-  while (pos < size) {
-    const char* nl =
-        static_cast<const char*>(std::memchr(data + pos, '\n', size - pos));
-    if (nl == nullptr) {
-      if (!last) break;
-      ++line_number_;
-      ParseLine(data + pos, data + size);
-      pos = size;
-      break;
-    }
-    ++line_number_;
-    ParseLine(data + pos, nl);
-    pos = static_cast<size_t>(nl - data) + 1;
-  }
-  MaybePrune();
-  return pos;
-}
-
 absl::Status FoldedReader::ReadString(absl::string_view text,
                                       absl::string_view source) {
   source_ = std::string(source);
   line_number_ = 0;
   stats_.bytes += text.size();
-  ParseChunk(text.data(), text.size(), /*last=*/true);
+  // Batches of about one chunk keep the parsed form small; pruning happens
+  // once at the end, as for one chunk.
+  Batch batch;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    pos += ParseChunk(text.data() + pos, text.size() - pos, /*last=*/true,
+                      options_.chunk_size, &batch);
+    AddBatch(batch);
+  }
+  MaybePrune();
   return absl::OkStatus();
+}
+
+absl::Status FoldedReader::ReadChunks(ReadFn read) {
+  if (std::getenv("FF_PIPE") != nullptr) return ReadChunksPipelined(read);
+  // Lines are parsed and added in small batches that stay in cache; pruning
+  // still happens once per chunk.
+  constexpr size_t kBatchBytes = 64 << 10;
+  std::string buffer(options_.chunk_size, '\0');
+  size_t filled = 0;
+  Batch batch;
+  while (true) {
+    if (filled == buffer.size())
+      buffer.resize(buffer.size() * 2);  // one very long line
+    size_t got = 0;
+    bool eof = false;
+    absl::Status status =
+        read(buffer.data() + filled, buffer.size() - filled, &got, &eof);
+    if (!status.ok()) return status;
+    stats_.bytes += got;
+    filled += got;
+    size_t used = 0;
+    while (used < filled) {
+      const size_t n = ParseChunk(buffer.data() + used, filled - used, eof,
+                                  kBatchBytes, &batch);
+      AddBatch(batch);
+      if (n == 0) break;
+      used += n;
+    }
+    MaybePrune();
+    std::memmove(buffer.data(), buffer.data() + used, filled - used);
+    filled -= used;
+    if (eof) break;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FoldedReader::ReadChunksPipelined(ReadFn read) {
+  // A ring of chunk buffers with their parsed batches: the parser thread
+  // reads and parses slot i while this thread adds slot i-1 to the profiles,
+  // and a slot is reused once added. A line cut by a chunk's end is carried
+  // to the next slot, and chunks hold exactly the bytes the single-buffer
+  // loop would read, so pruning happens at the same points.
+  constexpr uint64_t kSlots = 3;
+  struct Slot {
+    std::string buffer;
+    Batch batch;
+  };
+  struct Progress {
+    absl::Mutex mu;
+    uint64_t parsed ABSL_GUARDED_BY(mu) = 0;  // slots published by the parser
+    uint64_t added ABSL_GUARDED_BY(mu) = 0;   // slots added to the profiles
+    bool finished ABSL_GUARDED_BY(mu) = false;
+    absl::Status status ABSL_GUARDED_BY(mu);
+  };
+  std::vector<Slot> slots(kSlots);
+  Progress progress;
+
+  std::thread parser([&] {
+    size_t chunk = options_.chunk_size;
+    const char* carry = nullptr;
+    size_t carry_size = 0;
+    absl::Status status;
+    for (uint64_t i = 0;; ++i) {
+      {
+        absl::MutexLock lock(&progress.mu);
+        auto slot_free = [&] { return progress.parsed - progress.added < kSlots; };
+        progress.mu.Await(absl::Condition(&slot_free));
+      }
+      Slot& slot = slots[i % kSlots];
+      if (carry_size == chunk) chunk *= 2;  // one very long line
+      if (slot.buffer.size() < chunk) slot.buffer.resize(chunk);
+      if (carry_size != 0) std::memcpy(slot.buffer.data(), carry, carry_size);
+      size_t got = 0;
+      bool eof = false;
+      status =
+          read(slot.buffer.data() + carry_size, chunk - carry_size, &got, &eof);
+      if (!status.ok()) break;
+      stats_.bytes += got;
+      const size_t filled = carry_size + got;
+      const size_t used =
+          ParseChunk(slot.buffer.data(), filled, eof, filled, &slot.batch);
+      carry = slot.buffer.data() + used;
+      carry_size = filled - used;
+      {
+        absl::MutexLock lock(&progress.mu);
+        ++progress.parsed;
+      }
+      if (eof) break;
+    }
+    absl::MutexLock lock(&progress.mu);
+    progress.status = status;
+    progress.finished = true;
+  });
+
+  for (uint64_t i = 0;; ++i) {
+    {
+      absl::MutexLock lock(&progress.mu);
+      auto ready = [&] { return progress.parsed > i || progress.finished; };
+      progress.mu.Await(absl::Condition(&ready));
+      if (progress.parsed == i) break;  // finished
+    }
+    AddBatch(slots[i % kSlots].batch);
+    MaybePrune();
+    absl::MutexLock lock(&progress.mu);
+    ++progress.added;
+  }
+  parser.join();
+  absl::MutexLock lock(&progress.mu);
+  return progress.status;
 }
 
 absl::Status FoldedReader::ReadStream(std::istream& in,
                                       absl::string_view source) {
   source_ = std::string(source);
   line_number_ = 0;
-  std::string buffer(options_.chunk_size, '\0');
-  size_t filled = 0;
-  while (true) {
-    if (filled == buffer.size())
-      buffer.resize(buffer.size() * 2);  // one very long line
-    in.read(buffer.data() + filled,
-            static_cast<std::streamsize>(buffer.size() - filled));
-    const auto got = static_cast<size_t>(in.gcount());
-    stats_.bytes += got;
-    filled += got;
-    const bool eof = in.eof();
-    if (!eof && in.fail())
+  return ReadChunks([&](char* data, size_t size, size_t* got, bool* eof) {
+    in.read(data, static_cast<std::streamsize>(size));
+    *got = static_cast<size_t>(in.gcount());
+    *eof = in.eof();
+    if (!*eof && in.fail())
       return absl::DataLossError(absl::StrCat(source, ": read error"));
-    const size_t used = ParseChunk(buffer.data(), filled, eof);
-    std::memmove(buffer.data(), buffer.data() + used, filled - used);
-    filled -= used;
-    if (eof) break;
-  }
-  return absl::OkStatus();
+    return absl::OkStatus();
+  });
 }
 
 absl::Status FoldedReader::ReadFile(const std::string& path) {
@@ -485,23 +676,13 @@ absl::Status FoldedReader::ReadFile(const std::string& path) {
   }
   source_ = path;
   line_number_ = 0;
-  std::string buffer(options_.chunk_size, '\0');
-  size_t filled = 0;
-  while (true) {
-    if (filled == buffer.size()) buffer.resize(buffer.size() * 2);
-    const size_t got = std::fread(buffer.data() + filled, 1,
-                                  buffer.size() - filled, file.get());
-    stats_.bytes += got;
-    filled += got;
-    const bool eof = got == 0 || std::feof(file.get());
+  return ReadChunks([&](char* data, size_t size, size_t* got, bool* eof) {
+    *got = std::fread(data, 1, size, file.get());
+    *eof = *got == 0 || std::feof(file.get());
     if (std::ferror(file.get()))
       return absl::DataLossError(absl::StrCat(path, ": read error"));
-    const size_t used = ParseChunk(buffer.data(), filled, eof);
-    std::memmove(buffer.data(), buffer.data() + used, filled - used);
-    filled -= used;
-    if (eof) break;
-  }
-  return absl::OkStatus();
+    return absl::OkStatus();
+  });
 }
 
 std::string SanitizeFrameName(absl::string_view name) {

@@ -35,8 +35,10 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "profile/profile.h"
@@ -85,6 +87,8 @@ struct FoldedReadStats {
 };
 
 // Streams folded text into profiles. Not thread-safe; one reader per thread.
+// ReadFile and ReadStream parse on a helper thread of their own (joined before
+// they return) while the calling thread adds the parsed lines.
 class FoldedReader {
  public:
   // Reads into `after` (required, not owned, must outlive the reader).
@@ -122,18 +126,32 @@ class FoldedReader {
   const FoldedReadStats& stats() const { return stats_; }
 
  private:
-  // Parses whole lines in [data, data+size); returns the bytes consumed (up to
-  // and including the last newline, or everything if `last`).
-  size_t ParseChunk(const char* data, size_t size, bool last);
-  void ParseLine(const char* begin, const char* end);
-  // One frame of the current line: where it ends, its two 64-bit hashes, and
-  // (fast path only) the two hashes of the stack prefix ending with it.
+  // One frame of a line: its hash (64-bit key and 32-bit check) and, when a
+  // target has a prefix index, the hash of the stack prefix ending with it.
+  // Names are found again from the line's text only when a frame is new.
   struct Frame {
+    uint64_t hash;
+    uint64_t prefix;
+    uint32_t hash_check;
+    uint32_t prefix_check;
+  };
+  // One parsed line: its stack [begin, end) has the frames
+  // [first_frame, first_frame + depth) of the batch (depth 0: empty stack).
+  struct Line {
+    const char* begin;
     const char* end;
-    uint64_t hash1;
-    uint64_t hash2;
-    uint64_t prefix1;
-    uint64_t prefix2;
+    uint32_t first_frame;
+    uint32_t depth;
+    uint64_t after_count;
+    uint64_t before_count;
+    bool two_column;
+  };
+  // Lines parsed from one chunk, ready to be added to the profiles. Points
+  // into the chunk's bytes, which must outlive it.
+  struct Batch {
+    std::vector<Line> lines;
+    std::vector<Frame> frames;  // [0, num_frames) in use
+    size_t num_frames = 0;
   };
   // One profile being filled, with its hash indexes.
   struct Target {
@@ -144,35 +162,54 @@ class FoldedReader {
     std::unique_ptr<internal::HashIndex> frames;
     // kByName: stack-prefix hash -> node; null: no fast path.
     std::unique_ptr<internal::HashIndex> prefixes;
-    // kAdjacent: the previous line's frames (only the hashes are used) and
-    // nodes, root first. Cleared when pruning renumbers the nodes.
+    // kAdjacent: the previous line's frames and nodes, root first. Cleared
+    // when pruning renumbers the nodes.
     std::vector<Frame> path_frames;
     std::vector<Profile::NodeId> path_nodes;
   };
-  // Splits the non-empty stack [begin, end) into frames_[0, depth_), hashed.
-  // Reads ahead up to 16 bytes, never at or past readable_end_.
-  void ScanFrames(const char* begin, const char* end);
-  // Returns the FrameId of frames_[k] (begins at `frame_begin`) in `target`.
-  Profile::FrameId FrameOf(Target& target, size_t k, const char* frame_begin);
-  void AddStack(Target& target, const char* begin, const char* end,
-                uint64_t count);
-  void AddStackFast(Target& target, const char* begin, uint64_t count);
-  void AddStackAdjacent(Target& target, const char* begin, uint64_t count);
+
+  using ReadFn = absl::FunctionRef<absl::Status(char* data, size_t size,
+                                                 size_t* got, bool* eof)>;
+  // Reads chunks with `read` (fills up to `size` bytes at `data`, sets *got
+  // and *eof) and adds their lines, on this thread.
+  absl::Status ReadChunks(ReadFn read);
+  // Same, but parsing runs on a second thread, one chunk ahead.
+  absl::Status ReadChunksPipelined(ReadFn read);
+
+  // Parsing side (the only state it touches: stats_, source_, line_number_,
+  // chain_prefixes_, options_).
+  // Parses whole lines in [data, data+size) into `batch` (cleared first),
+  // stopping once `max_bytes` are consumed; returns the bytes consumed (up to
+  // and including the last newline, or everything if `last`).
+  size_t ParseChunk(const char* data, size_t size, bool last, size_t max_bytes,
+                    Batch* batch);
+  void ParseLine(const char* begin, const char* end, const char* readable_end,
+                 Batch* batch);
+  // Appends the frames of the non-empty stack [begin, end) to `batch`, hashed;
+  // returns how many. Reads ahead up to 16 bytes, never at or past
+  // `readable_end`.
+  uint32_t ScanFrames(const char* begin, const char* end,
+                      const char* readable_end, Batch* batch);
   void Malformed(absl::string_view message);
+
+  // Adding side.
+  void AddBatch(const Batch& batch);
+  void AddStack(Target& target, const Line& line, const Frame* frames);
+  void AddStackFast(Target& target, const Line& line, const Frame* frames);
+  void AddStackAdjacent(Target& target, const Line& line, const Frame* frames);
+  // Returns the FrameId in `target` of frame `k` of `line`.
+  Profile::FrameId FrameOf(Target& target, const Line& line,
+                           const Frame* frames, size_t k);
   void MaybePrune();
 
-  Target after_;
-  Target before_;
   FoldedReadOptions options_;
-  // Per-line scratch: the frames of the current stack (frames_[0, depth_)).
-  std::vector<Frame> frames_;
-  size_t depth_ = 0;
-  // Loads of up to 16 bytes are allowed below this address (the end of the
-  // buffer being parsed).
-  const char* readable_end_ = nullptr;
+  bool chain_prefixes_ = false;  // some target has a prefix index
   FoldedReadStats stats_;
   std::string source_;
   uint64_t line_number_ = 0;
+
+  Target after_;
+  Target before_;
   uint64_t next_prune_nodes_ = 1 << 20;
 };
 

@@ -1,7 +1,7 @@
 // Conversion between the in-memory call-tree Profile and its wire form, the
 // `flamefleet.v1.Profile` message (proto/flamefleet/v1/profile.proto): interned
-// frame names plus packed node columns (parent, frame, self cycles). This is the
-// only form a profile takes between processes; folded text is never sent.
+// frame names plus packed node columns (parent, frame, self cycles). This is
+// the only form a profile takes between processes; folded text is never sent.
 //
 //   std::string bytes = SerializeProfile(profile);      // worker side
 //   ...send bytes in chunks...

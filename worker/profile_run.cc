@@ -1,13 +1,26 @@
 #include "worker/profile_run.h"
 
-#include "common/status_macros.h"
-
+#include <atomic>
 #include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace flamefleet::worker {
 namespace {
 
 constexpr profile::Profile::FrameId kNoFrame = ~profile::Profile::FrameId{0};
+// Cycles run between two polls of the cancel flag.
+constexpr uint64_t kCancelSlice = uint64_t{1} << 20;
+
+bool Cancelled(const std::atomic<bool>* cancel) {
+  return cancel != nullptr && cancel->load(std::memory_order_relaxed);
+}
+
+absl::Status CancelledAt(uint64_t clk) {
+  return absl::CancelledError(absl::StrCat("stopped after ", clk, " cycles"));
+}
 
 }  // namespace
 
@@ -61,7 +74,8 @@ bool IsControlRow(vm::Opcode op) { return vm::IsControl(op); }
 
 absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program,
                                         const vm::ProgramInputs& inputs,
-                                        const vm::ExecutionOptions& options) {
+                                        const vm::ExecutionOptions& options,
+                                        const std::atomic<bool>* cancel) {
   vm::ExecutionOptions opts = options;
   if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
     opts.max_cycles = *inputs.max_cycles;
@@ -79,7 +93,9 @@ absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program,
     return n;
   };
   profile::Profile::NodeId current = profile::Profile::kNoNode;
+  uint64_t steps = 0;
   while (exec.state() == vm::Executor::State::kPaused) {
+    if ((++steps & (kCancelSlice - 1)) == 0 && Cancelled(cancel)) return CancelledAt(exec.clk());
     uint64_t before = exec.clk();
     exec.Step();
     if (exec.clk() == before) continue;
@@ -97,8 +113,9 @@ absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program,
 
 absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
                                            const vm::ProgramInputs& inputs,
-                                           const vm::ExecutionOptions& options, StackMode mode) {
-  if (mode == StackMode::kFlat) return ProfileFlat(program, inputs, options);
+                                           const vm::ExecutionOptions& options, StackMode mode,
+                                           const std::atomic<bool>* cancel) {
+  if (mode == StackMode::kFlat) return ProfileFlat(program, inputs, options, cancel);
   ProfiledRun run;
   CycleRecorder recorder(program, &run.profile);
   vm::ExecutionOptions opts = options;
@@ -109,7 +126,13 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
     return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
   }
   vm::Executor exec(program, inputs.stack, vm::MakeAdvice(inputs), opts, nullptr, &recorder);
-  exec.Run();
+  if (cancel == nullptr) {
+    exec.Run();
+  } else {
+    while (exec.Run(kCancelSlice) == vm::Executor::State::kPaused) {
+      if (Cancelled(cancel)) return CancelledAt(exec.clk());
+    }
+  }
   FLAMEFLEET_ASSIGN_OR_RETURN(run.result, vm::FinishRun(exec));
   recorder.Finish(exec.clk());
   return run;

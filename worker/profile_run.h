@@ -8,6 +8,7 @@
 #ifndef FLAMEFLEET_WORKER_PROFILE_RUN_H_
 #define FLAMEFLEET_WORKER_PROFILE_RUN_H_
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -66,10 +67,14 @@ struct ProfiledRun {
 };
 
 // Runs `program` with `inputs` and returns its final stack, cycle count and profile. Errors are
-// those of vm::RunProgram (a trap names the cycle, the instruction and the call stack).
+// those of vm::RunProgram (a trap names the cycle, the instruction and the call stack). If
+// `cancel` is not null it is polled between slices of about a million cycles (a few ms) and,
+// once true, the run stops with Cancelled ("stopped after N cycles"); it is not kept after the
+// call and may be set from another thread.
 absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
                                            const vm::ProgramInputs& inputs,
-                                           const vm::ExecutionOptions& options, StackMode mode);
+                                           const vm::ExecutionOptions& options, StackMode mode,
+                                           const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace flamefleet::worker
 

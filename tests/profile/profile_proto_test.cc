@@ -19,7 +19,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-void AddPath(Profile& p, const std::vector<std::string>& frames, uint64_t cycles) {
+void AddPath(Profile& p, const std::vector<std::string>& frames,
+             uint64_t cycles) {
   Profile::NodeId node = Profile::kRoot;
   for (const std::string& f : frames) node = p.Child(node, p.InternFrame(f));
   p.AddSelf(node, cycles);
@@ -145,7 +146,8 @@ TEST(ProfileProtoTest, RejectsWrongTotal) {
 }
 
 TEST(ProfileProtoTest, RejectsGarbageBytes) {
-  absl::Status status = ParseProfile(absl::string_view("\xff\xff\xff\xff", 4)).status();
+  absl::Status status =
+      ParseProfile(absl::string_view("\xff\xff\xff\xff", 4)).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -153,15 +155,20 @@ TEST(ProfileProtoTest, WireFormIsAtMostAQuarterOfFoldedText) {
   bench::FoldedGenOptions options;
   options.lines = 20000;
   std::string text;
-  bench::GenerateFolded(options, [&](absl::string_view chunk) { text.append(chunk); });
+  bench::GenerateFolded(options, [&](absl::string_view chunk) {
+    text.append(chunk.data(), chunk.size());
+  });
   Profile p;
   FoldedReader reader(&p);
   ASSERT_TRUE(reader.ReadString(text, "generated").ok());
   ASSERT_EQ(reader.stats().malformed_lines, 0u);
   const std::string folded = Folded(p);
   const std::string wire = SerializeProfile(p);
+  RecordProperty("wire_bytes", static_cast<int>(wire.size()));
+  RecordProperty("folded_bytes", static_cast<int>(folded.size()));
   EXPECT_LE(wire.size() * 4, folded.size())
-      << "wire " << wire.size() << " bytes, folded " << folded.size() << " bytes";
+      << "wire " << wire.size() << " bytes, folded " << folded.size()
+      << " bytes";
   absl::StatusOr<Profile> back = ParseProfile(wire);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->total(), p.total());

@@ -29,6 +29,15 @@ constexpr int kMaxReexportHops = 64;
 
 constexpr size_t kEntryIndex = ~size_t{0};
 
+// Registers the source at `path`: from options.virtual_files if it is there, else from disk.
+absl::StatusOr<uint32_t> LoadFile(const AssemblerOptions& options, SourceManager& sources,
+                                  const std::string& path) {
+  if (auto it = options.virtual_files.find(path); it != options.virtual_files.end()) {
+    return sources.Add(path, it->second);
+  }
+  return sources.Load(path);
+}
+
 struct LoadedModule {
   std::string path;       // "$exec" or "std::math::u64"
   std::string library;    // the namespace of the library it belongs to; "" for the program
@@ -182,7 +191,7 @@ class Build {
     std::string rest = path.substr(lib->first.size() + 2);
     std::string file = absl::StrCat(lib->second, "/", absl::StrJoin(absl::StrSplit(rest, "::"), "/"),
                                     ".masm");
-    absl::StatusOr<uint32_t> file_id = sources_->Load(file);
+    absl::StatusOr<uint32_t> file_id = LoadFile(options_, *sources_, file);
     if (!file_id.ok()) {
       return Error(loc, absl::StrCat("module '", path, "' not found: ", file_id.status().message()));
     }
@@ -583,7 +592,7 @@ class Build {
 
 absl::StatusOr<Program> Assembler::AssembleFile(const std::string& path) const {
   auto sources = std::make_shared<SourceManager>();
-  FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t file_id, sources->Load(path));
+  FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t file_id, LoadFile(options_, *sources, path));
   Build build(options_, sources);
   return build.Run(file_id);
 }

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "vm/assembler/program.h"
@@ -28,6 +29,13 @@ struct AssemblerOptions {
   // Debug mode like `miden run` (default): `breakpoint` costs one NOOP. Libraries are always
   // assembled in release mode.
   bool debug_mode = true;
+  // In-memory source files: path -> MASM text, consulted before the disk whenever the assembler
+  // would read a file (the program of AssembleFile and every library module, whose path is
+  // "DIR/a/b.masm" for `use.NS::a::b` and a library (NS, DIR)). Lets a caller hold a whole
+  // library set in memory, e.g. libraries = {{"std", "std"}} plus an entry
+  // "std/math/u64.masm". Paths are matched exactly as built (no normalisation) and are the
+  // file names shown in error locations.
+  absl::flat_hash_map<std::string, std::string> virtual_files;
 };
 
 class Assembler {

@@ -1,0 +1,696 @@
+#include "coordinator/batch_manager.h"
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "coordinator/internal/digest.h"
+#include "coordinator/profile_merger.h"
+#include "profile/folded.h"
+#include "profile/profile_proto.h"
+
+namespace flamefleet::coordinator {
+namespace {
+
+bool IsTerminal(v1::BatchState state) {
+  return state == v1::BATCH_STATE_SUCCEEDED ||
+         state == v1::BATCH_STATE_FAILED || state == v1::BATCH_STATE_CANCELLED;
+}
+
+bool IsTerminal(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
+std::string TaskId(absl::string_view batch_id, uint32_t index) {
+  return absl::StrCat(batch_id, "/", index);
+}
+
+// Splits "<batch>/<index>".
+absl::StatusOr<std::pair<std::string, uint32_t>> ParseTaskId(
+    absl::string_view task_id) {
+  size_t slash = task_id.rfind('/');
+  uint32_t index = 0;
+  if (slash == absl::string_view::npos || slash == 0 ||
+      !absl::SimpleAtoi(task_id.substr(slash + 1), &index)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("task_id: malformed \"", task_id, "\""));
+  }
+  return std::make_pair(std::string(task_id.substr(0, slash)), index);
+}
+
+int64_t UnixMs(absl::Time t) {
+  return t == absl::UnixEpoch() ? 0 : absl::ToUnixMillis(t);
+}
+
+v1::RenderOptions AggregateRenderOptions(const BatchRecord& batch, size_t jobs,
+                                         uint64_t cycles) {
+  v1::RenderOptions options;
+  options.set_title(batch.options.title().empty()
+                        ? absl::StrCat("flamefleet batch ", batch.id)
+                        : batch.options.title());
+  options.set_subtitle(absl::StrCat(jobs, " jobs, ", cycles, " cycles"));
+  options.set_count_name("cycles");
+  return options;
+}
+
+v1::RenderOptions JobRenderOptions(const std::string& job_name) {
+  v1::RenderOptions options;
+  options.set_title(job_name);
+  options.set_count_name("cycles");
+  return options;
+}
+
+}  // namespace
+
+BatchManager::BatchManager(JobStore* store, JobScheduler* scheduler,
+                           RenderClient* render, Clock* clock,
+                           BatchManagerOptions options)
+    : store_(store),
+      scheduler_(scheduler),
+      render_(render),
+      clock_(clock),
+      options_(options) {
+  if (options_.sweep_interval > absl::ZeroDuration()) {
+    sweeper_ = std::thread([this] { SweeperLoop(); });
+  }
+}
+
+BatchManager::~BatchManager() { Shutdown(); }
+
+void BatchManager::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    shutdown_ = true;
+  }
+  scheduler_->Shutdown();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+void BatchManager::SweeperLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&shutdown_),
+                           options_.sweep_interval);
+      if (shutdown_) return;
+    }
+    SweepExpiredLeases();
+  }
+}
+
+BatchManager::Batch* BatchManager::FindLocked(absl::string_view batch_id) {
+  auto it = batches_.find(batch_id);
+  return it == batches_.end() ? nullptr : it->second.get();
+}
+
+absl::StatusOr<std::pair<BatchManager::Batch*, JobRecord*>>
+BatchManager::FindTaskLocked(absl::string_view task_id) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(auto parsed, ParseTaskId(task_id));
+  Batch* batch = FindLocked(parsed.first);
+  if (batch == nullptr || parsed.second >= batch->record.jobs.size()) {
+    return absl::NotFoundError(absl::StrCat("task ", task_id, " not found"));
+  }
+  return std::make_pair(batch, &batch->record.jobs[parsed.second]);
+}
+
+void BatchManager::SetJobStateLocked(Batch* batch, JobRecord* job,
+                                     v1::JobState state) {
+  --batch->counts[job->state];
+  ++batch->counts[state];
+  if (state == v1::JOB_STATE_SUCCEEDED) batch->aggregate_cycles += job->cycles;
+  job->state = state;
+}
+
+void BatchManager::AddBatchLocked(BatchRecord record) {
+  auto batch = std::make_unique<Batch>();
+  batch->record = std::move(record);
+  for (JobRecord& job : batch->record.jobs) {
+    batch->job_by_name[job.spec.name()] = job.index;
+    ++batch->counts[job.state];
+    if (job.state == v1::JOB_STATE_SUCCEEDED)
+      batch->aggregate_cycles += job.cycles;
+  }
+  uint64_t numeric_id = 0;
+  if (absl::SimpleAtoi(batch->record.id, &numeric_id) &&
+      numeric_id >= next_id_) {
+    next_id_ = numeric_id + 1;
+  }
+  if (!batch->record.request_id.empty()) {
+    by_request_id_[batch->record.request_id] = batch->record.id;
+  }
+  order_.push_back(batch->record.id);
+  std::string id = batch->record.id;
+  batches_[id] = std::move(batch);
+}
+
+bool BatchManager::StartFinalizeLocked(Batch* batch) {
+  if (batch->finalizing || IsTerminal(batch->record.state)) return false;
+  uint32_t ended = batch->counts[v1::JOB_STATE_SUCCEEDED] +
+                   batch->counts[v1::JOB_STATE_FAILED] +
+                   batch->counts[v1::JOB_STATE_CANCELLED];
+  if (ended < batch->record.jobs.size()) return false;
+  batch->finalizing = true;
+  return true;
+}
+
+absl::Status BatchManager::Recover() {
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<BatchRecord> records,
+                              store_->LoadBatches(/*with_sources=*/false));
+  std::vector<std::string> to_finalize;
+  {
+    absl::MutexLock lock(&mu_);
+    for (BatchRecord& record : records) {
+      std::string id = record.id;
+      AddBatchLocked(std::move(record));
+      Batch* batch = FindLocked(id);
+      if (IsTerminal(batch->record.state)) continue;
+      for (JobRecord& job : batch->record.jobs) {
+        if (job.state ==
+            v1::JOB_STATE_RUNNING) {  // a store that does not recover by itself
+          SetJobStateLocked(batch, &job, v1::JOB_STATE_QUEUED);
+          FLAMEFLEET_RETURN_IF_ERROR(store_->UpdateJob(id, job));
+        }
+        if (job.state == v1::JOB_STATE_QUEUED) {
+          FLAMEFLEET_RETURN_IF_ERROR(
+              scheduler_->Enqueue(TaskId(id, job.index), job.attempts));
+        }
+      }
+      if (StartFinalizeLocked(batch)) to_finalize.push_back(id);
+    }
+  }
+  for (const std::string& id : to_finalize) FinalizeBatch(id);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> BatchManager::SubmitBatch(
+    const v1::SubmitBatchRequest& request) {
+  BatchRecord record;
+  record.request_id = request.request_id();
+  record.labels.insert(request.labels().begin(), request.labels().end());
+  record.options = request.options();
+  record.libraries = request.libraries();
+  record.libraries.set_digest(internal::LibrarySetDigest(request.libraries()));
+  record.created = clock_->Now();
+  record.state = v1::BATCH_STATE_RUNNING;
+  record.jobs.reserve(request.jobs_size());
+  for (int i = 0; i < request.jobs_size(); ++i) {
+    JobRecord job;
+    job.index = static_cast<uint32_t>(i);
+    job.spec = request.jobs(i);
+    record.jobs.push_back(std::move(job));
+  }
+  absl::MutexLock lock(&mu_);
+  if (!record.request_id.empty()) {
+    auto it = by_request_id_.find(record.request_id);
+    if (it != by_request_id_.end()) return it->second;
+  }
+  record.id = absl::StrCat(next_id_);
+  FLAMEFLEET_RETURN_IF_ERROR(store_->CreateBatch(record));
+  ++next_id_;
+  std::string id = record.id;
+  size_t jobs = record.jobs.size();
+  AddBatchLocked(std::move(record));
+  for (size_t i = 0; i < jobs; ++i) {
+    // A fresh task id cannot be known to the scheduler.
+    FLAMEFLEET_RETURN_IF_ERROR(
+        scheduler_->Enqueue(TaskId(id, static_cast<uint32_t>(i)), 0));
+  }
+  return id;
+}
+
+v1::Batch BatchManager::ToProtoLocked(const Batch& batch,
+                                      bool with_jobs) const {
+  v1::Batch out;
+  const BatchRecord& record = batch.record;
+  out.set_batch_id(record.id);
+  out.set_state(record.state);
+  out.mutable_labels()->insert(record.labels.begin(), record.labels.end());
+  out.set_created_unix_ms(UnixMs(record.created));
+  out.set_finished_unix_ms(UnixMs(record.finished));
+  out.set_jobs_total(static_cast<uint32_t>(record.jobs.size()));
+  out.set_jobs_queued(batch.counts[v1::JOB_STATE_QUEUED]);
+  out.set_jobs_running(batch.counts[v1::JOB_STATE_RUNNING]);
+  out.set_jobs_succeeded(batch.counts[v1::JOB_STATE_SUCCEEDED]);
+  out.set_jobs_failed(batch.counts[v1::JOB_STATE_FAILED]);
+  out.set_jobs_cancelled(batch.counts[v1::JOB_STATE_CANCELLED]);
+  out.set_aggregate_cycles(batch.aggregate_cycles);
+  if (with_jobs) {
+    for (const JobRecord& job : record.jobs) {
+      v1::JobStatus* status = out.add_jobs();
+      status->set_name(job.spec.name());
+      status->set_state(job.state);
+      status->set_attempts(job.attempts);
+      status->set_cycles(job.cycles);
+      status->mutable_stack()->Add(job.stack.begin(), job.stack.end());
+      status->set_error(job.error);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Batch> BatchManager::GetBatch(absl::string_view batch_id,
+                                                 bool with_jobs) {
+  absl::MutexLock lock(&mu_);
+  Batch* batch = FindLocked(batch_id);
+  if (batch == nullptr)
+    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+  return ToProtoLocked(*batch, with_jobs);
+}
+
+std::vector<v1::Batch> BatchManager::ListBatches(
+    const v1::ListBatchesRequest& request) {
+  size_t limit = request.limit() == 0 ? 100 : request.limit();
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::Batch> result;
+  for (auto it = order_.rbegin(); it != order_.rend() && result.size() < limit;
+       ++it) {
+    const Batch& batch = *batches_.at(*it);
+    const BatchRecord& record = batch.record;
+    if (request.state() != v1::BATCH_STATE_UNSPECIFIED &&
+        record.state != request.state()) {
+      continue;
+    }
+    if (UnixMs(record.created) < request.since_unix_ms()) continue;
+    bool labels_match = true;
+    for (const auto& [key, value] : request.labels()) {
+      auto label = record.labels.find(key);
+      if (label == record.labels.end() || label->second != value) {
+        labels_match = false;
+        break;
+      }
+    }
+    if (labels_match)
+      result.push_back(ToProtoLocked(batch, /*with_jobs=*/false));
+  }
+  return result;
+}
+
+absl::StatusOr<BatchSnapshot> BatchManager::WaitForChange(
+    absl::string_view batch_id, uint64_t after_version,
+    absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  Batch* batch = FindLocked(batch_id);
+  if (batch == nullptr)
+    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+  auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return shutdown_ || batch->version > after_version;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
+  if (shutdown_) return absl::UnavailableError("coordinator is shutting down");
+  bool ended = IsTerminal(batch->record.state);
+  return BatchSnapshot{ToProtoLocked(*batch, /*with_jobs=*/ended),
+                       batch->version};
+}
+
+absl::StatusOr<v1::Batch> BatchManager::CancelBatch(
+    absl::string_view batch_id) {
+  absl::MutexLock lock(&mu_);
+  Batch* batch = FindLocked(batch_id);
+  if (batch == nullptr)
+    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+  if (IsTerminal(batch->record.state) || batch->finalizing) {
+    return ToProtoLocked(*batch, /*with_jobs=*/true);
+  }
+  std::vector<std::string> task_ids;
+  for (const JobRecord& job : batch->record.jobs) {
+    if (!IsTerminal(job.state))
+      task_ids.push_back(TaskId(batch->record.id, job.index));
+  }
+  scheduler_->Cancel(task_ids);
+  for (JobRecord& job : batch->record.jobs) {
+    if (IsTerminal(job.state)) continue;
+    SetJobStateLocked(batch, &job, v1::JOB_STATE_CANCELLED);
+    FLAMEFLEET_RETURN_IF_ERROR(store_->UpdateJob(batch->record.id, job));
+  }
+  batch->record.state = v1::BATCH_STATE_CANCELLED;
+  batch->record.finished = clock_->Now();
+  FLAMEFLEET_RETURN_IF_ERROR(store_->UpdateBatchState(
+      batch->record.id, batch->record.state, batch->record.finished));
+  ++batch->version;
+  return ToProtoLocked(*batch, /*with_jobs=*/true);
+}
+
+absl::StatusOr<std::optional<v1::Task>> BatchManager::LeaseTask(
+    absl::string_view worker_id, absl::Duration wait,
+    const std::vector<std::string>& cached_library_digests) {
+  absl::Time deadline = absl::Now() + wait;
+  while (true) {
+    std::optional<Lease> lease = scheduler_->LeaseTask(deadline - absl::Now());
+    if (!lease) return std::optional<v1::Task>();
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
+        FindTaskLocked(lease->task_id);
+    if (!found.ok() || found->second->state != v1::JOB_STATE_QUEUED) {
+      scheduler_->Cancel(
+          {lease->task_id});  // cancelled meanwhile: drop it, try the next one
+      continue;
+    }
+    auto [batch, job] = *found;
+    SetJobStateLocked(batch, job, v1::JOB_STATE_RUNNING);
+    job->attempts = lease->attempt;
+    absl::Status stored = store_->UpdateJob(batch->record.id, *job);
+    if (stored.ok()) {
+      stored = store_->RecordAttempt(AttemptRecord{
+          batch->record.id, job->index, lease->attempt, std::string(worker_id),
+          lease->lease_id, clock_->Now()});
+    }
+    if (!stored.ok()) {
+      SetJobStateLocked(batch, job, v1::JOB_STATE_QUEUED);
+      scheduler_->Release(lease->task_id, lease->lease_id);
+      return stored;
+    }
+    ++batch->version;
+    v1::Task task;
+    task.set_task_id(lease->task_id);
+    task.set_lease_id(lease->lease_id);
+    task.set_attempt(lease->attempt);
+    *task.mutable_job() = job->spec;
+    *task.mutable_options() = batch->record.options;
+    const std::string& digest = batch->record.libraries.digest();
+    task.set_library_digest(digest);
+    if (std::find(cached_library_digests.begin(), cached_library_digests.end(),
+                  digest) == cached_library_digests.end()) {
+      *task.mutable_libraries() = batch->record.libraries;
+    }
+    task.set_lease_ms(static_cast<uint32_t>(
+        absl::ToInt64Milliseconds(scheduler_->options().lease_duration)));
+    return std::optional<v1::Task>(std::move(task));
+  }
+}
+
+void BatchManager::ReleaseTask(const std::string& task_id,
+                               const std::string& lease_id) {
+  absl::MutexLock lock(&mu_);
+  if (!scheduler_->Release(task_id, lease_id)) return;
+  absl::StatusOr<std::pair<Batch*, JobRecord*>> found = FindTaskLocked(task_id);
+  if (!found.ok() || found->second->state != v1::JOB_STATE_RUNNING) return;
+  auto [batch, job] = *found;
+  SetJobStateLocked(batch, job, v1::JOB_STATE_QUEUED);
+  absl::Status stored = store_->UpdateJob(batch->record.id, *job);
+  if (!stored.ok()) LOG(ERROR) << "task " << task_id << ": " << stored;
+  store_
+      ->FinishAttempt(batch->record.id, job->index, job->attempts,
+                      "not delivered", clock_->Now())
+      .IgnoreError();  // history only
+  ++batch->version;
+}
+
+std::optional<absl::Duration> BatchManager::RenewLease(
+    const std::string& task_id, const std::string& lease_id) {
+  if (!scheduler_->RenewLease(task_id, lease_id)) return std::nullopt;
+  return scheduler_->options().lease_duration;
+}
+
+absl::StatusOr<bool> BatchManager::CompleteTask(
+    const v1::TaskHeader& header, const std::string& profile_bytes) {
+  FLAMEFLEET_RETURN_IF_ERROR(ParseTaskId(header.task_id()).status());
+  // Check and store the profile before claiming the task, so that a bad upload
+  // leaves the lease live and a stored result is never half-written. Identical
+  // bytes share one artifact.
+  std::string digest;
+  if (header.succeeded() || !profile_bytes.empty()) {
+    absl::StatusOr<profile::Profile> parsed =
+        profile::ParseProfile(profile_bytes);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("profile_data: ", parsed.status().message()));
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(digest, store_->PutArtifact(profile_bytes));
+  }
+  if (!scheduler_->Complete(header.task_id(), header.lease_id())) return false;
+
+  std::string batch_id;
+  bool finalize = false;
+  {
+    absl::MutexLock lock(&mu_);
+    FLAMEFLEET_ASSIGN_OR_RETURN(auto found, FindTaskLocked(header.task_id()));
+    auto [batch, job] = found;
+    if (IsTerminal(job->state))
+      return true;  // cancelled while it ran: the result is dropped
+    JobRecord updated = *job;
+    updated.cycles = header.cycles();
+    updated.stack.assign(header.stack().begin(), header.stack().end());
+    updated.error = header.succeeded() ? "" : header.error();
+    updated.profile_digest = digest;
+    updated.state =
+        header.succeeded() ? v1::JOB_STATE_SUCCEEDED : v1::JOB_STATE_FAILED;
+    absl::Status stored = store_->UpdateJob(batch->record.id, updated);
+    if (stored.ok() && !digest.empty()) {
+      stored = store_->IndexArtifact(batch->record.id, job->spec.name(),
+                                     v1::ARTIFACT_FORMAT_PROFILE, digest);
+    }
+    if (!stored.ok()) {
+      // Not recorded: run it again rather than lose it.
+      scheduler_->Enqueue(header.task_id(), job->attempts)
+          .IgnoreError();  // was just forgotten
+      return stored;
+    }
+    store_
+        ->FinishAttempt(batch->record.id, job->index, job->attempts,
+                        header.succeeded()
+                            ? "succeeded"
+                            : absl::StrCat("failed: ", header.error()),
+                        clock_->Now())
+        .IgnoreError();  // history only; the job row above is what counts
+    job->cycles = updated.cycles;
+    job->stack = std::move(updated.stack);
+    job->error = std::move(updated.error);
+    job->profile_digest = std::move(updated.profile_digest);
+    SetJobStateLocked(batch, job, updated.state);
+    ++batch->version;
+    batch_id = batch->record.id;
+    finalize = StartFinalizeLocked(batch);
+  }
+  if (finalize) FinalizeBatch(batch_id);
+  return true;
+}
+
+void BatchManager::SweepExpiredLeases() {
+  std::vector<std::string> to_finalize;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const ExpiredLease& expired : scheduler_->SweepExpired()) {
+      absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
+          FindTaskLocked(expired.task_id);
+      if (!found.ok()) continue;
+      auto [batch, job] = *found;
+      if (IsTerminal(job->state)) continue;
+      store_
+          ->FinishAttempt(batch->record.id, job->index, expired.attempt,
+                          "lease expired",
+                          clock_->Now())
+          .IgnoreError();  // history only
+      if (expired.failed) {
+        job->error = expired.reason;
+        SetJobStateLocked(batch, job, v1::JOB_STATE_FAILED);
+      } else {
+        SetJobStateLocked(batch, job, v1::JOB_STATE_QUEUED);
+      }
+      absl::Status stored = store_->UpdateJob(batch->record.id, *job);
+      if (!stored.ok()) {
+        LOG(ERROR) << "task " << expired.task_id << ": " << stored;
+      }
+      LOG(WARNING) << "task " << expired.task_id << " attempt "
+                   << expired.attempt << ": lease expired"
+                   << (expired.failed ? "; " + expired.reason : "");
+      ++batch->version;
+      if (StartFinalizeLocked(batch)) to_finalize.push_back(batch->record.id);
+    }
+  }
+  for (const std::string& id : to_finalize) FinalizeBatch(id);
+}
+
+void BatchManager::FinalizeBatch(const std::string& batch_id) {
+  std::vector<std::pair<std::string, std::string>> profiles;  // task id, digest
+  BatchRecord header;
+  {
+    absl::MutexLock lock(&mu_);
+    Batch* batch = FindLocked(batch_id);
+    for (const JobRecord& job : batch->record.jobs) {
+      if (job.state == v1::JOB_STATE_SUCCEEDED) {
+        profiles.emplace_back(TaskId(batch_id, job.index), job.profile_digest);
+      }
+    }
+    header.id = batch->record.id;
+    header.options = batch->record.options;
+  }
+  // Merge: each succeeded job once, from its stored result.
+  ProfileMerger merger;
+  absl::Status status;
+  for (const auto& [task_id, digest] : profiles) {
+    absl::StatusOr<std::string> bytes = store_->GetArtifact(digest);
+    if (!bytes.ok()) {
+      status =
+          absl::Status(bytes.status().code(),
+                       absl::StrCat(task_id, ": ", bytes.status().message()));
+      break;
+    }
+    status = merger.AddSerialized(task_id, *bytes);
+    if (!status.ok()) break;
+  }
+  if (status.ok()) {
+    const profile::Profile& aggregate = merger.aggregate();
+    std::ostringstream folded;
+    status = profile::WriteFolded(aggregate, folded);
+    absl::StatusOr<std::string> profile_digest =
+        store_->PutArtifact(profile::SerializeProfile(aggregate));
+    absl::StatusOr<std::string> folded_digest =
+        status.ok() ? store_->PutArtifact(folded.str())
+                    : absl::StatusOr<std::string>(status);
+    if (!profile_digest.ok()) status = profile_digest.status();
+    if (!folded_digest.ok()) status = folded_digest.status();
+    if (status.ok()) {
+      status = store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_PROFILE,
+                                     *profile_digest);
+    }
+    if (status.ok()) {
+      status = store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_FOLDED,
+                                     *folded_digest);
+    }
+    if (status.ok() && aggregate.total() > 0) {
+      absl::StatusOr<std::string> svg = render_->RenderSvg(
+          aggregate,
+          AggregateRenderOptions(header, profiles.size(), aggregate.total()));
+      absl::StatusOr<std::string> svg_digest =
+          svg.ok() ? store_->PutArtifact(*svg)
+                   : absl::StatusOr<std::string>(svg.status());
+      absl::Status indexed =
+          svg_digest.ok()
+              ? store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_SVG,
+                                      *svg_digest)
+              : svg_digest.status();
+      if (!indexed.ok()) {
+        // Not fatal: FetchArtifact renders it again on demand.
+        LOG(WARNING) << "batch " << batch_id
+                     << ": aggregate SVG not rendered yet: " << indexed;
+      }
+    }
+  }
+  if (!status.ok())
+    LOG(ERROR) << "batch " << batch_id << ": aggregate failed: " << status;
+
+  absl::MutexLock lock(&mu_);
+  Batch* batch = FindLocked(batch_id);
+  batch->finalizing = false;
+  bool all_succeeded =
+      batch->counts[v1::JOB_STATE_SUCCEEDED] == batch->record.jobs.size();
+  batch->record.state = all_succeeded && status.ok() ? v1::BATCH_STATE_SUCCEEDED
+                                                     : v1::BATCH_STATE_FAILED;
+  batch->record.finished = clock_->Now();
+  absl::Status stored = store_->UpdateBatchState(batch_id, batch->record.state,
+                                                 batch->record.finished);
+  if (!stored.ok()) LOG(ERROR) << "batch " << batch_id << ": " << stored;
+  // The sources are only needed to run jobs.
+  for (JobRecord& job : batch->record.jobs) {
+    job.spec.clear_source();
+    job.spec.clear_inputs();
+  }
+  batch->record.libraries.clear_libraries();
+  ++batch->version;
+  LOG(INFO) << "batch " << batch_id << " "
+            << v1::BatchState_Name(batch->record.state) << ": "
+            << batch->counts[v1::JOB_STATE_SUCCEEDED] << "/"
+            << batch->record.jobs.size() << " jobs succeeded, "
+            << batch->aggregate_cycles << " cycles";
+}
+
+absl::StatusOr<std::string> BatchManager::FetchArtifact(
+    absl::string_view batch_id, absl::string_view job_name,
+    v1::ArtifactFormat format) {
+  std::string profile_digest;
+  v1::RenderOptions render_options;
+  {
+    absl::MutexLock lock(&mu_);
+    Batch* batch = FindLocked(batch_id);
+    if (batch == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("batch ", batch_id, " not found"));
+    }
+    if (job_name.empty()) {
+      if (batch->record.state == v1::BATCH_STATE_CANCELLED) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "batch ", batch_id, " was cancelled; it has no aggregate"));
+      }
+      if (!IsTerminal(batch->record.state)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "batch ", batch_id,
+            " is still running; the aggregate is ready when it ends"));
+      }
+      render_options = AggregateRenderOptions(
+          batch->record, batch->counts[v1::JOB_STATE_SUCCEEDED],
+          batch->aggregate_cycles);
+    } else {
+      auto it = batch->job_by_name.find(job_name);
+      if (it == batch->job_by_name.end()) {
+        return absl::NotFoundError(
+            absl::StrCat("batch ", batch_id, " has no job \"", job_name, "\""));
+      }
+      const JobRecord& job = batch->record.jobs[it->second];
+      if (!IsTerminal(job.state)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("job \"", job_name, "\" is ",
+                         v1::JobState_Name(job.state), "; no result yet"));
+      }
+      if (job.profile_digest.empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("job \"", job_name, "\" is ",
+                         v1::JobState_Name(job.state), " and has no profile"));
+      }
+      profile_digest = job.profile_digest;
+      render_options = JobRenderOptions(job.spec.name());
+    }
+  }
+  std::string name(job_name);
+  std::string id(batch_id);
+  absl::StatusOr<std::string> digest = store_->FindArtifact(id, name, format);
+  if (digest.ok()) return store_->GetArtifact(*digest);
+  if (!absl::IsNotFound(digest.status())) return digest.status();
+  if (profile_digest.empty()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        profile_digest,
+        store_->FindArtifact(id, name, v1::ARTIFACT_FORMAT_PROFILE));
+  }
+  return DeriveArtifact(id, name, format, profile_digest, render_options);
+}
+
+absl::StatusOr<std::string> BatchManager::DeriveArtifact(
+    const std::string& batch_id, const std::string& job_name,
+    v1::ArtifactFormat format, const std::string& profile_digest,
+    const v1::RenderOptions& render_options) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::string bytes,
+                              store_->GetArtifact(profile_digest));
+  std::string data;
+  if (format == v1::ARTIFACT_FORMAT_PROFILE) {
+    data = std::move(bytes);
+  } else {
+    FLAMEFLEET_ASSIGN_OR_RETURN(profile::Profile profile,
+                                profile::ParseProfile(bytes));
+    if (format == v1::ARTIFACT_FORMAT_FOLDED) {
+      std::ostringstream folded;
+      FLAMEFLEET_RETURN_IF_ERROR(profile::WriteFolded(profile, folded));
+      data = std::move(folded).str();
+    } else if (format == v1::ARTIFACT_FORMAT_SVG) {
+      if (profile.total() == 0) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            job_name.empty() ? "the aggregate" : "job \"" + job_name + "\"",
+            " has no cycles to draw"));
+      }
+      FLAMEFLEET_ASSIGN_OR_RETURN(data,
+                                  render_->RenderSvg(profile, render_options));
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("format: unknown artifact format ", format));
+    }
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::string digest, store_->PutArtifact(data));
+  FLAMEFLEET_RETURN_IF_ERROR(
+      store_->IndexArtifact(batch_id, job_name, format, digest));
+  return data;
+}
+
+}  // namespace flamefleet::coordinator

@@ -1,0 +1,205 @@
+// The batch lifecycle: what CoordinatorServiceImpl delegates every RPC to.
+//
+// A BatchManager keeps the live view of every batch (job states, counts, a
+// version counter that WatchBatch waits on) and writes each change through to
+// the JobStore before it becomes visible. It hands runnable jobs to the
+// JobScheduler and turns the scheduler's lease events into job states. When the
+// last job of a batch ends it builds the aggregate (ProfileMerger over the
+// succeeded jobs' stored profiles, each once), stores it as PROFILE and FOLDED
+// artifacts, renders the aggregate SVG through the RenderClient, and only then
+// marks the batch SUCCEEDED (every job succeeded) or FAILED.
+//
+// Rendering policy: the aggregate SVG is rendered eagerly when the batch ends;
+// per-job SVG and folded artifacts are derived lazily from the stored job
+// profile on the first FetchArtifact and cached in the store (so a batch of
+// 10,000 jobs does not render 10,000 SVGs nobody fetches). A render that fails
+// at batch end (renderer down) is retried by the first fetch.
+//
+//   BatchManager manager(&store, &scheduler, &render_client, &clock, {});
+//   FLAMEFLEET_RETURN_IF_ERROR(manager.Recover());  // re-queue, finalize
+//   FLAMEFLEET_ASSIGN_OR_RETURN(std::string id, manager.SubmitBatch(request));
+//   ... workers: LeaseTask / RenewLease / CompleteTask ...
+//   FLAMEFLEET_ASSIGN_OR_RETURN(
+//       std::string svg,
+//       manager.FetchArtifact(id, "", v1::ARTIFACT_FORMAT_SVG));
+//
+// Thread-safety: every method may be called concurrently. Store writes happen
+// under the manager's mutex (so the store always sees changes in order);
+// merging and rendering do not.
+#ifndef FLAMEFLEET_COORDINATOR_BATCH_MANAGER_H_
+#define FLAMEFLEET_COORDINATOR_BATCH_MANAGER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "coordinator/clock.h"
+#include "coordinator/job_store.h"
+#include "coordinator/render_client.h"
+#include "coordinator/scheduler.h"
+#include "flamefleet/v1/coordinator.pb.h"
+
+namespace flamefleet::coordinator {
+
+struct BatchManagerOptions {
+  // How often a background thread re-queues expired leases. Zero: no thread
+  // (tests call SweepExpiredLeases themselves).
+  absl::Duration sweep_interval = absl::Seconds(1);
+};
+
+// A snapshot of a batch for WatchBatch, with the version it was taken at.
+struct BatchSnapshot {
+  v1::Batch batch;
+  uint64_t version = 0;
+};
+
+class BatchManager {
+ public:
+  // None of the pointers is owned; all must outlive the manager.
+  BatchManager(JobStore* store, JobScheduler* scheduler, RenderClient* render,
+               Clock* clock, BatchManagerOptions options);
+  ~BatchManager();
+  BatchManager(const BatchManager&) = delete;
+  BatchManager& operator=(const BatchManager&) = delete;
+
+  // Loads every batch from the store, re-queues the unfinished jobs of running
+  // batches (with their attempt counts) and finalizes running batches whose
+  // jobs have all ended. Call once, before serving. Returns the store's error
+  // if it cannot be read.
+  absl::Status Recover();
+
+  // Creates a batch from a validated request (see ValidateSubmitBatchRequest):
+  // computes the library set digest, persists the batch and queues its jobs. A
+  // request_id seen before returns the existing batch's id without creating
+  // anything. Returns the batch id, or the store's error.
+  absl::StatusOr<std::string> SubmitBatch(
+      const v1::SubmitBatchRequest& request);
+
+  // Returns the batch with its counts, and with per-job statuses if
+  // `with_jobs`. NotFound if unknown.
+  absl::StatusOr<v1::Batch> GetBatch(absl::string_view batch_id,
+                                     bool with_jobs);
+
+  // Returns batches matching every label of `request`, its state (UNSPECIFIED =
+  // any) and created at or after since_unix_ms, newest first, at most `limit`
+  // (0 = 100); no job lists.
+  std::vector<v1::Batch> ListBatches(const v1::ListBatchesRequest& request);
+
+  // Waits up to `timeout` for the batch's version to exceed `after_version`,
+  // then returns its current snapshot (the same version if nothing changed in
+  // time). Per-job statuses are included when the batch has ended. NotFound if
+  // unknown; Unavailable after Shutdown().
+  absl::StatusOr<BatchSnapshot> WaitForChange(absl::string_view batch_id,
+                                              uint64_t after_version,
+                                              absl::Duration timeout);
+
+  // Cancels every unfinished job (their leases become invalid) and marks the
+  // batch CANCELLED. A batch that already ended is returned unchanged. NotFound
+  // if unknown.
+  absl::StatusOr<v1::Batch> CancelBatch(absl::string_view batch_id);
+
+  // Returns the bytes of an artifact: the batch aggregate (empty `job_name`) or
+  // one job's, as SVG, folded text or a serialized Profile. NotFound for an
+  // unknown batch or job; FailedPrecondition while the batch (for the
+  // aggregate) or the job is unfinished, for a cancelled batch's aggregate, a
+  // job without a profile, or an empty profile's SVG.
+  absl::StatusOr<std::string> FetchArtifact(absl::string_view batch_id,
+                                            absl::string_view job_name,
+                                            v1::ArtifactFormat format);
+
+  // Long-polls (up to `wait`) for a runnable task and leases it to `worker_id`.
+  // The task's libraries are left out if `cached_library_digests` holds their
+  // digest. Returns nullopt if nothing was runnable in time.
+  absl::StatusOr<std::optional<v1::Task>> LeaseTask(
+      absl::string_view worker_id, absl::Duration wait,
+      const std::vector<std::string>& cached_library_digests);
+
+  // Gives back a task that LeaseTask handed out but that could not be delivered
+  // (the worker went away during the long-poll): the job is queued again at
+  // once, without counting a lost lease. Does nothing if `lease_id` is no
+  // longer the live lease.
+  void ReleaseTask(const std::string& task_id, const std::string& lease_id);
+
+  // Extends a lease. Returns the lease length, or nullopt if the lease is gone.
+  std::optional<absl::Duration> RenewLease(const std::string& task_id,
+                                           const std::string& lease_id);
+
+  // Records the result of a task: `profile_bytes` is the serialized Profile
+  // (may be empty for a failed program). Returns true if accepted, false for a
+  // duplicate or stale lease (ignored). Returns InvalidArgument for a malformed
+  // task id or an unreadable profile (the lease stays live), or the store's
+  // error.
+  absl::StatusOr<bool> CompleteTask(const v1::TaskHeader& header,
+                                    const std::string& profile_bytes);
+
+  // Re-queues tasks whose lease expired, and fails those that lost too many.
+  // Called by the background thread; tests with a FakeClock call it directly.
+  void SweepExpiredLeases();
+
+  // Stops the background thread, wakes long-polls and watchers (they return at
+  // once). Idempotent.
+  void Shutdown();
+
+ private:
+  struct Batch {
+    BatchRecord record;
+    absl::flat_hash_map<std::string, uint32_t> job_by_name;
+    uint32_t counts[6] = {0, 0, 0, 0, 0, 0};  // by v1::JobState
+    uint64_t aggregate_cycles = 0;
+    uint64_t version = 1;
+    bool finalizing = false;
+  };
+
+  Batch* FindLocked(absl::string_view batch_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::pair<Batch*, JobRecord*>> FindTaskLocked(
+      absl::string_view task_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  v1::Batch ToProtoLocked(const Batch& batch, bool with_jobs) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves `job` to `state` in the counts (the caller persists it).
+  void SetJobStateLocked(Batch* batch, JobRecord* job, v1::JobState state)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns true if the caller must now call FinalizeBatch (all jobs ended;
+  // marked finalizing).
+  bool StartFinalizeLocked(Batch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddBatchLocked(BatchRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Merges, stores and renders the aggregate, then marks the batch ended.
+  // Without the lock.
+  void FinalizeBatch(const std::string& batch_id) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::string> DeriveArtifact(
+      const std::string& batch_id, const std::string& job_name,
+      v1::ArtifactFormat format, const std::string& profile_digest,
+      const v1::RenderOptions& render_options) ABSL_LOCKS_EXCLUDED(mu_);
+  void SweeperLoop();
+
+  JobStore* const store_;
+  JobScheduler* const scheduler_;
+  RenderClient* const render_;
+  Clock* const clock_;
+  const BatchManagerOptions options_;
+
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Batch>> batches_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> order_
+      ABSL_GUARDED_BY(mu_);  // batch ids, oldest first
+  absl::flat_hash_map<std::string, std::string> by_request_id_
+      ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread sweeper_;
+};
+
+}  // namespace flamefleet::coordinator
+
+#endif  // FLAMEFLEET_COORDINATOR_BATCH_MANAGER_H_

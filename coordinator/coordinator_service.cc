@@ -1,0 +1,261 @@
+#include "coordinator/coordinator_service.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/grpc_status.h"
+#include "common/logging.h"
+
+namespace flamefleet::coordinator {
+namespace {
+
+// Writes the one INFO line per RPC: method, batch or task id, latency, status
+// code.
+class RpcLog {
+ public:
+  RpcLog(const char* method, std::string id)
+      : method_(method), id_(std::move(id)), start_(absl::Now()) {}
+  void set_id(std::string id) { id_ = std::move(id); }
+  // Logs and returns `status`.
+  const absl::Status& Done(const absl::Status& status) {
+    LOG(INFO) << method_ << " " << (id_.empty() ? "-" : id_) << " "
+              << absl::FormatDuration(absl::Now() - start_) << " "
+              << absl::StatusCodeToString(status.code())
+              << (status.ok() ? "" : absl::StrCat(": ", status.message()));
+    return status;
+  }
+
+ private:
+  const char* method_;
+  std::string id_;
+  absl::Time start_;
+};
+
+bool IsTerminal(v1::BatchState state) {
+  return state == v1::BATCH_STATE_SUCCEEDED ||
+         state == v1::BATCH_STATE_FAILED || state == v1::BATCH_STATE_CANCELLED;
+}
+
+absl::Status RequireBatchId(const std::string& batch_id) {
+  if (batch_id.empty()) return absl::InvalidArgumentError("batch_id: empty");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+CoordinatorServiceImpl::CoordinatorServiceImpl(
+    BatchManager* manager, CoordinatorServiceOptions options)
+    : manager_(manager), options_(std::move(options)) {}
+
+grpc::Status CoordinatorServiceImpl::SubmitBatch(
+    grpc::ServerContext* /*context*/, const v1::SubmitBatchRequest* request,
+    v1::SubmitBatchResponse* response) {
+  RpcLog log("SubmitBatch", request->request_id());
+  absl::Status status =
+      internal::ValidateSubmitBatchRequest(*request, options_.submit_limits);
+  if (status.ok()) {
+    absl::StatusOr<std::string> id = manager_->SubmitBatch(*request);
+    status = id.status();
+    if (id.ok()) {
+      log.set_id(absl::StrCat(*id, " (", request->jobs_size(), " jobs)"));
+      response->set_batch_id(*id);
+    }
+  }
+  return ToGrpcStatus(log.Done(status));
+}
+
+grpc::Status CoordinatorServiceImpl::GetBatch(
+    grpc::ServerContext* /*context*/, const v1::GetBatchRequest* request,
+    v1::Batch* response) {
+  RpcLog log("GetBatch", request->batch_id());
+  absl::Status status = RequireBatchId(request->batch_id());
+  if (status.ok()) {
+    absl::StatusOr<v1::Batch> batch =
+        manager_->GetBatch(request->batch_id(), true);
+    status = batch.status();
+    if (batch.ok()) *response = std::move(*batch);
+  }
+  return ToGrpcStatus(log.Done(status));
+}
+
+grpc::Status CoordinatorServiceImpl::ListBatches(
+    grpc::ServerContext* /*context*/, const v1::ListBatchesRequest* request,
+    v1::ListBatchesResponse* response) {
+  RpcLog log("ListBatches", "");
+  for (v1::Batch& batch : manager_->ListBatches(*request)) {
+    *response->add_batches() = std::move(batch);
+  }
+  return ToGrpcStatus(log.Done(absl::OkStatus()));
+}
+
+grpc::Status CoordinatorServiceImpl::WatchBatch(
+    grpc::ServerContext* context, const v1::WatchBatchRequest* request,
+    grpc::ServerWriter<v1::Batch>* writer) {
+  RpcLog log("WatchBatch", request->batch_id());
+  absl::Status status = RequireBatchId(request->batch_id());
+  uint64_t version = 0;
+  bool first = true;
+  while (status.ok() && !context->IsCancelled()) {
+    absl::StatusOr<BatchSnapshot> snapshot = manager_->WaitForChange(
+        request->batch_id(), version, options_.watch_poll);
+    if (!snapshot.ok()) {
+      status = snapshot.status();
+      break;
+    }
+    if (snapshot->version == version)
+      continue;  // nothing new; check the client is still there
+    version = snapshot->version;
+    bool ended = IsTerminal(snapshot->batch.state());
+    if (first && !ended) {
+      // The first event carries the per-job statuses too.
+      absl::StatusOr<v1::Batch> full =
+          manager_->GetBatch(request->batch_id(), true);
+      if (full.ok()) snapshot->batch = std::move(*full);
+    }
+    first = false;
+    if (!writer->Write(snapshot->batch)) break;  // the client went away
+    if (ended) break;
+  }
+  if (status.ok() && context->IsCancelled())
+    status = absl::CancelledError("client cancelled");
+  return ToGrpcStatus(log.Done(status));
+}
+
+grpc::Status CoordinatorServiceImpl::CancelBatch(
+    grpc::ServerContext* /*context*/, const v1::CancelBatchRequest* request,
+    v1::Batch* response) {
+  RpcLog log("CancelBatch", request->batch_id());
+  absl::Status status = RequireBatchId(request->batch_id());
+  if (status.ok()) {
+    absl::StatusOr<v1::Batch> batch =
+        manager_->CancelBatch(request->batch_id());
+    status = batch.status();
+    if (batch.ok()) *response = std::move(*batch);
+  }
+  return ToGrpcStatus(log.Done(status));
+}
+
+grpc::Status CoordinatorServiceImpl::FetchArtifact(
+    grpc::ServerContext* /*context*/, const v1::FetchArtifactRequest* request,
+    grpc::ServerWriter<v1::ArtifactChunk>* writer) {
+  RpcLog log("FetchArtifact",
+             absl::StrCat(request->batch_id(), " ",
+                          request->job_name().empty() ? "(aggregate)"
+                                                      : request->job_name(),
+                          " ", v1::ArtifactFormat_Name(request->format())));
+  absl::Status status = RequireBatchId(request->batch_id());
+  if (status.ok() && !v1::ArtifactFormat_IsValid(request->format())) {
+    status = absl::InvalidArgumentError(
+        absl::StrCat("format: unknown value ", request->format()));
+  }
+  if (status.ok()) {
+    absl::StatusOr<std::string> data = manager_->FetchArtifact(
+        request->batch_id(), request->job_name(), request->format());
+    status = data.status();
+    if (data.ok()) {
+      v1::ArtifactChunk chunk;
+      for (size_t offset = 0; offset < data->size();
+           offset += options_.chunk_bytes) {
+        chunk.set_data(data->substr(offset, options_.chunk_bytes));
+        if (!writer->Write(chunk)) {
+          status = absl::CancelledError("client went away");
+          break;
+        }
+      }
+    }
+  }
+  return ToGrpcStatus(log.Done(status));
+}
+
+grpc::Status CoordinatorServiceImpl::LeaseTask(
+    grpc::ServerContext* context, const v1::LeaseTaskRequest* request,
+    v1::LeaseTaskResponse* response) {
+  RpcLog log("LeaseTask", request->worker_id());
+  absl::Duration wait =
+      std::min(absl::Milliseconds(request->wait_ms()), options_.max_lease_wait);
+  std::vector<std::string> cached(request->cached_library_digests().begin(),
+                                  request->cached_library_digests().end());
+  absl::StatusOr<std::optional<v1::Task>> task =
+      manager_->LeaseTask(request->worker_id(), wait, cached);
+  if (task.ok() && task->has_value() && context->IsCancelled()) {
+    // The worker gave up waiting; do not let the task sit on a lease nobody
+    // holds.
+    manager_->ReleaseTask((*task)->task_id(), (*task)->lease_id());
+    return ToGrpcStatus(log.Done(absl::CancelledError("worker went away")));
+  }
+  if (task.ok() && task->has_value()) {
+    log.set_id(absl::StrCat(request->worker_id(), " -> ", (*task)->task_id(),
+                            " attempt ", (*task)->attempt()));
+    *response->mutable_task() = std::move(**task);
+  }
+  return ToGrpcStatus(log.Done(task.status()));
+}
+
+grpc::Status CoordinatorServiceImpl::RenewLease(
+    grpc::ServerContext* /*context*/, const v1::RenewLeaseRequest* request,
+    v1::RenewLeaseResponse* response) {
+  RpcLog log("RenewLease", request->task_id());
+  std::optional<absl::Duration> lease =
+      manager_->RenewLease(request->task_id(), request->lease_id());
+  response->set_ok(lease.has_value());
+  if (lease)
+    response->set_lease_ms(
+        static_cast<uint32_t>(absl::ToInt64Milliseconds(*lease)));
+  return ToGrpcStatus(log.Done(absl::OkStatus()));
+}
+
+grpc::Status CoordinatorServiceImpl::CompleteTask(
+    grpc::ServerContext* /*context*/,
+    grpc::ServerReader<v1::CompleteTaskChunk>* reader,
+    v1::CompleteTaskResponse* response) {
+  RpcLog log("CompleteTask", "");
+  v1::CompleteTaskChunk chunk;
+  absl::Status status;
+  if (!reader->Read(&chunk) || !chunk.has_header()) {
+    status = absl::InvalidArgumentError(
+        "header: the first chunk must carry the TaskHeader");
+  }
+  v1::TaskHeader header = chunk.header();
+  log.set_id(header.task_id());
+  if (status.ok() && header.profile_bytes() > options_.max_profile_bytes) {
+    status = absl::ResourceExhaustedError(absl::StrCat(
+        "header.profile_bytes: ", header.profile_bytes(),
+        " bytes exceeds the limit of ", options_.max_profile_bytes, " bytes"));
+  }
+  std::string profile;
+  if (status.ok()) profile.reserve(header.profile_bytes());
+  while (status.ok() && reader->Read(&chunk)) {
+    if (!chunk.has_profile_data()) {
+      status = absl::InvalidArgumentError("header: sent twice");
+    } else if (profile.size() + chunk.profile_data().size() >
+               header.profile_bytes()) {
+      status = absl::InvalidArgumentError(
+          absl::StrCat("profile_data: more than header.profile_bytes = ",
+                       header.profile_bytes()));
+    } else {
+      profile += chunk.profile_data();
+    }
+  }
+  if (status.ok() && profile.size() != header.profile_bytes()) {
+    status = absl::InvalidArgumentError(absl::StrCat(
+        "profile_data: received ", profile.size(),
+        " bytes, header.profile_bytes says ", header.profile_bytes()));
+  }
+  if (status.ok()) {
+    absl::StatusOr<bool> accepted = manager_->CompleteTask(header, profile);
+    status = accepted.status();
+    if (accepted.ok()) {
+      response->set_accepted(*accepted);
+      if (!*accepted)
+        log.set_id(
+            absl::StrCat(header.task_id(), " (rejected: stale or duplicate)"));
+    }
+  }
+  return ToGrpcStatus(log.Done(status));
+}
+
+}  // namespace flamefleet::coordinator

@@ -1,0 +1,103 @@
+// The coordinator component: where to start reading.
+//
+// flamefleet's coordinator accepts batches of MASM jobs from the CLI, hands
+// them to pull-based workers under leases, merges the returned profiles exactly
+// once into a batch aggregate, and serves flame graphs and folded stacks. It is
+// split by concern:
+//
+//   coordinator_service.h  CoordinatorServiceImpl: gRPC glue only (validate,
+//                          call the BatchManager, fill the response, map the
+//                          status)
+//   batch_manager.h        BatchManager: batch lifecycle, job states, watch
+//                          versions, finalizing (merge + render)
+//   scheduler.h            JobScheduler: queue, leases, expiry, retries,
+//                          exactly-once completion
+//   profile_merger.h       ProfileMerger: the aggregate, an exact sum
+//   render_client.h        RenderClient: SVGs via the renderer or in process
+//   job_store.h            JobStore: SQLite + digest-named files, or memory
+//   clock.h                Clock: real or fake time
+//
+//   SqliteJobStore store = ...; RealClock clock; InProcessRenderClient render;
+//   JobScheduler scheduler(&clock, {});
+//   BatchManager manager(store.get(), &scheduler, &render, &clock, {});
+//   FLAMEFLEET_RETURN_IF_ERROR(manager.Recover());
+//   CoordinatorServiceImpl service(&manager, {});
+//   FLAMEFLEET_ASSIGN_OR_RETURN(auto server,
+//                               GrpcServer::Start(options, {&service}));
+//
+// Streams: WatchBatch sends the current Batch at once (with per-job statuses),
+// then one Batch per change (counts only; changes that happen faster than the
+// client reads are coalesced), and a final one with per-job statuses when the
+// batch ends. FetchArtifact sends the artifact in `chunk_bytes` pieces.
+// CompleteTask expects a TaskHeader first, then the serialized Profile in
+// profile_data chunks whose total must equal header.profile_bytes.
+//
+// Thread-safety: the service is stateless apart from its options; all handlers
+// may run concurrently (the BatchManager synchronises).
+#ifndef FLAMEFLEET_COORDINATOR_COORDINATOR_SERVICE_H_
+#define FLAMEFLEET_COORDINATOR_COORDINATOR_SERVICE_H_
+
+#include <cstddef>
+
+#include "absl/time/time.h"
+#include "coordinator/batch_manager.h"
+#include "coordinator/internal/validation.h"
+#include "flamefleet/v1/coordinator.grpc.pb.h"
+
+namespace flamefleet::coordinator {
+
+struct CoordinatorServiceOptions {
+  // Limits on SubmitBatch requests (jobs, program size, request size).
+  internal::SubmitLimits submit_limits;
+  // FetchArtifact chunk size.
+  size_t chunk_bytes = 1 << 20;
+  // Largest profile a worker may upload with CompleteTask.
+  size_t max_profile_bytes = size_t{512} << 20;
+  // Longest LeaseTask long-poll honoured (a larger wait_ms is clamped).
+  absl::Duration max_lease_wait = absl::Seconds(30);
+  // How often a WatchBatch stream checks whether its client went away.
+  absl::Duration watch_poll = absl::Seconds(1);
+};
+
+class CoordinatorServiceImpl final : public v1::Coordinator::Service {
+ public:
+  // `manager` is not owned and must outlive the service.
+  CoordinatorServiceImpl(BatchManager* manager,
+                         CoordinatorServiceOptions options);
+
+  grpc::Status SubmitBatch(grpc::ServerContext* context,
+                           const v1::SubmitBatchRequest* request,
+                           v1::SubmitBatchResponse* response) override;
+  grpc::Status GetBatch(grpc::ServerContext* context,
+                        const v1::GetBatchRequest* request,
+                        v1::Batch* response) override;
+  grpc::Status ListBatches(grpc::ServerContext* context,
+                           const v1::ListBatchesRequest* request,
+                           v1::ListBatchesResponse* response) override;
+  grpc::Status WatchBatch(grpc::ServerContext* context,
+                          const v1::WatchBatchRequest* request,
+                          grpc::ServerWriter<v1::Batch>* writer) override;
+  grpc::Status CancelBatch(grpc::ServerContext* context,
+                           const v1::CancelBatchRequest* request,
+                           v1::Batch* response) override;
+  grpc::Status FetchArtifact(
+      grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
+      grpc::ServerWriter<v1::ArtifactChunk>* writer) override;
+  grpc::Status LeaseTask(grpc::ServerContext* context,
+                         const v1::LeaseTaskRequest* request,
+                         v1::LeaseTaskResponse* response) override;
+  grpc::Status RenewLease(grpc::ServerContext* context,
+                          const v1::RenewLeaseRequest* request,
+                          v1::RenewLeaseResponse* response) override;
+  grpc::Status CompleteTask(grpc::ServerContext* context,
+                            grpc::ServerReader<v1::CompleteTaskChunk>* reader,
+                            v1::CompleteTaskResponse* response) override;
+
+ private:
+  BatchManager* const manager_;
+  const CoordinatorServiceOptions options_;
+};
+
+}  // namespace flamefleet::coordinator
+
+#endif  // FLAMEFLEET_COORDINATOR_COORDINATOR_SERVICE_H_

@@ -1,0 +1,70 @@
+#include "coordinator/internal/digest.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace flamefleet::coordinator::internal {
+namespace {
+
+void AppendLengthPrefixed(absl::string_view s, std::string* out) {
+  uint64_t n = s.size();
+  for (int i = 0; i < 8; ++i)
+    out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  out->append(s.data(), s.size());
+}
+
+}  // namespace
+
+std::string Sha256Hex(absl::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  // EVP_Digest only fails on allocation failure inside OpenSSL; treat that as
+  // fatal.
+  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(),
+                 nullptr) != 1) {
+    std::abort();
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest), length));
+}
+
+bool IsSha256Hex(absl::string_view s) {
+  if (s.size() != 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+std::string LibrarySetDigest(const v1::LibrarySet& set) {
+  std::vector<const v1::Library*> libraries;
+  for (const v1::Library& library : set.libraries())
+    libraries.push_back(&library);
+  std::sort(libraries.begin(), libraries.end(),
+            [](const v1::Library* a, const v1::Library* b) {
+              return a->namespace_() < b->namespace_();
+            });
+  std::string canonical = "flamefleet.LibrarySet.v1";
+  for (const v1::Library* library : libraries) {
+    AppendLengthPrefixed(library->namespace_(), &canonical);
+    std::vector<const v1::LibraryFile*> files;
+    for (const v1::LibraryFile& file : library->files()) files.push_back(&file);
+    std::sort(files.begin(), files.end(),
+              [](const v1::LibraryFile* a, const v1::LibraryFile* b) {
+                return a->path() < b->path();
+              });
+    AppendLengthPrefixed(absl::StrCat(files.size()), &canonical);
+    for (const v1::LibraryFile* file : files) {
+      AppendLengthPrefixed(file->path(), &canonical);
+      AppendLengthPrefixed(file->source(), &canonical);
+    }
+  }
+  return Sha256Hex(canonical);
+}
+
+}  // namespace flamefleet::coordinator::internal

@@ -1,0 +1,172 @@
+#include "coordinator/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace flamefleet::coordinator {
+namespace {
+
+std::string RandomPrefix() {
+  absl::BitGen gen;
+  return absl::StrFormat("%016x", absl::Uniform<uint64_t>(gen));
+}
+
+}  // namespace
+
+JobScheduler::JobScheduler(Clock* clock, SchedulerOptions options)
+    : clock_(clock), options_(options), lease_prefix_(RandomPrefix()) {}
+
+absl::Status JobScheduler::Enqueue(const std::string& task_id,
+                                   uint32_t attempts) {
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = tasks_.try_emplace(task_id);
+  if (!inserted)
+    return absl::AlreadyExistsError(
+        absl::StrCat("task ", task_id, " is known"));
+  it->second.attempts = attempts;
+  queue_.push_back(task_id);
+  ++queued_;
+  return absl::OkStatus();
+}
+
+bool JobScheduler::HasQueuedTask() const { return shutdown_ || queued_ > 0; }
+
+std::string JobScheduler::NewLeaseId() {
+  return absl::StrCat(lease_prefix_, "-", ++next_lease_);
+}
+
+std::optional<Lease> JobScheduler::LeaseTask(absl::Duration wait) {
+  absl::MutexLock lock(&mu_);
+  mu_.AwaitWithTimeout(absl::Condition(this, &JobScheduler::HasQueuedTask),
+                       wait);
+  if (shutdown_) return std::nullopt;
+  while (!queue_.empty()) {
+    std::string task_id = std::move(queue_.front());
+    queue_.pop_front();
+    auto it = tasks_.find(task_id);
+    if (it == tasks_.end() || it->second.state != TaskState::kQueued)
+      continue;  // stale entry
+    --queued_;
+    TaskEntry& task = it->second;
+    task.state = TaskState::kLeased;
+    ++task.attempts;
+    task.lease_id = NewLeaseId();
+    task.expires = clock_->Now() + options_.lease_duration;
+    return Lease{std::move(task_id), task.lease_id, task.attempts,
+                 task.expires};
+  }
+  return std::nullopt;
+}
+
+std::optional<absl::Time> JobScheduler::RenewLease(
+    const std::string& task_id, const std::string& lease_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(task_id);
+  if (it == tasks_.end() || it->second.state != TaskState::kLeased ||
+      it->second.lease_id != lease_id) {
+    return std::nullopt;
+  }
+  it->second.expires = clock_->Now() + options_.lease_duration;
+  return it->second.expires;
+}
+
+bool JobScheduler::Complete(const std::string& task_id,
+                            const std::string& lease_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(task_id);
+  if (it == tasks_.end() || it->second.state != TaskState::kLeased ||
+      it->second.lease_id != lease_id) {
+    return false;
+  }
+  tasks_.erase(it);
+  return true;
+}
+
+bool JobScheduler::Release(const std::string& task_id,
+                           const std::string& lease_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(task_id);
+  if (it == tasks_.end() || it->second.state != TaskState::kLeased ||
+      it->second.lease_id != lease_id) {
+    return false;
+  }
+  it->second.state = TaskState::kQueued;
+  it->second.lease_id.clear();
+  queue_.push_front(task_id);
+  ++queued_;
+  return true;
+}
+
+void JobScheduler::Cancel(const std::vector<std::string>& task_ids) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& task_id : task_ids) {
+    auto it = tasks_.find(task_id);
+    if (it == tasks_.end()) continue;
+    if (it->second.state == TaskState::kQueued) --queued_;
+    tasks_.erase(it);  // its queue entry is skipped when reached
+  }
+}
+
+std::vector<ExpiredLease> JobScheduler::SweepExpired() {
+  absl::MutexLock lock(&mu_);
+  absl::Time now = clock_->Now();
+  std::vector<std::pair<absl::Time, std::string>> expired;
+  for (const auto& [task_id, task] : tasks_) {
+    if (task.state == TaskState::kLeased && task.expires <= now) {
+      expired.emplace_back(task.expires, task_id);
+    }
+  }
+  std::sort(expired.begin(), expired.end());
+  std::vector<ExpiredLease> result;
+  for (auto& [expires, task_id] : expired) {
+    auto it = tasks_.find(task_id);
+    TaskEntry& task = it->second;
+    ++task.lost_leases;
+    ExpiredLease event{task_id, task.attempts, false, ""};
+    if (task.lost_leases >= options_.max_lost_leases) {
+      event.failed = true;
+      event.reason = absl::StrCat("worker lost ", task.lost_leases,
+                                  " times (last: lease expired)");
+      tasks_.erase(it);
+    } else {
+      task.state = TaskState::kQueued;
+      task.lease_id.clear();
+      queue_.push_back(task_id);
+      ++queued_;
+    }
+    result.push_back(std::move(event));
+  }
+  return result;
+}
+
+std::optional<absl::Time> JobScheduler::NextExpiry() const {
+  absl::MutexLock lock(&mu_);
+  std::optional<absl::Time> next;
+  for (const auto& [task_id, task] : tasks_) {
+    if (task.state == TaskState::kLeased && (!next || task.expires < *next)) {
+      next = task.expires;
+    }
+  }
+  return next;
+}
+
+void JobScheduler::Shutdown() {
+  absl::MutexLock lock(&mu_);
+  shutdown_ = true;
+}
+
+size_t JobScheduler::queued() const {
+  absl::MutexLock lock(&mu_);
+  return queued_;
+}
+
+size_t JobScheduler::leased() const {
+  absl::MutexLock lock(&mu_);
+  return tasks_.size() - queued_;
+}
+
+}  // namespace flamefleet::coordinator

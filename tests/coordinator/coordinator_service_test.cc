@@ -1,0 +1,634 @@
+#include "coordinator/coordinator_service.h"
+
+#include <grpcpp/grpcpp.h>
+#include <stdlib.h>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/server.h"
+#include "coordinator/clock.h"
+#include "coordinator/job_store.h"
+#include "coordinator/render_client.h"
+#include "coordinator/scheduler.h"
+#include "flamefleet/v1/coordinator.grpc.pb.h"
+#include "gtest/gtest.h"
+#include "profile/folded.h"
+#include "profile/profile_proto.h"
+
+namespace flamefleet::coordinator {
+namespace {
+
+profile::Profile FromFolded(const std::string& text) {
+  profile::Profile profile;
+  profile::FoldedReader reader(&profile);
+  EXPECT_TRUE(reader.ReadString(text).ok());
+  return profile;
+}
+
+std::string ToFolded(const profile::Profile& profile) {
+  std::ostringstream out;
+  EXPECT_TRUE(profile::WriteFolded(profile, out).ok());
+  return out.str();
+}
+
+std::string MakeTempDir() {
+  std::string pattern =
+      ::testing::TempDir() + "/coordinator_service_test.XXXXXX";
+  EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
+  return pattern;
+}
+
+v1::SubmitBatchRequest MakeRequest(int jobs) {
+  v1::SubmitBatchRequest request;
+  for (int i = 0; i < jobs; ++i) {
+    v1::JobSpec* job = request.add_jobs();
+    job->set_name("suite/job" + std::to_string(i) + ".masm");
+    job->set_source("begin push.1 drop end");
+  }
+  v1::Library* library = request.mutable_libraries()->add_libraries();
+  library->set_namespace_("std");
+  v1::LibraryFile* file = library->add_files();
+  file->set_path("math/u64.masm");
+  file->set_source("export.f\n  nop\nend\n");
+  (*request.mutable_labels())["suite"] = "nightly";
+  request.mutable_options()->set_title("nightly");
+  return request;
+}
+
+class CoordinatorServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start(std::make_unique<InMemoryJobStore>()); }
+  void TearDown() override { Stop(); }
+
+  void Start(std::unique_ptr<JobStore> store) {
+    store_ = std::move(store);
+    scheduler_ = std::make_unique<JobScheduler>(
+        &clock_, SchedulerOptions{.lease_duration = absl::Seconds(10),
+                                  .max_lost_leases = 3});
+    manager_ = std::make_unique<BatchManager>(
+        store_.get(), scheduler_.get(), &render_, &clock_,
+        BatchManagerOptions{.sweep_interval = absl::ZeroDuration()});
+    ASSERT_TRUE(manager_->Recover().ok());
+    CoordinatorServiceOptions options;
+    options.chunk_bytes = 1000;  // several chunks even for small artifacts
+    service_ =
+        std::make_unique<CoordinatorServiceImpl>(manager_.get(), options);
+    ServerOptions server_options;
+    server_options.listen = "127.0.0.1:0";
+    auto server = GrpcServer::Start(server_options, {service_.get()});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+    stub_ = v1::Coordinator::NewStub(
+        server_->server()->InProcessChannel(grpc::ChannelArguments()));
+  }
+
+  // Tears everything down without any orderly step on the store (as a crash
+  // would).
+  void Stop() {
+    if (manager_) manager_->Shutdown();
+    if (server_) server_->Shutdown(absl::ZeroDuration());
+    stub_.reset();
+    server_.reset();
+    service_.reset();
+    manager_.reset();
+    scheduler_.reset();
+    store_.reset();
+  }
+
+  grpc::Status Submit(const v1::SubmitBatchRequest& request, std::string* id) {
+    grpc::ClientContext context;
+    v1::SubmitBatchResponse response;
+    grpc::Status status = stub_->SubmitBatch(&context, request, &response);
+    *id = response.batch_id();
+    return status;
+  }
+
+  std::optional<v1::Task> Lease(std::vector<std::string> cached = {}) {
+    grpc::ClientContext context;
+    v1::LeaseTaskRequest request;
+    request.set_worker_id("w1");
+    request.set_wait_ms(0);
+    for (const std::string& digest : cached)
+      request.add_cached_library_digests(digest);
+    v1::LeaseTaskResponse response;
+    grpc::Status status = stub_->LeaseTask(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    if (!response.has_task()) return std::nullopt;
+    return response.task();
+  }
+
+  // Sends a result in 7-byte chunks; returns the status and sets *accepted.
+  grpc::Status Complete(const v1::Task& task, const profile::Profile* profile,
+                        bool* accepted, const std::string& error = "",
+                        int64_t size_skew = 0) {
+    std::string bytes =
+        profile != nullptr ? profile::SerializeProfile(*profile) : "";
+    grpc::ClientContext context;
+    v1::CompleteTaskResponse response;
+    auto writer = stub_->CompleteTask(&context, &response);
+    v1::CompleteTaskChunk header;
+    header.mutable_header()->set_task_id(task.task_id());
+    header.mutable_header()->set_lease_id(task.lease_id());
+    header.mutable_header()->set_succeeded(error.empty());
+    header.mutable_header()->set_error(error);
+    header.mutable_header()->set_cycles(profile != nullptr ? profile->total()
+                                                           : 0);
+    header.mutable_header()->add_stack(42);
+    header.mutable_header()->set_profile_bytes(bytes.size() + size_skew);
+    writer->Write(header);
+    for (size_t offset = 0; offset < bytes.size(); offset += 7) {
+      v1::CompleteTaskChunk data;
+      data.set_profile_data(bytes.substr(offset, 7));
+      writer->Write(data);
+    }
+    writer->WritesDone();
+    grpc::Status status = writer->Finish();
+    *accepted = response.accepted();
+    return status;
+  }
+
+  v1::Batch Get(const std::string& id) {
+    grpc::ClientContext context;
+    v1::GetBatchRequest request;
+    request.set_batch_id(id);
+    v1::Batch batch;
+    grpc::Status status = stub_->GetBatch(&context, request, &batch);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return batch;
+  }
+
+  grpc::Status Fetch(const std::string& id, const std::string& job,
+                     v1::ArtifactFormat format, std::string* data) {
+    grpc::ClientContext context;
+    v1::FetchArtifactRequest request;
+    request.set_batch_id(id);
+    request.set_job_name(job);
+    request.set_format(format);
+    auto reader = stub_->FetchArtifact(&context, request);
+    v1::ArtifactChunk chunk;
+    data->clear();
+    while (reader->Read(&chunk)) *data += chunk.data();
+    return reader->Finish();
+  }
+
+  FakeClock clock_;
+  InProcessRenderClient render_;
+  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<JobScheduler> scheduler_;
+  std::unique_ptr<BatchManager> manager_;
+  std::unique_ptr<CoordinatorServiceImpl> service_;
+  std::unique_ptr<GrpcServer> server_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+};
+
+TEST_F(CoordinatorServiceTest, BatchSucceedsAndAggregateIsTheExactSum) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(3), &id).ok());
+  EXPECT_EQ(Get(id).state(), v1::BATCH_STATE_RUNNING);
+  EXPECT_EQ(Get(id).jobs_queued(), 3u);
+
+  std::vector<profile::Profile> profiles = {
+      FromFolded("$main;a 10\n$main;b 3\n"),
+      FromFolded("$main;a 5\n$main;c;d 100\n"), FromFolded("$main 1\n")};
+  profile::Profile expected;
+  for (int i = 0; i < 3; ++i) {
+    std::optional<v1::Task> task = Lease();
+    ASSERT_TRUE(task);
+    EXPECT_EQ(task->attempt(), 1u);
+    EXPECT_EQ(task->lease_ms(), 10000u);
+    EXPECT_EQ(task->libraries().libraries_size(), 1);
+    EXPECT_EQ(task->library_digest().size(), 64u);
+    EXPECT_EQ(task->options().title(), "nightly");
+    int index = task->task_id().back() - '0';
+    EXPECT_EQ(task->job().name(),
+              "suite/job" + std::to_string(index) + ".masm");
+    bool accepted = false;
+    ASSERT_TRUE(Complete(*task, &profiles[index], &accepted).ok());
+    EXPECT_TRUE(accepted);
+    expected.MergeFrom(profiles[index]);
+  }
+  EXPECT_FALSE(Lease().has_value());
+
+  v1::Batch batch = Get(id);
+  EXPECT_EQ(batch.state(), v1::BATCH_STATE_SUCCEEDED);
+  EXPECT_EQ(batch.jobs_succeeded(), 3u);
+  EXPECT_EQ(batch.aggregate_cycles(), 119u);
+  EXPECT_GT(batch.finished_unix_ms(), 0);
+  ASSERT_EQ(batch.jobs_size(), 3);
+  EXPECT_EQ(batch.jobs(0).stack(0), 42u);
+  EXPECT_EQ(batch.jobs(0).cycles(), 13u);
+
+  std::string folded;
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
+  EXPECT_EQ(folded, ToFolded(expected));
+  std::string bytes;
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_PROFILE, &bytes).ok());
+  auto aggregate = profile::ParseProfile(bytes);
+  ASSERT_TRUE(aggregate.ok());
+  EXPECT_EQ(aggregate->total(), 119u);
+  std::string svg;
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_SVG, &svg).ok());
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("nightly"), std::string::npos);
+
+  std::string job_folded;
+  ASSERT_TRUE(
+      Fetch(id, "suite/job1.masm", v1::ARTIFACT_FORMAT_FOLDED, &job_folded)
+          .ok());
+  EXPECT_EQ(job_folded, ToFolded(profiles[1]));
+  std::string job_svg;
+  ASSERT_TRUE(
+      Fetch(id, "suite/job1.masm", v1::ARTIFACT_FORMAT_SVG, &job_svg).ok());
+  EXPECT_NE(job_svg.find("suite/job1.masm"), std::string::npos);
+}
+
+TEST_F(CoordinatorServiceTest, DuplicateCompletionIsIgnored) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  profile::Profile p = FromFolded("$main 5\n");
+  bool accepted = false;
+  ASSERT_TRUE(Complete(*task, &p, &accepted).ok());
+  EXPECT_TRUE(accepted);
+  ASSERT_TRUE(Complete(*task, &p, &accepted).ok());
+  EXPECT_FALSE(accepted);
+  std::string folded;
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
+  EXPECT_EQ(folded, "$main 5\n");
+}
+
+TEST_F(CoordinatorServiceTest, ProgramFailureIsFinalAndTheBatchGoesOn) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(2), &id).ok());
+  std::optional<v1::Task> first = Lease();
+  std::optional<v1::Task> second = Lease();
+  ASSERT_TRUE(first && second);
+  bool accepted = false;
+  ASSERT_TRUE(
+      Complete(*first, nullptr, &accepted, "job0.masm:3:5: unknown instruction")
+          .ok());
+  EXPECT_TRUE(accepted);
+  EXPECT_FALSE(Lease().has_value());  // not retried
+  profile::Profile p = FromFolded("$main;x 8\n");
+  ASSERT_TRUE(Complete(*second, &p, &accepted).ok());
+
+  v1::Batch batch = Get(id);
+  EXPECT_EQ(batch.state(), v1::BATCH_STATE_FAILED);
+  EXPECT_EQ(batch.jobs_failed(), 1u);
+  EXPECT_EQ(batch.jobs_succeeded(), 1u);
+  EXPECT_EQ(batch.jobs(0).error(), "job0.masm:3:5: unknown instruction");
+  EXPECT_EQ(batch.jobs(0).attempts(), 1u);
+  std::string folded;
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
+  EXPECT_EQ(folded, "$main;x 8\n");
+  grpc::Status status =
+      Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_SVG, &folded);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(CoordinatorServiceTest, ExpiredLeaseIsRetriedAndThreeLossesFailTheJob) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  std::optional<v1::Task> stale;
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    std::optional<v1::Task> task = Lease();
+    ASSERT_TRUE(task) << attempt;
+    EXPECT_EQ(task->attempt(), static_cast<uint32_t>(attempt));
+    EXPECT_EQ(Get(id).jobs_running(), 1u);
+    clock_.Advance(absl::Seconds(11));
+    manager_->SweepExpiredLeases();
+    stale = task;
+  }
+  v1::Batch batch = Get(id);
+  EXPECT_EQ(batch.state(), v1::BATCH_STATE_FAILED);
+  EXPECT_EQ(batch.jobs(0).state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(batch.jobs(0).error(), "worker lost 3 times (last: lease expired)");
+  EXPECT_EQ(batch.jobs(0).attempts(), 3u);
+  // A result from a worker that lost its lease is ignored.
+  profile::Profile p = FromFolded("$main 1\n");
+  bool accepted = true;
+  ASSERT_TRUE(Complete(*stale, &p, &accepted).ok());
+  EXPECT_FALSE(accepted);
+}
+
+TEST_F(CoordinatorServiceTest, RenewLeaseKeepsTaskAndReportsGoneLeases) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(absl::Seconds(8));
+    grpc::ClientContext context;
+    v1::RenewLeaseRequest request;
+    request.set_task_id(task->task_id());
+    request.set_lease_id(task->lease_id());
+    v1::RenewLeaseResponse response;
+    ASSERT_TRUE(stub_->RenewLease(&context, request, &response).ok());
+    EXPECT_TRUE(response.ok());
+    EXPECT_EQ(response.lease_ms(), 10000u);
+    manager_->SweepExpiredLeases();
+  }
+  EXPECT_EQ(Get(id).jobs_running(), 1u);
+  grpc::ClientContext context;
+  v1::RenewLeaseRequest request;
+  request.set_task_id(task->task_id());
+  request.set_lease_id("someone-else");
+  v1::RenewLeaseResponse response;
+  ASSERT_TRUE(stub_->RenewLease(&context, request, &response).ok());
+  EXPECT_FALSE(response.ok());
+}
+
+TEST_F(CoordinatorServiceTest, ReleasedTaskIsQueuedAgainWithoutALostLease) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  auto task = manager_->LeaseTask("w1", absl::ZeroDuration(), {});
+  ASSERT_TRUE(task.ok() && task->has_value());
+  EXPECT_EQ(Get(id).jobs_running(), 1u);
+  manager_->ReleaseTask((*task)->task_id(), (*task)->lease_id());
+  EXPECT_EQ(Get(id).jobs_queued(), 1u);
+  std::optional<v1::Task> again = Lease();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->task_id(), (*task)->task_id());
+  bool accepted = false;
+  profile::Profile p = FromFolded("$main 2\n");
+  ASSERT_TRUE(Complete(**task, &p, &accepted).ok());
+  EXPECT_FALSE(accepted);  // the released lease is dead
+}
+
+TEST_F(CoordinatorServiceTest, CachedLibrariesAreNotResent) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(2), &id).ok());
+  std::optional<v1::Task> first = Lease();
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->libraries().libraries_size(), 1);
+  std::optional<v1::Task> second = Lease({first->library_digest()});
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->library_digest(), first->library_digest());
+  EXPECT_EQ(second->libraries().libraries_size(), 0);
+}
+
+TEST_F(CoordinatorServiceTest, SameRequestIdReturnsSameBatch) {
+  v1::SubmitBatchRequest request = MakeRequest(2);
+  request.set_request_id("nightly-2024-05-01");
+  std::string first, second;
+  ASSERT_TRUE(Submit(request, &first).ok());
+  ASSERT_TRUE(Submit(request, &second).ok());
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(Get(first).jobs_total(), 2u);
+  ASSERT_TRUE(Lease());
+  ASSERT_TRUE(Lease());
+  EXPECT_FALSE(Lease().has_value());  // the jobs were queued once
+}
+
+TEST_F(CoordinatorServiceTest, InvalidRequestsNameTheField) {
+  struct Case {
+    v1::SubmitBatchRequest request;
+    std::string field;
+  };
+  std::vector<Case> cases;
+  cases.push_back({v1::SubmitBatchRequest(), "jobs"});
+  cases.push_back({MakeRequest(2), "jobs[1].name"});
+  cases.back().request.mutable_jobs(1)->clear_name();
+  cases.push_back({MakeRequest(2), "jobs[1].name"});
+  cases.back().request.mutable_jobs(1)->set_name("suite/job0.masm");
+  cases.push_back({MakeRequest(2), "jobs[0].source"});
+  cases.back().request.mutable_jobs(0)->clear_source();
+  cases.push_back({MakeRequest(1), "jobs[0].name"});
+  cases.back().request.mutable_jobs(0)->set_name("../escape.masm");
+  cases.push_back({MakeRequest(1), "libraries.libraries[0].namespace"});
+  cases.back()
+      .request.mutable_libraries()
+      ->mutable_libraries(0)
+      ->clear_namespace_();
+  for (const Case& c : cases) {
+    std::string id;
+    grpc::Status status = Submit(c.request, &id);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << c.field;
+    EXPECT_EQ(status.error_message().rfind(c.field + ":", 0), 0u)
+        << status.error_message() << " should start with " << c.field;
+  }
+}
+
+TEST_F(CoordinatorServiceTest, OversizedRequestsAreResourceExhausted) {
+  std::string id;
+  v1::SubmitBatchRequest many = MakeRequest(10001);
+  grpc::Status status = Submit(many, &id);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(status.error_message().find("10000"), std::string::npos);
+
+  v1::SubmitBatchRequest big = MakeRequest(1);
+  big.mutable_jobs(0)->set_source(std::string((1 << 20) + 1, 'x'));
+  status = Submit(big, &id);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message().rfind("jobs[0].source:", 0), 0u)
+      << status.error_message();
+
+  v1::SubmitBatchRequest huge = MakeRequest(60);
+  for (v1::JobSpec& job : *huge.mutable_jobs())
+    job.set_source(std::string(1 << 20, 'x'));
+  status = Submit(huge, &id);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(CoordinatorServiceTest, CompleteTaskChecksProfileSize) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  profile::Profile p = FromFolded("$main 5\n");
+  bool accepted = true;
+  grpc::Status status = Complete(*task, &p, &accepted, "", /*size_skew=*/5);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("profile_bytes"), std::string::npos);
+  // The lease is still live: a correct upload is accepted.
+  ASSERT_TRUE(Complete(*task, &p, &accepted).ok());
+  EXPECT_TRUE(accepted);
+}
+
+TEST_F(CoordinatorServiceTest, CancelStopsTheBatch) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(3), &id).ok());
+  std::optional<v1::Task> running = Lease();
+  ASSERT_TRUE(running);
+  grpc::ClientContext context;
+  v1::CancelBatchRequest request;
+  request.set_batch_id(id);
+  v1::Batch cancelled;
+  ASSERT_TRUE(stub_->CancelBatch(&context, request, &cancelled).ok());
+  EXPECT_EQ(cancelled.state(), v1::BATCH_STATE_CANCELLED);
+  EXPECT_EQ(cancelled.jobs_cancelled(), 3u);
+  EXPECT_FALSE(Lease().has_value());
+  profile::Profile p = FromFolded("$main 5\n");
+  bool accepted = true;
+  ASSERT_TRUE(Complete(*running, &p, &accepted).ok());
+  EXPECT_FALSE(accepted);
+  std::string data;
+  EXPECT_EQ(Fetch(id, "", v1::ARTIFACT_FORMAT_SVG, &data).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(CoordinatorServiceTest, FetchReportsUnknownAndUnfinished) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  std::string data;
+  EXPECT_EQ(Fetch("999", "", v1::ARTIFACT_FORMAT_SVG, &data).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Fetch(id, "nope.masm", v1::ARTIFACT_FORMAT_SVG, &data).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &data).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_FOLDED, &data)
+                .error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  grpc::ClientContext context;
+  v1::GetBatchRequest request;
+  request.set_batch_id("999");
+  v1::Batch batch;
+  EXPECT_EQ(stub_->GetBatch(&context, request, &batch).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(CoordinatorServiceTest, ListBatchesFiltersByLabelAndState) {
+  std::string a, b;
+  ASSERT_TRUE(Submit(MakeRequest(1), &a).ok());
+  v1::SubmitBatchRequest other = MakeRequest(1);
+  (*other.mutable_labels())["suite"] = "smoke";
+  ASSERT_TRUE(Submit(other, &b).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  profile::Profile p = FromFolded("$main 5\n");
+  bool accepted = false;
+  ASSERT_TRUE(Complete(*task, &p, &accepted).ok());  // batch a ends
+
+  auto list = [&](const v1::ListBatchesRequest& request) {
+    grpc::ClientContext context;
+    v1::ListBatchesResponse response;
+    EXPECT_TRUE(stub_->ListBatches(&context, request, &response).ok());
+    std::vector<std::string> ids;
+    for (const v1::Batch& batch : response.batches()) {
+      EXPECT_EQ(batch.jobs_size(), 0);
+      ids.push_back(batch.batch_id());
+    }
+    return ids;
+  };
+  EXPECT_EQ(list({}), (std::vector<std::string>{b, a}));  // newest first
+  v1::ListBatchesRequest by_label;
+  (*by_label.mutable_labels())["suite"] = "smoke";
+  EXPECT_EQ(list(by_label), std::vector<std::string>{b});
+  v1::ListBatchesRequest by_state;
+  by_state.set_state(v1::BATCH_STATE_SUCCEEDED);
+  EXPECT_EQ(list(by_state), std::vector<std::string>{a});
+  v1::ListBatchesRequest later;
+  later.set_since_unix_ms(absl::ToUnixMillis(clock_.Now()) + 1);
+  EXPECT_TRUE(list(later).empty());
+}
+
+TEST_F(CoordinatorServiceTest, WatchStreamsProgressUntilTheBatchEnds) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(2), &id).ok());
+  grpc::ClientContext context;
+  v1::WatchBatchRequest request;
+  request.set_batch_id(id);
+  auto reader = stub_->WatchBatch(&context, request);
+  v1::Batch event;
+  ASSERT_TRUE(reader->Read(&event));  // the current state, at once
+  EXPECT_EQ(event.state(), v1::BATCH_STATE_RUNNING);
+  EXPECT_EQ(event.jobs_queued(), 2u);
+  EXPECT_EQ(event.jobs_size(), 2);
+
+  profile::Profile p = FromFolded("$main 5\n");
+  for (int i = 0; i < 2; ++i) {
+    std::optional<v1::Task> task = Lease();
+    ASSERT_TRUE(task);
+    bool accepted = false;
+    ASSERT_TRUE(Complete(*task, &p, &accepted).ok());
+  }
+  std::vector<v1::Batch> events;
+  while (reader->Read(&event)) events.push_back(event);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().state(), v1::BATCH_STATE_SUCCEEDED);
+  EXPECT_EQ(events.back().jobs_succeeded(), 2u);
+  EXPECT_EQ(events.back().jobs_size(), 2);
+  EXPECT_EQ(events.back().aggregate_cycles(), 10u);
+}
+
+TEST_F(CoordinatorServiceTest, WatchOfUnknownBatchIsNotFound) {
+  grpc::ClientContext context;
+  v1::WatchBatchRequest request;
+  request.set_batch_id("404");
+  auto reader = stub_->WatchBatch(&context, request);
+  v1::Batch event;
+  EXPECT_FALSE(reader->Read(&event));
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(CoordinatorServiceTest, RestartKeepsFinishedResultsAndCompletesTheRest) {
+  Stop();
+  std::string dir = MakeTempDir();
+  auto store = SqliteJobStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  Start(std::move(*store));
+
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(2), &id).ok());
+  std::optional<v1::Task> first = Lease();
+  std::optional<v1::Task> second = Lease();
+  ASSERT_TRUE(first && second);
+  profile::Profile p0 = FromFolded("$main;a 10\n");
+  profile::Profile p1 = FromFolded("$main;b 20\n");
+  bool accepted = false;
+  ASSERT_TRUE(Complete(*first, &p0, &accepted).ok());
+  ASSERT_TRUE(accepted);
+  Stop();  // the second task is still running: the "crash"
+
+  store = SqliteJobStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  Start(std::move(*store));
+  v1::Batch batch = Get(id);
+  EXPECT_EQ(batch.state(), v1::BATCH_STATE_RUNNING);
+  EXPECT_EQ(batch.jobs_succeeded(), 1u);
+  EXPECT_EQ(batch.jobs_queued(), 1u);
+  // The old worker's result is rejected (its lease died with the old
+  // process)...
+  ASSERT_TRUE(Complete(*second, &p1, &accepted).ok());
+  EXPECT_FALSE(accepted);
+  // ...and the job runs again as attempt 2.
+  std::optional<v1::Task> retry = Lease();
+  ASSERT_TRUE(retry);
+  EXPECT_EQ(retry->task_id(), second->task_id());
+  EXPECT_EQ(retry->attempt(), 2u);
+  EXPECT_EQ(retry->job().source(), "begin push.1 drop end");
+  EXPECT_EQ(retry->libraries().libraries_size(), 1);
+  ASSERT_TRUE(Complete(*retry, &p1, &accepted).ok());
+  EXPECT_TRUE(accepted);
+
+  batch = Get(id);
+  EXPECT_EQ(batch.state(), v1::BATCH_STATE_SUCCEEDED);
+  std::string folded;
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
+  EXPECT_EQ(folded, "$main;a 10\n$main;b 20\n");
+
+  // A later restart still serves the finished batch, and new ids do not
+  // collide.
+  Stop();
+  store = SqliteJobStore::Open(dir);
+  ASSERT_TRUE(store.ok());
+  Start(std::move(*store));
+  EXPECT_EQ(Get(id).state(), v1::BATCH_STATE_SUCCEEDED);
+  ASSERT_TRUE(
+      Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
+  EXPECT_EQ(folded, "$main;a 10\n");
+  std::string next;
+  ASSERT_TRUE(Submit(MakeRequest(1), &next).ok());
+  EXPECT_NE(next, id);
+}
+
+}  // namespace
+}  // namespace flamefleet::coordinator

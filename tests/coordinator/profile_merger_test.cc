@@ -1,0 +1,69 @@
+#include "coordinator/profile_merger.h"
+
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "profile/folded.h"
+#include "profile/profile_proto.h"
+
+namespace flamefleet::coordinator {
+namespace {
+
+profile::Profile FromFolded(const std::string& text) {
+  profile::Profile profile;
+  profile::FoldedReader reader(&profile);
+  EXPECT_TRUE(reader.ReadString(text).ok());
+  return profile;
+}
+
+std::string ToFolded(const profile::Profile& profile) {
+  std::ostringstream out;
+  EXPECT_TRUE(profile::WriteFolded(profile, out).ok());
+  return out.str();
+}
+
+TEST(ProfileMergerTest, SumsProfilesExactly) {
+  ProfileMerger merger;
+  EXPECT_TRUE(merger.Add("1/0", FromFolded("main;a 10\nmain;b 5\n")));
+  EXPECT_TRUE(
+      merger.Add("1/1", FromFolded("main;a 7\nmain;c;d 18446744073709551\n")));
+  EXPECT_EQ(merger.count(), 2u);
+  EXPECT_EQ(ToFolded(merger.aggregate()),
+            "main;a 17\nmain;b 5\nmain;c;d 18446744073709551\n");
+  EXPECT_EQ(merger.aggregate().total(), 17u + 5u + 18446744073709551u);
+}
+
+TEST(ProfileMergerTest, CountsEachTaskOnce) {
+  ProfileMerger merger;
+  profile::Profile p = FromFolded("main;a 10\n");
+  EXPECT_TRUE(merger.Add("1/0", p));
+  EXPECT_FALSE(merger.Add("1/0", p));
+  EXPECT_TRUE(merger.AddSerialized("1/0", profile::SerializeProfile(p)).ok());
+  EXPECT_EQ(merger.aggregate().total(), 10u);
+  EXPECT_EQ(merger.count(), 1u);
+}
+
+TEST(ProfileMergerTest, AddsSerializedProfiles) {
+  ProfileMerger merger;
+  ASSERT_TRUE(merger
+                  .AddSerialized(
+                      "1/0", profile::SerializeProfile(FromFolded("x;y 3\n")))
+                  .ok());
+  ASSERT_TRUE(merger
+                  .AddSerialized("1/1", profile::SerializeProfile(
+                                            FromFolded("x;y 4\nx 1\n")))
+                  .ok());
+  EXPECT_EQ(ToFolded(std::move(merger).TakeAggregate()), "x 1\nx;y 7\n");
+}
+
+TEST(ProfileMergerTest, RejectsCorruptProfileAndNamesTheTask) {
+  ProfileMerger merger;
+  absl::Status status = merger.AddSerialized("1/3", "\xff\xff not a profile");
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_NE(status.message().find("1/3"), absl::string_view::npos);
+  EXPECT_EQ(merger.count(), 0u);
+}
+
+}  // namespace
+}  // namespace flamefleet::coordinator

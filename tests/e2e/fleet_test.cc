@@ -1,0 +1,312 @@
+// Multi-process end-to-end tests of the fleet on loopback: the real flamefleet-renderer,
+// flamefleet-coordinator and flamefleet-worker binaries as child processes with OS-chosen ports
+// (each service prints "LISTENING <port>" once serving), driven through the CLI's BatchClient.
+// Faults are real: SIGKILL of a worker or of the coordinator in the middle of a batch.
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cli/batch_client.h"
+#include "common/channel.h"
+#include "common/subprocess.h"
+#include "gtest/gtest.h"
+
+namespace flamefleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// Parses folded text into stack -> count.
+std::map<std::string, uint64_t> ParseFolded(const std::string& text) {
+  std::map<std::string, uint64_t> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    size_t sp = line.rfind(' ');
+    uint64_t n = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(line.substr(sp + 1), &n)) << line;
+    out[std::string(line.substr(0, sp))] += n;
+  }
+  return out;
+}
+
+// A program that loops `iterations` times through nested procedures (~30 cycles per iteration).
+std::string Program(int id, int iterations) {
+  return absl::StrCat(R"(
+proc.mix
+  dup.0 u32shl.3 u32xor u32wrapping_add.)", id + 7, R"(
+end
+proc.step
+  exec.mix
+  dup.0 is_odd
+  if.true add.1 else add.3 end
+  u32and.65535
+end
+begin
+  push.)", id + 1, " push.", iterations, R"(
+  dup.0 neq.0
+  while.true
+    swap exec.step swap sub.1 dup.0 neq.0
+  end
+  drop swap drop
+end
+)");
+}
+
+class Fleet {
+ public:
+  explicit Fleet(const fs::path& state_dir, int lease_ms = 1500) : state_dir_(state_dir) {
+    lease_ms_ = lease_ms;
+    renderer_ = Start({FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
+    renderer_port_ = *renderer_->WaitForListeningPort(absl::Seconds(60));
+    StartCoordinator();
+  }
+
+  void StartCoordinator() {
+    coordinator_ = Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0", "--state-dir",
+                          state_dir_.string(), "--renderer",
+                          absl::StrCat("127.0.0.1:", renderer_port_), "--lease-ms",
+                          absl::StrCat(lease_ms_)});
+    absl::StatusOr<int> port = coordinator_->WaitForListeningPort(absl::Seconds(60));
+    ASSERT_TRUE(port.ok()) << port.status();
+    address_ = absl::StrCat("127.0.0.1:", *port);
+  }
+
+  void KillCoordinator() {
+    coordinator_->Signal(SIGKILL);
+    coordinator_->Wait();
+  }
+
+  // Starts a worker against the current coordinator; returns its index.
+  size_t AddWorker() {
+    workers_.push_back(Start({FLAMEFLEET_WORKER, "--coordinator", address_, "--slots", "1",
+                              "--worker-id", absl::StrCat("w", workers_.size())}));
+    return workers_.size() - 1;
+  }
+
+  Subprocess& worker(size_t i) { return *workers_[i]; }
+  const std::string& address() const { return address_; }
+  cli::BatchClient Client() { return cli::BatchClient(MakeChannel(address_)); }
+
+ private:
+  static std::unique_ptr<Subprocess> Start(const std::vector<std::string>& argv) {
+    auto p = Subprocess::Start(argv);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return std::move(*p);
+  }
+
+  fs::path state_dir_;
+  int lease_ms_;
+  std::unique_ptr<Subprocess> renderer_;
+  int renderer_port_ = 0;
+  std::unique_ptr<Subprocess> coordinator_;
+  std::vector<std::unique_ptr<Subprocess>> workers_;
+  std::string address_;
+};
+
+class FleetTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(testing::TempDir()) /
+            absl::StrCat("fleet_", testing::UnitTest::GetInstance()->current_test_info()->name(),
+                         "_", getpid());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "state");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // Writes `n` programs under root/programs (two `main.masm` in different folders on purpose).
+  fs::path WritePrograms(int n, int iterations) {
+    fs::path dir = root_ / "programs";
+    for (int i = 0; i < n; ++i) {
+      fs::path p = dir / absl::StrCat("group", i % 5) / absl::StrCat("p", i) / "main.masm";
+      WriteFile(p, Program(i, iterations));
+    }
+    return dir;
+  }
+
+  // Checks the fetched output: every succeeded job has SVG + folded, and the aggregate is the
+  // exact sum of the job profiles.
+  void CheckOutput(const v1::Batch& batch, const fs::path& out) {
+    std::map<std::string, uint64_t> sum;
+    uint64_t cycles = 0;
+    for (const v1::JobStatus& job : batch.jobs()) {
+      if (job.state() != v1::JOB_STATE_SUCCEEDED) continue;
+      fs::path base = out / "jobs" / job.name();
+      ASSERT_TRUE(fs::exists(base.string() + ".svg")) << base;
+      std::map<std::string, uint64_t> f = ParseFolded(ReadFile(base.string() + ".folded"));
+      uint64_t job_total = 0;
+      for (const auto& [k, v] : f) {
+        sum[k] += v;
+        job_total += v;
+      }
+      EXPECT_EQ(job_total, job.cycles()) << job.name();
+      cycles += job.cycles();
+    }
+    EXPECT_TRUE(fs::exists(out / "aggregate.svg"));
+    EXPECT_EQ(ParseFolded(ReadFile(out / "aggregate.folded")), sum);
+    EXPECT_EQ(batch.aggregate_cycles(), cycles);
+  }
+
+  fs::path root_;
+};
+
+TEST_F(FleetTest, FiftyProgramsOverTwoWorkersAggregateExactly) {
+  Fleet fleet(root_ / "state");
+  fleet.AddWorker();
+  fleet.AddWorker();
+  auto req = cli::BuildSubmitRequest({WritePrograms(50, 20).string()}, {}, {"suite=e2e"});
+  ASSERT_TRUE(req.ok()) << req.status();
+  auto client = fleet.Client();
+  auto id = client.Submit(*req);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto final_batch = client.Watch(*id, [](const v1::Batch&) {});
+  ASSERT_TRUE(final_batch.ok()) << final_batch.status();
+  EXPECT_EQ(final_batch->state(), v1::BATCH_STATE_SUCCEEDED);
+  auto batch = client.Get(*id);
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(batch->jobs_succeeded(), 50u);
+  ASSERT_TRUE(client.FetchAll(*id, (root_ / "out").string()).ok());
+  CheckOutput(*batch, root_ / "out");
+}
+
+TEST_F(FleetTest, KilledWorkerLosesNoJobAndCountsNoneTwice) {
+  Fleet fleet(root_ / "state", /*lease_ms=*/1000);
+  size_t victim = fleet.AddWorker();
+  fleet.AddWorker();
+  auto req = cli::BuildSubmitRequest({WritePrograms(12, 200000).string()}, {}, {});
+  ASSERT_TRUE(req.ok()) << req.status();
+  auto client = fleet.Client();
+  auto id = client.Submit(*req);
+  ASSERT_TRUE(id.ok()) << id.status();
+  bool killed = false;
+  auto final_batch = client.Watch(*id, [&](const v1::Batch& b) {
+    if (!killed && b.jobs_succeeded() >= 1 && b.jobs_running() >= 1) {
+      fleet.worker(victim).Signal(SIGKILL);
+      killed = true;
+    }
+  });
+  ASSERT_TRUE(final_batch.ok()) << final_batch.status();
+  EXPECT_TRUE(killed);
+  EXPECT_EQ(final_batch->state(), v1::BATCH_STATE_SUCCEEDED);
+  auto batch = client.Get(*id);
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(batch->jobs_succeeded(), 12u);
+  ASSERT_TRUE(client.FetchAll(*id, (root_ / "out").string()).ok());
+  CheckOutput(*batch, root_ / "out");
+}
+
+TEST_F(FleetTest, RestartedCoordinatorKeepsResultsAndFinishesTheBatch) {
+  Fleet fleet(root_ / "state", /*lease_ms=*/1000);
+  fleet.AddWorker();
+  auto req = cli::BuildSubmitRequest({WritePrograms(8, 150000).string()}, {}, {});
+  ASSERT_TRUE(req.ok()) << req.status();
+  std::string id;
+  uint32_t done_before = 0;
+  {
+    auto client = fleet.Client();
+    auto submitted = client.Submit(*req);
+    ASSERT_TRUE(submitted.ok()) << submitted.status();
+    id = *submitted;
+    // Kill the coordinator as soon as some (not all) jobs are done.
+    auto watched = client.Watch(id, [&](const v1::Batch& b) {
+      if (done_before == 0 && b.jobs_succeeded() >= 2) {
+        done_before = b.jobs_succeeded();
+        fleet.KillCoordinator();
+      }
+    });
+    EXPECT_FALSE(watched.ok());  // the stream broke
+  }
+  ASSERT_GE(done_before, 2u);
+  fleet.StartCoordinator();
+  fleet.AddWorker();  // the old worker keeps dialing the old port; start one on the new one
+  auto client = fleet.Client();
+  auto before = client.Get(id);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_GE(before->jobs_succeeded(), done_before);
+  auto final_batch = client.Watch(id, [](const v1::Batch&) {});
+  ASSERT_TRUE(final_batch.ok()) << final_batch.status();
+  EXPECT_EQ(final_batch->state(), v1::BATCH_STATE_SUCCEEDED);
+  auto batch = client.Get(id);
+  ASSERT_TRUE(batch.ok());
+  ASSERT_TRUE(client.FetchAll(id, (root_ / "out").string()).ok());
+  CheckOutput(*batch, root_ / "out");
+}
+
+TEST_F(FleetTest, BrokenAndRunawayProgramsFailAndTheRestSucceed) {
+  Fleet fleet(root_ / "state");
+  fleet.AddWorker();
+  fs::path dir = root_ / "programs";
+  WriteFile(dir / "good.masm", Program(1, 10));
+  WriteFile(dir / "broken.masm", "begin\n  push.1\n  frobnicate\nend\n");
+  WriteFile(dir / "runaway.masm", "begin push.1 while.true push.1 end end\n");
+  auto req = cli::BuildSubmitRequest({dir.string()}, {}, {});
+  ASSERT_TRUE(req.ok()) << req.status();
+  req->mutable_options()->set_max_cycles(100000);
+  auto client = fleet.Client();
+  auto id = client.Submit(*req);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto final_batch = client.Watch(*id, [](const v1::Batch&) {});
+  ASSERT_TRUE(final_batch.ok()) << final_batch.status();
+  EXPECT_EQ(final_batch->state(), v1::BATCH_STATE_FAILED);
+  auto batch = client.Get(*id);
+  ASSERT_TRUE(batch.ok());
+  std::map<std::string, v1::JobStatus> jobs;
+  for (const auto& j : batch->jobs()) jobs[j.name()] = j;
+  EXPECT_EQ(jobs["good.masm"].state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(jobs["broken.masm"].state(), v1::JOB_STATE_FAILED);
+  EXPECT_NE(jobs["broken.masm"].error().find("3:3"), std::string::npos)
+      << jobs["broken.masm"].error();
+  EXPECT_EQ(jobs["runaway.masm"].state(), v1::JOB_STATE_FAILED);
+  EXPECT_NE(jobs["runaway.masm"].error().find("cycle"), std::string::npos)
+      << jobs["runaway.masm"].error();
+  EXPECT_EQ(jobs["broken.masm"].attempts(), 1u);  // a program's own failure is not retried
+}
+
+TEST_F(FleetTest, CancelAndBadRequests) {
+  Fleet fleet(root_ / "state");
+  auto client = fleet.Client();
+  // No worker: the batch stays queued until cancelled.
+  auto req = cli::BuildSubmitRequest({WritePrograms(3, 10).string()}, {}, {});
+  ASSERT_TRUE(req.ok());
+  auto id = client.Submit(*req);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto cancelled = client.Cancel(*id);
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status();
+  auto watched = client.Watch(*id, [](const v1::Batch&) {});
+  ASSERT_TRUE(watched.ok());
+  EXPECT_EQ(watched->state(), v1::BATCH_STATE_CANCELLED);
+
+  v1::SubmitBatchRequest empty;
+  EXPECT_EQ(client.Submit(empty).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::SubmitBatchRequest unnamed = *req;
+  unnamed.mutable_jobs(0)->set_name("");
+  EXPECT_EQ(client.Submit(unnamed).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::SubmitBatchRequest huge = *req;
+  huge.mutable_jobs(0)->set_source(std::string(2 << 20, ' '));
+  EXPECT_EQ(client.Submit(huge).status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(client.Get("no-such-batch").status().code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace flamefleet

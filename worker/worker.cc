@@ -1,0 +1,438 @@
+#include "worker/worker.h"
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/grpc_status.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "profile/profile_proto.h"
+#include "worker/profile_run.h"
+
+namespace flamefleet::worker {
+
+struct Worker::RunningTask {
+  // Polled by the VM between slices; set together with `reason`.
+  std::atomic<bool> cancel{false};
+  std::atomic<int> reason{static_cast<int>(StopReason::kNone)};
+  absl::Mutex mu;
+  bool done ABSL_GUARDED_BY(mu) = false;
+
+  // Records the first reason to stop and tells the VM.
+  void Stop(StopReason why) {
+    int expected = static_cast<int>(StopReason::kNone);
+    reason.compare_exchange_strong(expected, static_cast<int>(why));
+    cancel.store(true, std::memory_order_relaxed);
+  }
+  StopReason stop_reason() const {
+    return static_cast<StopReason>(reason.load());
+  }
+};
+
+struct Worker::Outcome {
+  bool abandon = false;  // report nothing
+  std::string why;       // for abandon: the reason (logged)
+  bool succeeded = false;
+  uint64_t cycles = 0;
+  std::vector<uint64_t> stack;
+  std::string error;    // the program's own failure
+  std::string profile;  // serialized flamefleet.v1.Profile
+};
+
+namespace {
+
+std::chrono::system_clock::time_point Deadline(absl::Duration d) {
+  return absl::ToChronoTime(absl::Now() + d);
+}
+
+bool ValidRelativePath(absl::string_view path) {
+  if (path.empty() || path.front() == '/') return false;
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    if (part.empty() || part == "." || part == "..") return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(
+    const v1::LibrarySet& libraries) {
+  vm::AssemblerOptions options;
+  for (const v1::Library& library : libraries.libraries()) {
+    const std::string& ns = library.namespace_();
+    if (ns.empty() || absl::StrContains(ns, "/") ||
+        absl::StrContains(ns, "::")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("library set: invalid library namespace '", ns, "'"));
+    }
+    options.libraries.emplace_back(ns, ns);
+    for (const v1::LibraryFile& file : library.files()) {
+      if (!ValidRelativePath(file.path())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("library set: library '", ns, "': invalid file path '",
+                         file.path(), "' (must be relative, without '..')"));
+      }
+      options.virtual_files[absl::StrCat(ns, "/", file.path())] = file.source();
+    }
+  }
+  return options;
+}
+
+Worker::Worker(std::shared_ptr<v1::Coordinator::StubInterface> stub,
+               WorkerOptions options)
+    : stub_(std::move(stub)), options_(std::move(options)) {
+  CHECK(stub_ != nullptr);
+  CHECK_GE(options_.slots, 1);
+}
+
+Worker::~Worker() { Stop(absl::ZeroDuration()); }
+
+void Worker::Start() {
+  CHECK(!started_) << "Worker::Start called twice";
+  started_ = true;
+  slots_.reserve(static_cast<size_t>(options_.slots));
+  for (int i = 0; i < options_.slots; ++i)
+    slots_.emplace_back([this] { SlotLoop(); });
+}
+
+void Worker::Stop(absl::Duration grace) {
+  if (!started_ || stopped_) return;
+  stopped_ = true;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    for (grpc::ClientContext* poll : polls_) poll->TryCancel();
+    auto idle = [](absl::flat_hash_set<RunningTask*>* running) {
+      return running->empty();
+    };
+    mu_.AwaitWithTimeout(absl::Condition(+idle, &running_), grace);
+    abandon_all_ = true;
+    for (RunningTask* running : running_) running->Stop(StopReason::kShutdown);
+  }
+  for (std::thread& slot : slots_) slot.join();
+  slots_.clear();
+}
+
+WorkerStats Worker::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void Worker::Count(uint64_t WorkerStats::*counter) {
+  absl::MutexLock lock(&mu_);
+  ++(stats_.*counter);
+}
+
+bool Worker::WaitOrStop(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
+}
+
+std::vector<std::string> Worker::CachedDigests() {
+  absl::MutexLock lock(&cache_mu_);
+  std::vector<std::string> digests;
+  digests.reserve(cache_.size());
+  for (const CachedLibrary& entry : cache_) digests.push_back(entry.digest);
+  return digests;
+}
+
+void Worker::SlotLoop() {
+  const auto wait_ms =
+      static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.lease_wait));
+  while (true) {
+    v1::LeaseTaskRequest request;
+    request.set_worker_id(options_.worker_id);
+    request.set_wait_ms(wait_ms);
+    for (std::string& digest : CachedDigests()) {
+      request.add_cached_library_digests(std::move(digest));
+    }
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(options_.lease_wait + options_.rpc_timeout));
+    // Wait for the coordinator to be reachable instead of failing fast (it may
+    // be starting).
+    context.set_wait_for_ready(true);
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return;
+      polls_.insert(&context);
+    }
+    v1::LeaseTaskResponse response;
+    const grpc::Status status = stub_->LeaseTask(&context, request, &response);
+    {
+      absl::MutexLock lock(&mu_);
+      polls_.erase(&context);
+    }
+    if (!status.ok()) {
+      if (WaitOrStop(absl::ZeroDuration())) return;
+      LOG(WARNING) << "LeaseTask failed: " << FromGrpcStatus(status);
+      if (WaitOrStop(options_.retry_backoff)) return;
+      continue;
+    }
+    if (!response.has_task()) continue;
+    Count(&WorkerStats::tasks_leased);
+    RunTask(response.task());
+  }
+}
+
+void Worker::RunTask(const v1::Task& task) {
+  const absl::Time start = absl::Now();
+  RunningTask running;
+  {
+    absl::MutexLock lock(&mu_);
+    running_.insert(&running);
+    if (abandon_all_) running.Stop(StopReason::kShutdown);
+  }
+  std::thread watcher([&] { Watch(task, running); });
+  Outcome outcome = Execute(task, running);
+  {
+    absl::MutexLock lock(&running.mu);
+    running.done = true;
+  }
+  watcher.join();
+  if (!outcome.abandon && running.stop_reason() == StopReason::kLeaseLost) {
+    outcome.abandon = true;
+    outcome.why = "lease lost";
+  }
+  absl::Status status = absl::OkStatus();
+  if (!outcome.abandon) {
+    status = Complete(task, outcome);
+    if (!status.ok()) {
+      outcome.abandon = true;
+      outcome.why = absl::StrCat("result not delivered: ", status.ToString());
+    }
+  }
+  if (outcome.abandon) {
+    Count(&WorkerStats::tasks_abandoned);
+    LOG(WARNING) << "task " << task.task_id() << " attempt " << task.attempt()
+                 << " abandoned: " << outcome.why;
+  } else {
+    Count(outcome.succeeded ? &WorkerStats::tasks_succeeded
+                            : &WorkerStats::tasks_failed);
+    LOG(INFO) << "task " << task.task_id() << " (" << task.job().name() << ") "
+              << (outcome.succeeded ? "succeeded" : "failed")
+              << " cycles=" << outcome.cycles << " latency_ms="
+              << absl::ToInt64Milliseconds(absl::Now() - start);
+  }
+  absl::MutexLock lock(&mu_);
+  running_.erase(&running);
+}
+
+absl::StatusOr<std::shared_ptr<const vm::Assembler>> Worker::AssemblerFor(
+    const v1::Task& task) {
+  std::string digest = task.library_digest();
+  if (digest.empty()) digest = task.libraries().digest();
+  const bool has_libraries =
+      task.has_libraries() && task.libraries().libraries_size() > 0;
+  if (digest.empty()) {
+    if (!has_libraries)
+      return std::make_shared<const vm::Assembler>(vm::AssemblerOptions{});
+    FLAMEFLEET_ASSIGN_OR_RETURN(vm::AssemblerOptions options,
+                                LibraryAssemblerOptions(task.libraries()));
+    return std::make_shared<const vm::Assembler>(std::move(options));
+  }
+  {
+    absl::MutexLock lock(&cache_mu_);
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->digest == digest) {
+        cache_.splice(cache_.begin(), cache_, it);
+        return cache_.front().assembler;
+      }
+    }
+  }
+  if (!task.has_libraries()) {
+    return absl::NotFoundError(absl::StrCat(
+        "library set ", digest, " is neither cached nor sent with the task"));
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AssemblerOptions options,
+                              LibraryAssemblerOptions(task.libraries()));
+  auto assembler = std::make_shared<const vm::Assembler>(std::move(options));
+  absl::MutexLock lock(&cache_mu_);
+  cache_.push_front(CachedLibrary{digest, assembler});
+  while (cache_.size() > std::max<size_t>(options_.max_cached_library_sets, 1))
+    cache_.pop_back();
+  return assembler;
+}
+
+Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
+  Outcome out;
+  auto fail = [&out](absl::string_view error) {
+    out.succeeded = false;
+    out.error = std::string(error);
+    return out;
+  };
+  const v1::JobSpec& job = task.job();
+
+  vm::ProgramInputs inputs;
+  if (job.inputs_format() == v1::INPUTS_FORMAT_TOML) {
+    absl::StatusOr<vm::ProgramInputs> parsed =
+        vm::ParseTomlInputs(job.inputs(), absl::StrCat(job.name(), ".toml"));
+    if (!parsed.ok()) return fail(parsed.status().message());
+    inputs = *std::move(parsed);
+  } else if (job.inputs_format() == v1::INPUTS_FORMAT_JSON ||
+             !job.inputs().empty()) {
+    absl::StatusOr<vm::ProgramInputs> parsed =
+        vm::ParseJsonInputs(job.inputs(), absl::StrCat(job.name(), ".inputs"));
+    if (!parsed.ok()) return fail(parsed.status().message());
+    inputs = *std::move(parsed);
+  }
+
+  absl::StatusOr<std::shared_ptr<const vm::Assembler>> assembler =
+      AssemblerFor(task);
+  if (!assembler.ok()) {
+    if (absl::IsNotFound(assembler.status())) {
+      out.abandon = true;
+      out.why = std::string(assembler.status().message());
+      return out;
+    }
+    return fail(assembler.status().message());
+  }
+  absl::StatusOr<vm::Program> program =
+      (*assembler)->AssembleSource(job.name(), job.source());
+  if (!program.ok()) return fail(program.status().message());
+
+  vm::ExecutionOptions execution;
+  execution.max_cycles = task.options().max_cycles() != 0
+                             ? task.options().max_cycles()
+                             : options_.default_max_cycles;
+  const StackMode mode =
+      task.options().flat() ? StackMode::kFlat : StackMode::kNested;
+  absl::StatusOr<ProfiledRun> run =
+      ProfileProgram(*program, inputs, execution, mode, &running.cancel);
+  if (!run.ok()) {
+    switch (running.stop_reason()) {
+      case StopReason::kDeadline:
+        return fail(
+            absl::StrCat(job.name(), ": wall-clock deadline of ",
+                         task.options().deadline_ms() != 0
+                             ? absl::StrCat(task.options().deadline_ms(), " ms")
+                             : absl::FormatDuration(options_.default_deadline),
+                         " exceeded (", run.status().message(), ")"));
+      case StopReason::kLeaseLost:
+        out.abandon = true;
+        out.why = "lease lost";
+        return out;
+      case StopReason::kShutdown:
+        out.abandon = true;
+        out.why = "worker shutting down";
+        return out;
+      case StopReason::kNone:
+        break;
+    }
+    return fail(run.status().message());
+  }
+  out.succeeded = true;
+  out.cycles = run->result.cycles;
+  out.stack.reserve(run->result.stack.size());
+  for (const vm::Felt& felt : run->result.stack)
+    out.stack.push_back(felt.value());
+  out.profile = profile::SerializeProfile(run->profile);
+  return out;
+}
+
+void Worker::Watch(const v1::Task& task, RunningTask& running) {
+  const absl::Duration deadline_after =
+      task.options().deadline_ms() != 0
+          ? absl::Milliseconds(task.options().deadline_ms())
+          : options_.default_deadline;
+  const absl::Time deadline = absl::Now() + deadline_after;
+  auto interval_for = [](uint32_t lease_ms) {
+    if (lease_ms == 0) return absl::Seconds(5);
+    return std::max(absl::Milliseconds(lease_ms) / 3, absl::Milliseconds(5));
+  };
+  absl::Duration interval = interval_for(task.lease_ms());
+  absl::Time next_renewal = absl::Now() + interval;
+  while (true) {
+    {
+      absl::MutexLock lock(&running.mu);
+      if (running.mu.AwaitWithDeadline(absl::Condition(&running.done),
+                                       std::min(deadline, next_renewal))) {
+        return;
+      }
+    }
+    if (absl::Now() >= deadline) {
+      running.Stop(StopReason::kDeadline);
+      return;
+    }
+    v1::RenewLeaseRequest request;
+    request.set_task_id(task.task_id());
+    request.set_lease_id(task.lease_id());
+    v1::RenewLeaseResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(
+        Deadline(std::min(options_.rpc_timeout, interval * 3)));
+    const grpc::Status status = stub_->RenewLease(&context, request, &response);
+    if (status.ok() && response.ok()) {
+      Count(&WorkerStats::renewals);
+      if (response.lease_ms() != 0)
+        interval = interval_for(response.lease_ms());
+    } else if (status.ok() ||
+               status.error_code() == grpc::StatusCode::NOT_FOUND ||
+               status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+      LOG(WARNING) << "task " << task.task_id() << ": lease lost"
+                   << (status.ok()
+                           ? ""
+                           : absl::StrCat(
+                                 " (", FromGrpcStatus(status).ToString(), ")"));
+      running.Stop(StopReason::kLeaseLost);
+      return;
+    } else {
+      // Transient (coordinator restarting, network): keep running and try
+      // again; the lease may still be valid, and the coordinator decides when
+      // the result arrives.
+      LOG(WARNING) << "task " << task.task_id()
+                   << ": RenewLease failed: " << FromGrpcStatus(status);
+    }
+    next_renewal = absl::Now() + interval;
+  }
+}
+
+absl::Status Worker::Complete(const v1::Task& task, const Outcome& outcome) {
+  constexpr int kAttempts = 3;
+  const size_t chunk_bytes = std::max<size_t>(options_.chunk_bytes, 1);
+  absl::Status last = absl::OkStatus();
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(options_.rpc_timeout));
+    context.set_wait_for_ready(true);
+    v1::CompleteTaskResponse response;
+    std::unique_ptr<grpc::ClientWriterInterface<v1::CompleteTaskChunk>> writer =
+        stub_->CompleteTask(&context, &response);
+    v1::CompleteTaskChunk chunk;
+    v1::TaskHeader* header = chunk.mutable_header();
+    header->set_task_id(task.task_id());
+    header->set_lease_id(task.lease_id());
+    header->set_succeeded(outcome.succeeded);
+    header->set_cycles(outcome.cycles);
+    for (uint64_t value : outcome.stack) header->add_stack(value);
+    header->set_error(outcome.error);
+    header->set_profile_bytes(outcome.profile.size());
+    bool ok = writer->Write(chunk);
+    for (size_t offset = 0; ok && offset < outcome.profile.size();
+         offset += chunk_bytes) {
+      chunk.set_profile_data(
+          outcome.profile.data() + offset,
+          std::min(chunk_bytes, outcome.profile.size() - offset));
+      ok = writer->Write(chunk);
+    }
+    if (ok) writer->WritesDone();
+    last = FromGrpcStatus(writer->Finish());
+    if (last.ok()) {
+      if (!response.accepted()) {
+        LOG(INFO) << "task " << task.task_id()
+                  << ": result not accepted (duplicate or stale lease)";
+      }
+      return absl::OkStatus();
+    }
+    if (!absl::IsUnavailable(last) && !absl::IsDeadlineExceeded(last)) break;
+  }
+  return last;
+}
+
+}  // namespace flamefleet::worker
