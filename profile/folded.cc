@@ -10,13 +10,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <thread>
 #include <utility>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 
 namespace flamefleet::profile {
 namespace {
@@ -93,6 +90,10 @@ constexpr uint64_t kPrefixSeed1 = 0x243f6a8885a308d3ull,
 constexpr uint64_t kPrefixSeed2 = 0x13198a2e03707344ull,
                    kP2 = 0x082efa98ec4e6c89ull;
 
+// Lines are parsed and added to the profiles in batches of about this many
+// input bytes (small enough that the parsed frames stay in cache).
+constexpr size_t kBatchBytes = 64 << 10;
+
 // Chains a prefix hash with the next frame's hash.
 inline uint64_t ChainPrefix(uint64_t prefix, uint64_t frame, uint64_t k) {
   return Fold(prefix ^ frame, k);
@@ -103,18 +104,13 @@ inline uint64_t ChainPrefix(uint64_t prefix, uint64_t frame, uint64_t k) {
 namespace internal {
 
 // Open-addressing map from a 96-bit hash (64-bit key + 32-bit check) to a
-// 32-bit value (a node or a frame id). 16-byte slots, linear probing, load
-// <= 0.7, and prefetchable slots so the probes for all prefixes of a line
-// overlap their cache misses.
+// 32-bit value (a node or a frame id): 16-byte slots, linear probing, load
+// <= 0.7. Keys are hashes already, so no further hashing is done.
 class HashIndex {
  public:
   static constexpr uint32_t kAbsent = 0xffffffffu;
 
   HashIndex() : slots_(AllocateSlots(kInitial)), mask_(kInitial - 1) {}
-
-  void Prefetch(uint64_t key) const {
-    __builtin_prefetch(&slots_[Fix(key) & mask_]);
-  }
 
   // Returns the value stored for (key, check), or kAbsent.
   uint32_t Find(uint64_t key, uint32_t check) const {
@@ -154,6 +150,7 @@ class HashIndex {
     void* memory = nullptr;
     if (bytes >= kHugePage) {
       memory = std::aligned_alloc(kHugePage, bytes);
+      // Advisory: if it fails, the table only gets slower.
       if (memory != nullptr) madvise(memory, bytes, MADV_HUGEPAGE);
     } else {
       memory = std::malloc(bytes);
@@ -454,48 +451,7 @@ void FoldedReader::AddStack(Target& target, const Line& line,
 }
 
 void FoldedReader::AddBatch(const Batch& batch) {
-  // Adding is bound by cache misses (the batch was written by the parser
-  // thread, the hash tables are large), so while line i is added, the table
-  // slots line i+1 will probe and the frames of line i+2 are prefetched. Only
-  // the deepest few prefixes are prefetched: the deepest existing one is
-  // nearly always among them, and more would queue behind the CPU's
-  // outstanding-miss limit.
-  constexpr size_t kPrefetchPrefixes = 6;
-  const size_t num_lines = batch.lines.size();
-  const Target& target = after_;
-  const bool adjacent =
-      target.profile->child_matching() == Profile::ChildMatching::kAdjacent;
-  auto prefetch_frames = [&](size_t i) {
-    if (i >= num_lines) return;
-    const Line& line = batch.lines[i];
-    const char* p =
-        reinterpret_cast<const char*>(batch.frames.data() + line.first_frame);
-    const size_t bytes = line.depth * sizeof(Frame);
-    for (size_t offset = 0; offset < bytes; offset += 64)
-      __builtin_prefetch(p + offset);
-  };
-  auto prefetch_slots = [&](size_t i) {
-    if (i >= num_lines) return;
-    const Line& line = batch.lines[i];
-    const Frame* frames = batch.frames.data() + line.first_frame;
-    if (target.prefixes != nullptr) {
-      for (size_t k = line.depth; k > 0 && k + kPrefetchPrefixes > line.depth;
-           --k) {
-        target.prefixes->Prefetch(frames[k - 1].prefix);
-        target.frames->Prefetch(frames[k - 1].hash);
-      }
-    } else if (adjacent) {
-      for (size_t k = 0; k < line.depth; ++k)
-        target.frames->Prefetch(frames[k].hash);
-    }
-  };
-  prefetch_frames(0);
-  prefetch_frames(1);
-  prefetch_slots(0);
-  for (size_t i = 0; i < num_lines; ++i) {
-    prefetch_frames(i + 2);
-    prefetch_slots(i + 1);
-    const Line& line = batch.lines[i];
+  for (const Line& line : batch.lines) {
     const Frame* frames = batch.frames.data() + line.first_frame;
     if (line.two_column && before_.profile != nullptr) {
       Line before = line;
@@ -528,13 +484,13 @@ absl::Status FoldedReader::ReadString(absl::string_view text,
   source_ = std::string(source);
   line_number_ = 0;
   stats_.bytes += text.size();
-  // Batches of about one chunk keep the parsed form small; pruning happens
-  // once at the end, as for one chunk.
+  // Small batches keep the parsed form in cache; pruning happens once at the
+  // end, as for one chunk.
   Batch batch;
   size_t pos = 0;
   while (pos < text.size()) {
     pos += ParseChunk(text.data() + pos, text.size() - pos, /*last=*/true,
-                      options_.chunk_size, &batch);
+                      kBatchBytes, &batch);
     AddBatch(batch);
   }
   MaybePrune();
@@ -542,10 +498,8 @@ absl::Status FoldedReader::ReadString(absl::string_view text,
 }
 
 absl::Status FoldedReader::ReadChunks(ReadFn read) {
-  if (std::getenv("FF_PIPE") != nullptr) return ReadChunksPipelined(read);
-  // Lines are parsed and added in small batches that stay in cache; pruning
-  // still happens once per chunk.
-  constexpr size_t kBatchBytes = 64 << 10;
+  // Lines are parsed and added in small batches; pruning still happens once
+  // per chunk, so flame charts prune at the same points for any batch size.
   std::string buffer(options_.chunk_size, '\0');
   size_t filled = 0;
   Batch batch;
@@ -573,81 +527,6 @@ absl::Status FoldedReader::ReadChunks(ReadFn read) {
     if (eof) break;
   }
   return absl::OkStatus();
-}
-
-absl::Status FoldedReader::ReadChunksPipelined(ReadFn read) {
-  // A ring of chunk buffers with their parsed batches: the parser thread
-  // reads and parses slot i while this thread adds slot i-1 to the profiles,
-  // and a slot is reused once added. A line cut by a chunk's end is carried
-  // to the next slot, and chunks hold exactly the bytes the single-buffer
-  // loop would read, so pruning happens at the same points.
-  constexpr uint64_t kSlots = 3;
-  struct Slot {
-    std::string buffer;
-    Batch batch;
-  };
-  struct Progress {
-    absl::Mutex mu;
-    uint64_t parsed ABSL_GUARDED_BY(mu) = 0;  // slots published by the parser
-    uint64_t added ABSL_GUARDED_BY(mu) = 0;   // slots added to the profiles
-    bool finished ABSL_GUARDED_BY(mu) = false;
-    absl::Status status ABSL_GUARDED_BY(mu);
-  };
-  std::vector<Slot> slots(kSlots);
-  Progress progress;
-
-  std::thread parser([&] {
-    size_t chunk = options_.chunk_size;
-    const char* carry = nullptr;
-    size_t carry_size = 0;
-    absl::Status status;
-    for (uint64_t i = 0;; ++i) {
-      {
-        absl::MutexLock lock(&progress.mu);
-        auto slot_free = [&] { return progress.parsed - progress.added < kSlots; };
-        progress.mu.Await(absl::Condition(&slot_free));
-      }
-      Slot& slot = slots[i % kSlots];
-      if (carry_size == chunk) chunk *= 2;  // one very long line
-      if (slot.buffer.size() < chunk) slot.buffer.resize(chunk);
-      if (carry_size != 0) std::memcpy(slot.buffer.data(), carry, carry_size);
-      size_t got = 0;
-      bool eof = false;
-      status =
-          read(slot.buffer.data() + carry_size, chunk - carry_size, &got, &eof);
-      if (!status.ok()) break;
-      stats_.bytes += got;
-      const size_t filled = carry_size + got;
-      const size_t used =
-          ParseChunk(slot.buffer.data(), filled, eof, filled, &slot.batch);
-      carry = slot.buffer.data() + used;
-      carry_size = filled - used;
-      {
-        absl::MutexLock lock(&progress.mu);
-        ++progress.parsed;
-      }
-      if (eof) break;
-    }
-    absl::MutexLock lock(&progress.mu);
-    progress.status = status;
-    progress.finished = true;
-  });
-
-  for (uint64_t i = 0;; ++i) {
-    {
-      absl::MutexLock lock(&progress.mu);
-      auto ready = [&] { return progress.parsed > i || progress.finished; };
-      progress.mu.Await(absl::Condition(&ready));
-      if (progress.parsed == i) break;  // finished
-    }
-    AddBatch(slots[i % kSlots].batch);
-    MaybePrune();
-    absl::MutexLock lock(&progress.mu);
-    ++progress.added;
-  }
-  parser.join();
-  absl::MutexLock lock(&progress.mu);
-  return progress.status;
 }
 
 absl::Status FoldedReader::ReadStream(std::istream& in,

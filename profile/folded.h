@@ -87,8 +87,6 @@ struct FoldedReadStats {
 };
 
 // Streams folded text into profiles. Not thread-safe; one reader per thread.
-// ReadFile and ReadStream parse on a helper thread of their own (joined before
-// they return) while the calling thread adds the parsed lines.
 class FoldedReader {
  public:
   // Reads into `after` (required, not owned, must outlive the reader).
@@ -146,8 +144,8 @@ class FoldedReader {
     uint64_t before_count;
     bool two_column;
   };
-  // Lines parsed from one chunk, ready to be added to the profiles. Points
-  // into the chunk's bytes, which must outlive it.
+  // Lines parsed from part of a chunk, ready to be added to the profiles.
+  // Points into the chunk's bytes, which must outlive it.
   struct Batch {
     std::vector<Line> lines;
     std::vector<Frame> frames;  // [0, num_frames) in use
@@ -171,13 +169,11 @@ class FoldedReader {
   using ReadFn = absl::FunctionRef<absl::Status(char* data, size_t size,
                                                  size_t* got, bool* eof)>;
   // Reads chunks with `read` (fills up to `size` bytes at `data`, sets *got
-  // and *eof) and adds their lines, on this thread.
+  // and *eof; returns DataLoss on a read error) and adds their lines.
   absl::Status ReadChunks(ReadFn read);
-  // Same, but parsing runs on a second thread, one chunk ahead.
-  absl::Status ReadChunksPipelined(ReadFn read);
 
-  // Parsing side (the only state it touches: stats_, source_, line_number_,
-  // chain_prefixes_, options_).
+  // Parsing: text -> Batch (touches only stats_, source_ and line_number_ of
+  // the reader's state).
   // Parses whole lines in [data, data+size) into `batch` (cleared first),
   // stopping once `max_bytes` are consumed; returns the bytes consumed (up to
   // and including the last newline, or everything if `last`).
@@ -192,7 +188,7 @@ class FoldedReader {
                       const char* readable_end, Batch* batch);
   void Malformed(absl::string_view message);
 
-  // Adding side.
+  // Adding: Batch -> profiles.
   void AddBatch(const Batch& batch);
   void AddStack(Target& target, const Line& line, const Frame* frames);
   void AddStackFast(Target& target, const Line& line, const Frame* frames);

@@ -1,10 +1,16 @@
 #include "profile/folded.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profile/profile.h"
@@ -27,6 +33,105 @@ Profile Read(const std::string& text, FoldedReadOptions options = {},
   EXPECT_TRUE(reader.ReadString(text).ok());
   if (stats != nullptr) *stats = reader.stats();
   return p;
+}
+
+// Returns every node as "id parent frame-name self", so two profiles compare
+// equal only if they have the same nodes with the same ids.
+std::string DumpNodes(const Profile& p) {
+  std::string out;
+  for (size_t i = 1; i < p.num_nodes(); ++i) {
+    const auto node = static_cast<Profile::NodeId>(i);
+    absl::StrAppend(&out, i, " ", p.parent(node), " '",
+                    p.frame_name(p.frame(node)), "' ", p.self(node), "\n");
+  }
+  return out;
+}
+
+// Builds the profile for well-formed one-column `text` the plain way: intern
+// every frame and walk Child() from the root.
+Profile ReadByChildWalk(const std::string& text,
+                        Profile::ChildMatching matching) {
+  Profile p(matching);
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (line.empty()) continue;
+    const size_t space = line.rfind(' ');
+    uint64_t count = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(line.substr(space + 1), &count)) << line;
+    const absl::string_view stack = line.substr(0, space);
+    Profile::NodeId node = Profile::kRoot;
+    if (!stack.empty()) {
+      for (absl::string_view frame : absl::StrSplit(stack, ';'))
+        node = p.Child(node, p.InternFrame(frame));
+    }
+    p.AddSelf(node, count);
+  }
+  return p;
+}
+
+// Random folded text (fixed seed): names whose lengths straddle the 8- and
+// 16-byte blocks the reader hashes, empty frames, repeated and extended
+// prefixes, no final newline.
+std::string RandomFolded(uint64_t seed, int lines) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::string> names;
+  for (size_t len : {0u, 1u, 7u, 8u, 9u, 15u, 16u, 17u, 31u, 32u, 33u, 40u}) {
+    for (char c : {'a', 'b', 'c'}) {
+      std::string name(len, c);
+      if (len > 2) name[len / 2] = 'x';
+      names.push_back(name);
+    }
+  }
+  std::vector<std::vector<int>> stacks;
+  std::string text;
+  for (int i = 0; i < lines; ++i) {
+    std::vector<int> stack;
+    if (!stacks.empty() && rng() % 4 != 0) {
+      stack = stacks[rng() % stacks.size()];
+      stack.resize(rng() % (stack.size() + 1));
+    }
+    for (uint64_t push = rng() % 4; push > 0; --push)
+      stack.push_back(static_cast<int>(rng() % names.size()));
+    stacks.push_back(stack);
+    for (size_t k = 0; k < stack.size(); ++k)
+      absl::StrAppend(&text, k == 0 ? "" : ";", names[stack[k]]);
+    absl::StrAppend(&text, " ", rng() % 9 + 1, i + 1 < lines ? "\n" : "");
+  }
+  return text;
+}
+
+TEST(FoldedTest, MatchesChildWalkOnRandomStacks) {
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    const std::string text = RandomFolded(seed, 400);
+    for (auto matching : {Profile::ChildMatching::kByName,
+                          Profile::ChildMatching::kAdjacent}) {
+      const std::string expected =
+          DumpNodes(ReadByChildWalk(text, matching));
+      {
+        Profile p(matching);
+        FoldedReader reader(&p);
+        ASSERT_TRUE(reader.ReadString(text).ok());
+        EXPECT_EQ(DumpNodes(p), expected) << "seed " << seed;
+      }
+      for (size_t chunk : {1u, 5u, 17u, 100u}) {
+        FoldedReadOptions options;
+        options.chunk_size = chunk;
+        Profile p(matching);
+        FoldedReader reader(&p, nullptr, options);
+        std::istringstream in(text);
+        ASSERT_TRUE(reader.ReadStream(in, "stream").ok());
+        EXPECT_EQ(DumpNodes(p), expected)
+            << "seed " << seed << " chunk " << chunk;
+      }
+    }
+  }
+}
+
+TEST(FoldedTest, FlameChartReusesLastChildOnlyWhenAdjacent) {
+  Profile p(Profile::ChildMatching::kAdjacent);
+  FoldedReader reader(&p);
+  ASSERT_TRUE(reader.ReadString("a;b 1\na 2\na;b 4\na;c 8\na;b 16\n").ok());
+  // "a;b" after "a" still extends the last child b; after "a;c" it is new.
+  EXPECT_EQ(ToFolded(p), "a 2\na;b 5\na;c 8\na;b 16\n");
 }
 
 TEST(FoldedTest, WritesSortedDeterministicLines) {
