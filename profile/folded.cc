@@ -242,8 +242,7 @@ uint32_t FoldedReader::ScanFrames(const char* begin, const char* end,
       uint64_t lo, hi;
       unsigned stop;
       if (readable_end - p >= 16) [[likely]] {
-        const __m128i v =
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
         stop = static_cast<unsigned>(
             _mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
         lo = Load64(p);
@@ -328,9 +327,9 @@ void FoldedReader::ParseLine(const char* begin, const char* end,
   if (fractional) ++stats_.fractional_lines;
   if (two_column) ++stats_.two_column_lines;
   const auto first = static_cast<uint32_t>(batch->num_frames);
-  const uint32_t depth = begin == stack_end
-                             ? 0
-                             : ScanFrames(begin, stack_end, readable_end, batch);
+  const uint32_t depth =
+      begin == stack_end ? 0
+                         : ScanFrames(begin, stack_end, readable_end, batch);
   batch->lines.push_back(Line{begin, stack_end, first, depth, after_count,
                               before_count, two_column});
 }

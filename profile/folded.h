@@ -35,7 +35,6 @@
 #include <memory>
 #include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -167,7 +166,7 @@ class FoldedReader {
   };
 
   using ReadFn = absl::FunctionRef<absl::Status(char* data, size_t size,
-                                                 size_t* got, bool* eof)>;
+                                                size_t* got, bool* eof)>;
   // Reads chunks with `read` (fills up to `size` bytes at `data`, sets *got
   // and *eof; returns DataLoss on a read error) and adds their lines.
   absl::Status ReadChunks(ReadFn read);

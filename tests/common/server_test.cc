@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/channel.h"
 #include "common/grpc_status.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 
 namespace flamefleet {
@@ -38,6 +39,13 @@ TEST(GrpcServerTest, ListensOnAnOsChosenPortAndWritesIt) {
   EXPECT_EQ(port, (*server)->port());
   auto channel = MakeChannel(absl::StrCat("127.0.0.1:", port));
   EXPECT_TRUE(channel->WaitForConnected(absl::ToChronoTime(absl::Now() + absl::Seconds(10))));
+  // The standard health service answers SERVING.
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext ctx;
+  grpc::health::v1::HealthCheckRequest req;
+  grpc::health::v1::HealthCheckResponse resp;
+  ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
+  EXPECT_EQ(resp.status(), grpc::health::v1::HealthCheckResponse::SERVING);
   (*server)->Shutdown(absl::Seconds(1));
   (*server)->Shutdown(absl::Seconds(1));  // idempotent
 }

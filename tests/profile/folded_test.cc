@@ -102,10 +102,9 @@ std::string RandomFolded(uint64_t seed, int lines) {
 TEST(FoldedTest, MatchesChildWalkOnRandomStacks) {
   for (uint64_t seed : {1u, 2u, 3u}) {
     const std::string text = RandomFolded(seed, 400);
-    for (auto matching : {Profile::ChildMatching::kByName,
-                          Profile::ChildMatching::kAdjacent}) {
-      const std::string expected =
-          DumpNodes(ReadByChildWalk(text, matching));
+    for (auto matching :
+         {Profile::ChildMatching::kByName, Profile::ChildMatching::kAdjacent}) {
+      const std::string expected = DumpNodes(ReadByChildWalk(text, matching));
       {
         Profile p(matching);
         FoldedReader reader(&p);
