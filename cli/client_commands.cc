@@ -344,9 +344,11 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
 
   auto list_labels = std::make_shared<std::vector<std::string>>();
   auto list_state = std::make_shared<std::string>();
+  auto list_since = std::make_shared<std::string>();
   CLI::App* list_cmd = app.add_subcommand("list", "List batches (newest first)");
   list_cmd->add_option("--label", *list_labels, "only batches with KEY=VALUE (repeatable)");
   list_cmd->add_option("--state", *list_state, "RUNNING, SUCCEEDED, FAILED or CANCELLED");
+  list_cmd->add_option("--since", *list_since, "only batches created in the last DURATION (24h)");
   list_cmd->add_flag("--json", *json, "machine-readable output");
   add_coordinator(list_cmd);
   list_cmd->callback([=] {
@@ -358,6 +360,14 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
         return;
       }
       (*req.mutable_labels())[l.substr(0, eq)] = l.substr(eq + 1);
+    }
+    if (!list_since->empty()) {
+      absl::Duration since;
+      if (!absl::ParseDuration(*list_since, &since) || since < absl::ZeroDuration()) {
+        *exit_code = Fail(absl::InvalidArgumentError("--since: expected a duration like 24h"));
+        return;
+      }
+      req.set_since_unix_ms(absl::ToUnixMillis(absl::Now() - since));
     }
     if (!list_state->empty()) {
       auto st = ParseBatchState(*list_state);
