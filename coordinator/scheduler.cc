@@ -65,37 +65,37 @@ std::optional<Lease> JobScheduler::LeaseTask(absl::Duration wait) {
 std::optional<absl::Time> JobScheduler::RenewLease(
     const std::string& task_id, const std::string& lease_id) {
   absl::MutexLock lock(&mu_);
+  TaskEntry* task = FindLeased(task_id, lease_id);
+  if (task == nullptr) return std::nullopt;
+  task->expires = clock_->Now() + options_.lease_duration;
+  return task->expires;
+}
+
+JobScheduler::TaskEntry* JobScheduler::FindLeased(const std::string& task_id,
+                                                  const std::string& lease_id) {
   auto it = tasks_.find(task_id);
   if (it == tasks_.end() || it->second.state != TaskState::kLeased ||
       it->second.lease_id != lease_id) {
-    return std::nullopt;
+    return nullptr;
   }
-  it->second.expires = clock_->Now() + options_.lease_duration;
-  return it->second.expires;
+  return &it->second;
 }
 
 bool JobScheduler::Complete(const std::string& task_id,
                             const std::string& lease_id) {
   absl::MutexLock lock(&mu_);
-  auto it = tasks_.find(task_id);
-  if (it == tasks_.end() || it->second.state != TaskState::kLeased ||
-      it->second.lease_id != lease_id) {
-    return false;
-  }
-  tasks_.erase(it);
+  if (FindLeased(task_id, lease_id) == nullptr) return false;
+  tasks_.erase(task_id);
   return true;
 }
 
 bool JobScheduler::Release(const std::string& task_id,
                            const std::string& lease_id) {
   absl::MutexLock lock(&mu_);
-  auto it = tasks_.find(task_id);
-  if (it == tasks_.end() || it->second.state != TaskState::kLeased ||
-      it->second.lease_id != lease_id) {
-    return false;
-  }
-  it->second.state = TaskState::kQueued;
-  it->second.lease_id.clear();
+  TaskEntry* task = FindLeased(task_id, lease_id);
+  if (task == nullptr) return false;
+  task->state = TaskState::kQueued;
+  task->lease_id.clear();
   queue_.push_front(task_id);
   ++queued_;
   return true;

@@ -127,6 +127,9 @@ class JobScheduler {
   };
 
   bool HasQueuedTask() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns the task if it is leased under `lease_id`, else null.
+  TaskEntry* FindLeased(const std::string& task_id, const std::string& lease_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string NewLeaseId() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Clock* const clock_;
