@@ -10,6 +10,33 @@ namespace flamefleet::bench {
 inline std::string FibLike() { return "begin repeat.100000 swap dup.1 add end end"; }
 
 // Loop-heavy: a counted while loop with a small body and an if in it.
+// Hash-heavy: 20000 chained RPO permutations (hperm), 18 cycles per iteration of which one
+// is HPERM (the shape of tests/testdata/vm/crypto/hperm_loop.masm).
+inline std::string HpermHeavy() {
+  return R"(begin
+    push.1.2.3.4.5.6.7.8.9.10.11.12
+    push.20000
+    dup neq.0
+    while.true
+      movdn.12 hperm movup.12 sub.1 dup neq.0
+    end
+    drop dropw dropw dropw
+  end)";
+}
+
+// Hash-heavy, denser: 8 hperm per loop iteration.
+inline std::string HpermDense() {
+  return R"(begin
+    push.1.2.3.4.5.6.7.8.9.10.11.12
+    push.5000
+    dup neq.0
+    while.true
+      movdn.12 hperm hperm hperm hperm hperm hperm hperm hperm movup.12 sub.1 dup neq.0
+    end
+    drop dropw dropw dropw
+  end)";
+}
+
 inline std::string LoopHeavy() {
   return R"(begin
     push.0 push.200000

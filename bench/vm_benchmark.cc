@@ -1,5 +1,5 @@
 // VM throughput in cycles per second (items_per_second = VM cycles / s) on four program shapes,
-// with and without a call-stack observer attached.
+// with and without a call-stack observer attached, and on two hash-heavy (hperm) loops.
 //
 //   ./build/bench/vm_benchmark --benchmark_filter=Fib
 #include <cstdint>
@@ -15,6 +15,8 @@ namespace {
 
 using bench::CallHeavy;
 using bench::FibLike;
+using bench::HpermDense;
+using bench::HpermHeavy;
 using bench::LoopHeavy;
 using bench::U32Heavy;
 
@@ -67,6 +69,15 @@ void BM_U32HeavyObserved(benchmark::State& s) { RunBenchmark(s, U32Heavy(), true
 void BM_CallHeavy(benchmark::State& s) { RunBenchmark(s, CallHeavy(), false); }
 void BM_CallHeavyObserved(benchmark::State& s) { RunBenchmark(s, CallHeavy(), true); }
 
+// Hash-heavy programs; also reported as RPO permutations per second.
+void RunHashBenchmark(benchmark::State& s, const std::string& source, int64_t perms_per_run) {
+  RunBenchmark(s, source, false);
+  s.counters["hperm/s"] = benchmark::Counter(static_cast<double>(perms_per_run),
+                                             benchmark::Counter::kIsIterationInvariantRate);
+}
+void BM_HpermHeavy(benchmark::State& s) { RunHashBenchmark(s, HpermHeavy(), 20000); }
+void BM_HpermDense(benchmark::State& s) { RunHashBenchmark(s, HpermDense(), 8 * 5000); }
+
 BENCHMARK(BM_FibLike);
 BENCHMARK(BM_FibLikeObserved);
 BENCHMARK(BM_LoopHeavy);
@@ -75,6 +86,8 @@ BENCHMARK(BM_U32Heavy);
 BENCHMARK(BM_U32HeavyObserved);
 BENCHMARK(BM_CallHeavy);
 BENCHMARK(BM_CallHeavyObserved);
+BENCHMARK(BM_HpermHeavy)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HpermDense)->Unit(benchmark::kMillisecond);
 
 // Assembly speed of a large program (not a cycle figure).
 void BM_AssembleFibLike(benchmark::State& state) {

@@ -3,6 +3,7 @@
 #include "cli/client_commands.h"
 #include "cli/profile_commands.h"
 #include "cli/render_commands.h"
+#include "cli/snapshot_commands.h"
 #include "cli/vm_commands.h"
 
 int main(int argc, char** argv) {
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   flamefleet::cli::AddVmCommands(app, &exit_code);
   flamefleet::cli::AddProfileCommands(app, &exit_code);
   flamefleet::cli::AddRenderCommands(app, &exit_code);
+  flamefleet::cli::AddSnapshotCommands(app, &exit_code);
   flamefleet::cli::AddClientCommands(app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -29,6 +29,7 @@ struct ProfileFlags {
   bool flat = false;
   std::string output = "flamegraph.svg";
   std::string title = "Miden VM Flame Graph (cycles)";
+  std::string replay;
 };
 
 struct Loaded {
@@ -58,17 +59,26 @@ size_t UniqueStacks(const profile::Profile& p) {
   return n;
 }
 
-int RunProfile(const ProfileFlags& flags) {
-  absl::StatusOr<Loaded> loaded = Load(flags.program, flags.inputs, flags.libs);
-  if (!loaded.ok()) {
-    std::cerr << "error: " << loaded.status().message() << "\n";
-    return 1;
+absl::StatusOr<worker::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) {
+  const worker::StackMode mode = flags.flat ? worker::StackMode::kFlat : worker::StackMode::kNested;
+  if (!flags.replay.empty()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot,
+                                worker::LoadSnapshotFile(flags.replay));
+    return worker::ProfileReplay(snapshot, flags.max_cycles, mode);
   }
+  FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded, Load(flags.program, flags.inputs, flags.libs));
   vm::ExecutionOptions options;
   if (flags.max_cycles.has_value()) options.max_cycles = *flags.max_cycles;
-  absl::StatusOr<worker::ProfiledRun> run = worker::ProfileProgram(
-      loaded->program, loaded->inputs, options,
-      flags.flat ? worker::StackMode::kFlat : worker::StackMode::kNested);
+  return worker::ProfileProgram(loaded.program, loaded.inputs, options, mode);
+}
+
+int RunProfile(const ProfileFlags& flags) {
+  if (absl::Status usage = CheckReplayFlags(flags.program, flags.replay, flags.inputs, flags.libs);
+      !usage.ok()) {
+    std::cerr << "error: " << usage.message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<worker::ProfiledRun> run = ProfileFromFlags(flags);
   if (!run.ok()) {
     std::cerr << "error: " << run.status().message() << "\n";
     return 1;
@@ -121,7 +131,9 @@ void AddProfileCommands(CLI::App& app, int* exit_code) {
       "profile",
       "Run a MASM program and write its cycle profile: OUT ending in .svg/.svgz gets a "
       "flamegraph, anything else folded stacks");
-  cmd->add_option("program", flags->program, "MASM program (.masm)")->required();
+  cmd->add_option("program", flags->program, "MASM program (.masm)");
+  cmd->add_option("--replay", flags->replay,
+                  "profile a replay of a snapshot (flamefleet record) instead of a program");
   cmd->add_option("-o,--output", flags->output, "output path (default flamegraph.svg)");
   cmd->add_option("--inputs", flags->inputs,
                   "inputs file (.inputs JSON or .toml); default: beside the program");

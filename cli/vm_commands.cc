@@ -8,8 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "vm/vm.h"
+#include "worker/snapshot.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -20,6 +22,7 @@ struct ExecFlags {
   std::vector<std::string> libs;
   std::optional<uint64_t> max_cycles;
   bool json = false;
+  std::string replay;
 };
 
 }  // namespace
@@ -37,7 +40,43 @@ std::string DefaultInputsPath(const std::string& program) {
 
 namespace {
 
+// `exec --replay`: runs the snapshot, answering events from its log.
+absl::StatusOr<vm::RunResult> ReplayExec(const ExecFlags& flags) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot,
+                              worker::LoadSnapshotFile(flags.replay));
+  return worker::ReplayRun(snapshot, flags.max_cycles);
+}
+
+void PrintResult(const vm::RunResult& result, bool json) {
+  if (json) {
+    nlohmann::json out;
+    out["stack"] = nlohmann::json::array();
+    for (vm::Felt f : result.stack) out["stack"].push_back(f.value());
+    out["cycles"] = result.cycles;
+    std::cout << out.dump() << "\n";
+  } else {
+    std::vector<uint64_t> values;
+    for (vm::Felt f : result.stack) values.push_back(f.value());
+    std::cout << "Output: [" << absl::StrJoin(values, ", ") << "]\n";
+    std::cout << "Cycles: " << result.cycles << "\n";
+  }
+}
+
 int RunExec(const ExecFlags& flags) {
+  if (absl::Status usage = CheckReplayFlags(flags.program, flags.replay, flags.inputs, flags.libs);
+      !usage.ok()) {
+    std::cerr << "error: " << usage.message() << "\n";
+    return 2;
+  }
+  if (!flags.replay.empty()) {
+    absl::StatusOr<vm::RunResult> result = ReplayExec(flags);
+    if (!result.ok()) {
+      std::cerr << "error: " << result.status().message() << "\n";
+      return 1;
+    }
+    PrintResult(*result, flags.json);
+    return 0;
+  }
   auto libs = ParseLibraryFlags(flags.libs);
   if (!libs.ok()) {
     std::cerr << "error: " << libs.status().message() << "\n";
@@ -68,22 +107,23 @@ int RunExec(const ExecFlags& flags) {
     std::cerr << "error: " << result.status().message() << "\n";
     return 1;
   }
-  if (flags.json) {
-    nlohmann::json out;
-    out["stack"] = nlohmann::json::array();
-    for (vm::Felt f : result->stack) out["stack"].push_back(f.value());
-    out["cycles"] = result->cycles;
-    std::cout << out.dump() << "\n";
-  } else {
-    std::vector<uint64_t> values;
-    for (vm::Felt f : result->stack) values.push_back(f.value());
-    std::cout << "Output: [" << absl::StrJoin(values, ", ") << "]\n";
-    std::cout << "Cycles: " << result->cycles << "\n";
-  }
+  PrintResult(*result, flags.json);
   return 0;
 }
 
 }  // namespace
+
+absl::Status CheckReplayFlags(const std::string& program, const std::string& replay,
+                              const std::string& inputs, const std::vector<std::string>& libs) {
+  if (program.empty() == replay.empty()) {
+    return absl::InvalidArgumentError("give either a PROGRAM or --replay SNAPSHOT (not both)");
+  }
+  if (!replay.empty() && (!inputs.empty() || !libs.empty())) {
+    return absl::InvalidArgumentError(
+        "--inputs and --lib cannot be used with --replay: the snapshot has its own");
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
     const std::vector<std::string>& values) {
@@ -104,7 +144,9 @@ void AddVmCommands(CLI::App& app, int* exit_code) {
   CLI::App* exec = app.add_subcommand(
       "exec", "Run a MASM program; print the final operand stack (top 16, top first) and the "
               "cycle count");
-  exec->add_option("program", flags->program, "MASM program (.masm)")->required();
+  exec->add_option("program", flags->program, "MASM program (.masm)");
+  exec->add_option("--replay", flags->replay,
+                   "replay a snapshot (flamefleet record) instead of running a program");
   exec->add_option("--inputs", flags->inputs,
                    "inputs file: miden-vm JSON (.inputs) or miden-debug TOML (.toml); default: "
                    "PROGRAM.inputs or PROGRAM.toml beside the program");

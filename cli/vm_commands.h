@@ -27,6 +27,12 @@ void AddVmCommands(CLI::App& app, int* exit_code);
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
     const std::vector<std::string>& values);
 
+// Checks the program arguments of a command that also accepts `--replay SNAPSHOT`: exactly
+// one of `program` and `replay` is set, and a replay takes no inputs or libraries.
+// InvalidArgument with a usage message otherwise.
+absl::Status CheckReplayFlags(const std::string& program, const std::string& replay,
+                              const std::string& inputs, const std::vector<std::string>& libs);
+
 // Returns NAME.inputs or NAME.toml beside `program` if one exists (the Miden examples
 // layout), else "".
 std::string DefaultInputsPath(const std::string& program);

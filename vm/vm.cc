@@ -4,13 +4,21 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace flamefleet::vm {
 
-AdviceProvider MakeAdvice(const ProgramInputs& inputs) {
+absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs) {
   AdviceProvider advice;
   advice.PushFront(inputs.advice_stack);
   for (const auto& [key, values] : inputs.advice_map) advice.map.insert_or_assign(key, values);
+  for (size_t i = 0; i < inputs.merkle_store.size(); ++i) {
+    absl::StatusOr<Word> root = advice.merkle_store.AddInput(inputs.merkle_store[i]);
+    if (!root.ok()) {
+      return absl::Status(root.status().code(), absl::StrCat("merkle_store[", i, "]: ",
+                                                             root.status().message()));
+    }
+  }
   return advice;
 }
 
@@ -18,7 +26,8 @@ absl::Status TrapStatus(const Program& program, const Trap& trap) {
   std::string where;
   uint32_t src = trap.pc < program.source_index.size() ? program.source_index[trap.pc] : 0;
   std::string detail = trap.message;
-  if (trap.kind == TrapKind::kAssertionFailed || trap.kind == TrapKind::kNotU32) {
+  if (trap.kind == TrapKind::kAssertionFailed || trap.kind == TrapKind::kNotU32 ||
+      trap.kind == TrapKind::kMerklePathVerificationFailed) {
     for (const auto& [code, text] : program.error_messages) {
       if (code == trap.error_code && code != 0) {
         absl::StrAppend(&detail, " (\"", text, "\")");
@@ -77,7 +86,8 @@ absl::StatusOr<RunResult> RunProgram(const Program& program, const ProgramInputs
   }
   ExecutionOptions opts = options;
   if (inputs.max_cycles.has_value()) opts.max_cycles = std::min(opts.max_cycles, *inputs.max_cycles);
-  Executor executor(program, inputs.stack, MakeAdvice(inputs), opts, host, observer);
+  FLAMEFLEET_ASSIGN_OR_RETURN(AdviceProvider advice, MakeAdvice(inputs));
+  Executor executor(program, inputs.stack, std::move(advice), opts, host, observer);
   executor.Run();
   return FinishRun(executor);
 }

@@ -34,9 +34,11 @@ struct RunResult {
   uint64_t cycles = 0;      // number of rows executed (the main trace length)
 };
 
-// Builds the advice provider (advice stack and map of the inputs, plus the program's own
-// adv_map entries are added by the executor) for `inputs`.
-AdviceProvider MakeAdvice(const ProgramInputs& inputs);
+// Builds the advice provider for `inputs`: its advice stack and map, and the Merkle store built
+// from its merkle_store sources (the program's own adv_map entries are added by the executor).
+// Returns InvalidArgument, prefixed with "merkle_store[i]: ", when a Merkle source cannot be
+// built (for example a partial_merkle_tree node whose sibling is missing).
+absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs);
 
 // Runs `program` to completion. The cycle cap is options.max_cycles, or inputs.max_cycles
 // when that is set and smaller. Returns the final stack and cycle count, or an error:

@@ -75,12 +75,13 @@ bool IsControlRow(vm::Opcode op) { return vm::IsControl(op); }
 absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program,
                                         const vm::ProgramInputs& inputs,
                                         const vm::ExecutionOptions& options,
-                                        const std::atomic<bool>* cancel) {
+                                        const std::atomic<bool>* cancel, vm::Host* host) {
   vm::ExecutionOptions opts = options;
   if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
     opts.max_cycles = *inputs.max_cycles;
   }
-  vm::Executor exec(program, inputs.stack, vm::MakeAdvice(inputs), opts);
+  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice, vm::MakeAdvice(inputs));
+  vm::Executor exec(program, inputs.stack, std::move(advice), opts, host);
   ProfiledRun run;
   std::vector<profile::Profile::NodeId> node_of(program.procedures.size(),
                                                 profile::Profile::kNoNode);
@@ -114,8 +115,8 @@ absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program,
 absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
                                            const vm::ProgramInputs& inputs,
                                            const vm::ExecutionOptions& options, StackMode mode,
-                                           const std::atomic<bool>* cancel) {
-  if (mode == StackMode::kFlat) return ProfileFlat(program, inputs, options, cancel);
+                                           const std::atomic<bool>* cancel, vm::Host* host) {
+  if (mode == StackMode::kFlat) return ProfileFlat(program, inputs, options, cancel, host);
   ProfiledRun run;
   CycleRecorder recorder(program, &run.profile);
   vm::ExecutionOptions opts = options;
@@ -125,7 +126,8 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
   if (inputs.stack.size() > 16) {
     return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
   }
-  vm::Executor exec(program, inputs.stack, vm::MakeAdvice(inputs), opts, nullptr, &recorder);
+  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice, vm::MakeAdvice(inputs));
+  vm::Executor exec(program, inputs.stack, std::move(advice), opts, host, &recorder);
   if (cancel == nullptr) {
     exec.Run();
   } else {
@@ -135,6 +137,18 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(run.result, vm::FinishRun(exec));
   recorder.Finish(exec.clk());
+  return run;
+}
+
+absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
+                                          std::optional<uint64_t> max_cycles, StackMode mode,
+                                          const std::atomic<bool>* cancel) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(ReplayPlan plan, PrepareReplay(snapshot, max_cycles));
+  ReplayHost host(&snapshot);
+  FLAMEFLEET_ASSIGN_OR_RETURN(ProfiledRun run,
+                              ProfileProgram(plan.program, plan.inputs, plan.options, mode,
+                                             cancel, &host));
+  FLAMEFLEET_RETURN_IF_ERROR(host.CheckFinished(run.result.cycles));
   return run;
 }
 

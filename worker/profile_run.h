@@ -10,11 +10,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "profile/profile.h"
 #include "vm/vm.h"
+#include "worker/snapshot.h"
 
 namespace flamefleet::worker {
 
@@ -70,11 +72,22 @@ struct ProfiledRun {
 // those of vm::RunProgram (a trap names the cycle, the instruction and the call stack). If
 // `cancel` is not null it is polled between slices of about a million cycles (a few ms) and,
 // once true, the run stops with Cancelled ("stopped after N cycles"); it is not kept after the
-// call and may be set from another thread.
+// call and may be set from another thread. `host` (may be null) answers the program's
+// non-system events; it is not kept after the call.
 absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
                                            const vm::ProgramInputs& inputs,
                                            const vm::ExecutionOptions& options, StackMode mode,
-                                           const std::atomic<bool>* cancel = nullptr);
+                                           const std::atomic<bool>* cancel = nullptr,
+                                           vm::Host* host = nullptr);
+
+// Replays `snapshot` (validated by DecodeSnapshot, or recorded) and profiles it: the program
+// is assembled from the embedded sources and every event is answered from the log
+// (worker/snapshot.h). `max_cycles`, when set, replaces the recorded cycle cap. Errors: those
+// of PrepareReplay and ProfileProgram, divergence (the message names the cycle and the
+// event), FailedPrecondition when logged events are left over at the end.
+absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
+                                          std::optional<uint64_t> max_cycles, StackMode mode,
+                                          const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace flamefleet::worker
 

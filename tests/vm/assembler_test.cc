@@ -1,5 +1,7 @@
 #include "vm/assembler/assembler.h"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "absl/status/status.h"
@@ -74,6 +76,35 @@ TEST(AssemblerTest, MissingVirtualModuleIsReportedAtTheUseLine) {
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("main.masm:1:"));
   EXPECT_THAT(status.message(), HasSubstr("mylib::util::math"));
+}
+
+TEST(AssemblerTest, ReadDiskFalseNeverReadsLibraryFilesFromTheDisk) {
+  std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "assembler_read_disk";
+  std::filesystem::create_directories(dir / "util");
+  std::ofstream(dir / "util" / "math.masm") << kMathModule;
+  AssemblerOptions options;
+  options.libraries = {{"mylib", dir.string()}};
+  EXPECT_TRUE(Assembler(options).AssembleSource("main.masm", kProgram).ok());
+  options.read_disk = false;
+  absl::Status status = Assembler(options).AssembleSource("main.masm", kProgram).status();
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("only in-memory files"));
+  options.virtual_files[(dir / "util" / "math.masm").string()] = kMathModule;
+  EXPECT_TRUE(Assembler(options).AssembleSource("main.masm", kProgram).ok());
+}
+
+TEST(AssemblerTest, ProgramSourcesListTheEntryThenExactlyTheLoadedModules) {
+  AssemblerOptions options = VirtualLibrary();
+  options.virtual_files["virtual/mylib/util/unused.masm"] = kMathModule;
+  absl::StatusOr<Program> program =
+      Assembler(options).AssembleSource("main.masm", kProgram);
+  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_NE(program->sources, nullptr);
+  ASSERT_EQ(program->sources->size(), 2u);
+  EXPECT_EQ(program->sources->path(0), "main.masm");
+  EXPECT_EQ(program->sources->path(1), "virtual/mylib/util/math.masm");
+  EXPECT_EQ(program->sources->text(1), kMathModule);
 }
 
 }  // namespace

@@ -35,6 +35,9 @@ absl::StatusOr<uint32_t> LoadFile(const AssemblerOptions& options, SourceManager
   if (auto it = options.virtual_files.find(path); it != options.virtual_files.end()) {
     return sources.Add(path, it->second);
   }
+  if (!options.read_disk) {
+    return absl::NotFoundError(absl::StrCat(path, ": no such file (only in-memory files)"));
+  }
   return sources.Load(path);
 }
 

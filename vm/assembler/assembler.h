@@ -36,6 +36,10 @@ struct AssemblerOptions {
   // "std/math/u64.masm". Paths are matched exactly as built (no normalisation) and are the
   // file names shown in error locations.
   absl::flat_hash_map<std::string, std::string> virtual_files;
+  // Whether a file missing from virtual_files is read from the disk (default). When false, a
+  // missing file is NotFound and nothing is ever read from the disk: replaying an untrusted
+  // snapshot must not reach the replaying machine's files.
+  bool read_disk = true;
 };
 
 class Assembler {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "vm/crypto/rpo.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -36,6 +37,23 @@ constexpr uint32_t kEventHdwordToMap = 2391452729;
 constexpr uint32_t kEventHdwordToMapWithDomain = 2822590340;
 constexpr uint32_t kEventHpermToMap = 3297060969;
 constexpr uint32_t kEventFalconDiv = 3419226155;
+
+std::string WordText(const Word& w) {
+  return absl::StrCat("[", w[0].value(), ", ", w[1].value(), ", ", w[2].value(), ", ",
+                      w[3].value(), "]");
+}
+
+// The word whose elements are at stack positions first..first+3; element 0 is the deepest
+// (stack position first + 3), as `push.[a,b,c,d]` leaves d on top.
+inline Word StackWord(const Felt* sp, int first) {
+  return Word{sp[-(first + 3)], sp[-(first + 2)], sp[-(first + 1)], sp[-first]};
+}
+
+// Loads the RPO state from the top 12 stack elements: state[i] = stack[11 - i] (the deepest
+// of the twelve is state[0], the capacity word is the third word from the top).
+inline void LoadState(const Felt* sp, RpoState& state) {
+  for (int i = 0; i < kRpoStateWidth; ++i) state[i] = sp[-(11 - i)];
+}
 
 }  // namespace
 
@@ -292,16 +310,46 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.stack.push_back(Felt(q >> 32));
       return true;
     }
+    case kEventMerkleNodeToStack: {
+      // [d, i, R] -> pushes the node word so that its element 0 is popped first.
+      absl::StatusOr<Word> node =
+          advice_.merkle_store.GetNode(StackWord(sp, 2), s(0).value(), s(1).value());
+      if (!node.ok()) {
+        SetTrap(TrapKind::kMerkleStoreLookup,
+                absl::StrCat("merkle store lookup failed: ", node.status().message()), pc, clk);
+        return false;
+      }
+      for (int i = 3; i >= 0; --i) advice_.stack.push_back((*node)[i]);
+      return true;
+    }
     case kEventMerkleNodeMerge:
-    case kEventMerkleNodeToStack:
-    case kEventSmtPeek:
+      // [R, L]: adds the tree with root Merge(L, R).
+      advice_.merkle_store.MergeRoots(word(1), word(0));
+      return true;
     case kEventHdwordToMap:
-    case kEventHdwordToMapWithDomain:
-    case kEventHpermToMap:
+    case kEventHdwordToMapWithDomain: {
+      // [B, A] (and d below them): map[MergeInDomain(A, B, d)] <- A || B.
+      Felt domain = id == kEventHdwordToMapWithDomain ? s(8) : Felt(0);
+      Word a = word(1), b = word(0);
+      std::vector<Felt> values(a.begin(), a.end());
+      values.insert(values.end(), b.begin(), b.end());
+      advice_.map.insert_or_assign(MergeInDomain(a, b, domain), std::move(values));
+      return true;
+    }
+    case kEventHpermToMap: {
+      // [B, A, C]: map[digest of permuted state] <- the rate (A || B) before the permutation.
+      RpoState state;
+      LoadState(sp, state);
+      std::vector<Felt> values(state.begin() + 4, state.end());
+      Permute(state);
+      advice_.map.insert_or_assign(Word{state[4], state[5], state[6], state[7]},
+                                   std::move(values));
+      return true;
+    }
+    case kEventSmtPeek:
+      // TODO(#6): needs the v0.16 compound SMT leaf layout; the reference model has no oracle.
       SetTrap(TrapKind::kUnsupported,
-              absl::StrCat("system event ", id,
-                           " needs the native hash and Merkle store (not supported yet, #6)"),
-              pc, clk);
+              "adv.push_smtpeek (system event 1889584556) is not supported yet (#6)", pc, clk);
       return false;
     default:
       break;
@@ -316,6 +364,55 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       return false;
     }
   }
+  return true;
+}
+
+// MPVERIFY: [V, d, i, R, ...] unchanged; V must be the node at (d, i) of the tree R.
+bool Executor::MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code) {
+  const Word node = StackWord(sp, 0);
+  const uint64_t depth = sp[-4].value(), index = sp[-5].value();
+  const Word root = StackWord(sp, 6);
+  absl::StatusOr<std::pair<Word, std::vector<Word>>> path =
+      advice_.merkle_store.GetPath(root, depth, index);
+  if (!path.ok()) {
+    SetTrap(TrapKind::kMerkleStoreLookup,
+            absl::StrCat("merkle store lookup failed: ", path.status().message()), pc, clk);
+    return false;
+  }
+  if (ComputeMerkleRoot(node, path->second, index) != root) {
+    SetTrap(TrapKind::kMerklePathVerificationFailed,
+            absl::StrCat("merkle path verification failed for value ", WordText(node),
+                         " at index ", index, " in the Merkle tree with root ", WordText(root),
+                         " (error code: ", error_code, ")"),
+            pc, clk, error_code);
+    return false;
+  }
+  return true;
+}
+
+// MRUPDATE: [V, d, i, R, NV, ...] -> [R', d, i, R, NV, ...] where R' is the root of R's tree
+// with the node at (d, i) (which must be V) replaced by NV; the store keeps both trees.
+bool Executor::MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk) {
+  const Word old_node = StackWord(sp, 0);
+  const uint64_t depth = sp[-4].value(), index = sp[-5].value();
+  const Word old_root = StackWord(sp, 6);
+  const Word new_node = StackWord(sp, 10);
+  absl::StatusOr<MerkleStore::Update> update =
+      advice_.merkle_store.SetNode(old_root, depth, index, new_node);
+  if (!update.ok()) {
+    SetTrap(TrapKind::kMerkleStoreLookup,
+            absl::StrCat("merkle store update failed: ", update.status().message()), pc, clk);
+    return false;
+  }
+  if (ComputeMerkleRoot(old_node, update->path, index) != old_root) {
+    SetTrap(TrapKind::kMerklePathVerificationFailed,
+            absl::StrCat("merkle path verification failed for value ", WordText(old_node),
+                         " at index ", index, " in the Merkle tree with root ",
+                         WordText(old_root)),
+            pc, clk);
+    return false;
+  }
+  for (int i = 0; i < 4; ++i) sp[-i] = update->new_root[3 - i];
   return true;
 }
 
@@ -736,9 +833,19 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       }
 
       // ---- crypto and recursive-verifier ops (#6)
-      case Opcode::kHPerm:
+      case Opcode::kHPerm: {
+        RpoState state;
+        LoadState(sp, state);
+        Permute(state);
+        for (int i = 0; i < kRpoStateWidth; ++i) FF_S(11 - i) = state[i];
+        FF_ROW();
+      }
       case Opcode::kMpVerify:
+        if (!MerkleVerify(sp, pc, clk, in.imm)) goto trapped;
+        FF_ROW();
       case Opcode::kMrUpdate:
+        if (!MerkleUpdate(sp, pc, clk)) goto trapped;
+        FF_ROW();
       case Opcode::kFriE2F4:
       case Opcode::kHornerBase:
       case Opcode::kHornerExt:

@@ -20,6 +20,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "vm/assembler/program.h"
+#include "vm/crypto/merkle_store.h"
 #include "vm/felt.h"
 
 namespace flamefleet::vm {
@@ -40,6 +41,9 @@ class CallStackObserver {
 struct AdviceProvider {
   std::vector<Felt> stack;  // back() is popped next
   absl::flat_hash_map<Word, std::vector<Felt>> map;
+  // Merkle trees read by mtree_get/mtree_set/mtree_verify/adv.push_mtnode and grown by
+  // mtree_set and mtree_merge.
+  MerkleStore merkle_store;
 
   // Pushes `values` so that values[0] is popped first.
   void PushFront(const std::vector<Felt>& values) {
@@ -78,6 +82,8 @@ enum class TrapKind : uint8_t {
   kFmpOutOfBounds,
   kAdviceStackEmpty,
   kAdviceMapKeyNotFound,
+  kMerkleStoreLookup,             // a root or node is not in the Merkle store, bad depth/index
+  kMerklePathVerificationFailed,  // MPVERIFY/MRUPDATE: the node does not hash to the root
   kEventFailed,
   kCycleLimit,
   kStackOverflow,
@@ -142,6 +148,9 @@ class Executor {
   void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk,
                uint64_t code = 0);
   bool HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk);
+  // MPVERIFY and MRUPDATE (out of the hot switch; they may allocate). false: trap set.
+  bool MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code);
+  bool MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk);
   Memory* AcquireMemory();
   void ReleaseMemory(Memory* memory);
 

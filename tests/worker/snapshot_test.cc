@@ -1,0 +1,365 @@
+#include "worker/snapshot.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "profile/folded.h"
+#include "renderer/flamegraph.h"
+#include "worker/profile_run.h"
+
+namespace flamefleet::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string Folded(const profile::Profile& p) {
+  std::ostringstream out;
+  EXPECT_TRUE(profile::WriteFolded(p, out).ok());
+  return out.str();
+}
+
+std::string Svg(const profile::Profile& p) {
+  renderer::RenderOptions options;
+  options.title = "Miden VM Flame Graph (cycles)";
+  options.count_name = "cycles";
+  std::ostringstream out;
+  EXPECT_TRUE(renderer::RenderSvg(p, options, out).ok());
+  return out.str();
+}
+
+std::vector<fs::path> Examples() {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(FLAMEFLEET_EXAMPLES_DIR)) {
+    if (entry.path().extension() == ".masm") out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A snapshot that went through the file format.
+v1::ReplaySnapshot RoundTrip(const v1::ReplaySnapshot& snapshot) {
+  absl::StatusOr<v1::ReplaySnapshot> decoded = DecodeSnapshot(EncodeSnapshot(snapshot));
+  EXPECT_TRUE(decoded.ok()) << decoded.status();
+  return decoded.ok() ? *decoded : v1::ReplaySnapshot{};
+}
+
+TEST(SnapshotTest, ReplayOfEveryExampleProfilesIdenticallyToTheLiveRun) {
+  std::vector<fs::path> examples = Examples();
+  ASSERT_GE(examples.size(), 8u);
+  const std::vector<std::pair<std::string, std::string>> libs = {
+      {"ex", std::string(FLAMEFLEET_EXAMPLES_DIR) + "/lib"}};
+  for (const fs::path& path : examples) {
+    SCOPED_TRACE(path.string());
+    vm::ProgramInputs inputs;
+    fs::path inputs_path = path;
+    inputs_path.replace_extension(".inputs");
+    if (fs::exists(inputs_path)) {
+      absl::StatusOr<vm::ProgramInputs> loaded = vm::LoadInputs(inputs_path.string());
+      ASSERT_TRUE(loaded.ok()) << loaded.status();
+      inputs = *loaded;
+    }
+    vm::AssemblerOptions assembler_options;
+    assembler_options.libraries = libs;
+    absl::StatusOr<vm::Program> program =
+        vm::Assembler(assembler_options).AssembleFile(path.string());
+    ASSERT_TRUE(program.ok()) << program.status();
+
+    RecordOptions record_options;
+    record_options.libraries = libs;
+    absl::StatusOr<Recording> recording = RecordFile(path.string(), inputs, record_options);
+    ASSERT_TRUE(recording.ok()) << recording.status();
+    ASSERT_TRUE(recording->run_status.ok()) << recording->run_status;
+    v1::ReplaySnapshot snapshot = RoundTrip(recording->snapshot);
+
+    for (StackMode mode : {StackMode::kNested, StackMode::kFlat}) {
+      absl::StatusOr<ProfiledRun> live =
+          ProfileProgram(*program, inputs, vm::ExecutionOptions{}, mode);
+      ASSERT_TRUE(live.ok()) << live.status();
+      absl::StatusOr<ProfiledRun> replay = ProfileReplay(snapshot, std::nullopt, mode);
+      ASSERT_TRUE(replay.ok()) << replay.status();
+      EXPECT_EQ(replay->result.cycles, live->result.cycles);
+      EXPECT_EQ(replay->result.stack, live->result.stack);
+      EXPECT_EQ(Folded(replay->profile), Folded(live->profile));
+      EXPECT_EQ(Svg(replay->profile), Svg(live->profile));
+      EXPECT_EQ(snapshot.outcome().cycles(), live->result.cycles);
+    }
+  }
+}
+
+TEST(SnapshotTest, RecordingKeepsExactlyTheLoadedModules) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "snapshot_modules";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "lib" / "util");
+  std::ofstream(dir / "lib" / "util" / "math.masm") << "export.add3\n  add add\nend\n";
+  std::ofstream(dir / "lib" / "unused.masm") << "export.nothing\n  nop\nend\n";
+  RecordOptions options;
+  options.libraries = {{"mylib", (dir / "lib").string() + "/"}};
+  absl::StatusOr<Recording> recording = RecordSource(
+      "main.masm",
+      "use.mylib::util::math\nbegin\n  push.1 push.2 push.3\n  exec.math::add3\n  swap drop\nend\n",
+      vm::ProgramInputs{}, options);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  ASSERT_TRUE(recording->run_status.ok()) << recording->run_status;
+  const v1::SnapshotProgram& program = recording->snapshot.program();
+  ASSERT_EQ(program.libraries_size(), 1);
+  ASSERT_EQ(program.libraries(0).modules_size(), 1);
+  EXPECT_EQ(program.libraries(0).namespace_(), "mylib");
+  EXPECT_EQ(program.libraries(0).modules(0).path(), "util/math.masm");
+  EXPECT_EQ(program.libraries(0).modules(0).digest(),
+            SourceDigest("export.add3\n  add add\nend\n"));
+
+  // Replay reads nothing from the disk.
+  fs::remove_all(dir);
+  v1::ReplaySnapshot snapshot = RoundTrip(recording->snapshot);
+  absl::StatusOr<vm::RunResult> replay = ReplayRun(snapshot);
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  EXPECT_EQ(replay->stack, recording->result.stack);
+  EXPECT_EQ(replay->cycles, recording->result.cycles);
+}
+
+// Answers event 1234 with two advice-stack values, event 77 with a map entry and one value,
+// and event 5 with nothing.
+class TestHost : public vm::Host {
+ public:
+  absl::Status OnEvent(uint32_t event_id, uint64_t clk, const vm::Executor& executor,
+                       vm::AdviceProvider& advice) override {
+    (void)clk;
+    (void)executor;
+    ++calls;
+    if (event_id == 1234) advice.PushFront({vm::Felt(10), vm::Felt(20)});
+    if (event_id == 77) {
+      advice.map.insert_or_assign(vm::Word{vm::Felt(1), vm::Felt(2), vm::Felt(3), vm::Felt(4)},
+                                  std::vector<vm::Felt>{vm::Felt(500)});
+      advice.PushFront({vm::Felt(3)});
+    }
+    return absl::OkStatus();
+  }
+  int calls = 0;
+};
+
+// 10 20 from event 1234, 3 from event 77, 500 from the map entry event 77 inserted.
+constexpr char kEventProgram[] = R"(begin
+  emit.1234
+  adv_push.2
+  emit.5
+  emit.77
+  adv_push.1
+  push.4.3.2.1
+  adv.push_mapval
+  dropw
+  adv_push.1
+  add add add
+end
+)";
+
+absl::StatusOr<Recording> RecordEvents() {
+  TestHost host;
+  RecordOptions options;
+  options.host = &host;
+  return RecordSource("events.masm", kEventProgram, vm::ProgramInputs{}, options);
+}
+
+TEST(SnapshotTest, HostAnswersAreRecordedAndReplayedFromTheLog) {
+  absl::StatusOr<Recording> recording = RecordEvents();
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  ASSERT_TRUE(recording->run_status.ok()) << recording->run_status;
+  EXPECT_EQ(recording->result.stack[0], vm::Felt(533));
+  const v1::ReplaySnapshot& s = recording->snapshot;
+  ASSERT_EQ(s.events_size(), 3);  // adv.push_mapval is a system event: not logged
+  EXPECT_EQ(s.events(0).event_id(), 1234u);
+  EXPECT_EQ(s.events(0).advice_stack_pushed_size(), 2);
+  EXPECT_EQ(s.events(1).event_id(), 5u);  // an empty answer still has its entry
+  EXPECT_EQ(s.events(1).advice_stack_pushed_size(), 0);
+  EXPECT_EQ(s.events(1).advice_map_inserted_size(), 0);
+  EXPECT_EQ(s.events(2).event_id(), 77u);
+  EXPECT_EQ(s.events(2).advice_map_inserted_size(), 1);
+  EXPECT_LT(s.events(0).clk(), s.events(1).clk());
+
+  v1::ReplaySnapshot snapshot = RoundTrip(s);
+  absl::StatusOr<vm::RunResult> replay = ReplayRun(snapshot);
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  EXPECT_EQ(replay->stack, recording->result.stack);
+  EXPECT_EQ(replay->cycles, recording->result.cycles);
+
+  absl::StatusOr<ProfiledRun> profiled = ProfileReplay(snapshot, std::nullopt, StackMode::kNested);
+  ASSERT_TRUE(profiled.ok()) << profiled.status();
+  EXPECT_EQ(profiled->result.stack, recording->result.stack);
+}
+
+TEST(SnapshotTest, ExhaustedLogStopsTheReplayNamingCycleAndEvent) {
+  absl::StatusOr<Recording> recording = RecordEvents();
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  v1::ReplaySnapshot snapshot = recording->snapshot;
+  const uint64_t clk = snapshot.events(2).clk();
+  snapshot.mutable_events()->RemoveLast();
+  absl::StatusOr<vm::RunResult> replay = ReplayRun(RoundTrip(snapshot));
+  ASSERT_FALSE(replay.ok());
+  EXPECT_THAT(replay.status().message(),
+              HasSubstr(absl::StrCat("replay diverged at cycle ", clk, ": event 77")));
+  EXPECT_THAT(replay.status().message(), HasSubstr("no entry"));
+}
+
+TEST(SnapshotTest, WrongEventIdStopsTheReplayNamingCycleAndEvent) {
+  absl::StatusOr<Recording> recording = RecordEvents();
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  v1::ReplaySnapshot snapshot = recording->snapshot;
+  const uint64_t clk = snapshot.events(1).clk();
+  snapshot.mutable_events(1)->set_event_id(6);
+  absl::StatusOr<ProfiledRun> replay =
+      ProfileReplay(RoundTrip(snapshot), std::nullopt, StackMode::kNested);
+  ASSERT_FALSE(replay.ok());
+  EXPECT_THAT(replay.status().message(),
+              HasSubstr(absl::StrCat("replay diverged at cycle ", clk,
+                                     ": event 5, but event log entry 1 is event 6")));
+}
+
+TEST(SnapshotTest, UnusedLogEntriesAreADivergence) {
+  absl::StatusOr<Recording> recording = RecordEvents();
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  v1::ReplaySnapshot snapshot = recording->snapshot;
+  snapshot.add_events()->set_event_id(9);
+  absl::StatusOr<vm::RunResult> replay = ReplayRun(RoundTrip(snapshot));
+  ASSERT_FALSE(replay.ok());
+  EXPECT_EQ(replay.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(replay.status().message(), HasSubstr("event 9"));
+  EXPECT_THAT(replay.status().message(),
+              HasSubstr(absl::StrCat("at cycle ", recording->result.cycles)));
+}
+
+TEST(SnapshotTest, FailedRunStillYieldsASnapshotWithoutOutcome) {
+  absl::StatusOr<Recording> recording =
+      RecordSource("fail.masm", "begin\n  emit.3\n  push.0 assert\nend\n", vm::ProgramInputs{},
+                   RecordOptions{});
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  EXPECT_FALSE(recording->run_status.ok());
+  EXPECT_FALSE(recording->snapshot.has_outcome());
+  EXPECT_EQ(recording->snapshot.events_size(), 1);
+  absl::StatusOr<vm::RunResult> replay = ReplayRun(RoundTrip(recording->snapshot));
+  ASSERT_FALSE(replay.ok());
+  EXPECT_EQ(replay.status().message(), recording->run_status.message());
+}
+
+TEST(SnapshotTest, AssemblyErrorsAreNotRecorded) {
+  absl::StatusOr<Recording> recording =
+      RecordSource("bad.masm", "begin\n  bogus\nend\n", vm::ProgramInputs{}, RecordOptions{});
+  EXPECT_EQ(recording.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+std::string SmallSnapshotBytes() {
+  absl::StatusOr<Recording> recording = RecordEvents();
+  EXPECT_TRUE(recording.ok());
+  return recording.ok() ? EncodeSnapshot(recording->snapshot) : std::string();
+}
+
+TEST(SnapshotTest, TruncationAtEveryOffsetIsACleanError) {
+  const std::string bytes = SmallSnapshotBytes();
+  ASSERT_GT(bytes.size(), kSnapshotHeaderBytes);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    absl::StatusOr<v1::ReplaySnapshot> decoded = DecodeSnapshot(bytes.substr(0, n));
+    ASSERT_FALSE(decoded.ok()) << n;
+    EXPECT_THAT(decoded.status().message(), HasSubstr("truncated")) << n;
+  }
+  EXPECT_TRUE(DecodeSnapshot(bytes).ok());
+}
+
+TEST(SnapshotTest, EveryCorruptedByteIsACleanError) {
+  const std::string bytes = SmallSnapshotBytes();
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (uint8_t flip : {0x01, 0x80, 0xff}) {
+      std::string bad = bytes;
+      bad[i] = static_cast<char>(bad[i] ^ flip);
+      EXPECT_FALSE(DecodeSnapshot(bad).ok()) << i;
+    }
+  }
+  EXPECT_FALSE(DecodeSnapshot(bytes + "x").ok());
+}
+
+TEST(SnapshotTest, WrongMagicIsNotASnapshot) {
+  std::string bytes = SmallSnapshotBytes();
+  bytes[0] = 'G';
+  absl::StatusOr<v1::ReplaySnapshot> decoded = DecodeSnapshot(bytes);
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(decoded.status().message(), HasSubstr("not a flamefleet snapshot"));
+  EXPECT_THAT(DecodeSnapshot("begin push.1 end").status().message(),
+              HasSubstr("not a flamefleet snapshot"));
+}
+
+TEST(SnapshotTest, FutureVersionAsksForAnUpgrade) {
+  std::string bytes = SmallSnapshotBytes();
+  bytes[8] = static_cast<char>(kSnapshotFormatVersion + 1);
+  absl::StatusOr<v1::ReplaySnapshot> decoded = DecodeSnapshot(bytes.substr(0, 12));
+  EXPECT_EQ(decoded.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(decoded.status().message(),
+              HasSubstr(absl::StrCat("snapshot format version ", kSnapshotFormatVersion + 1,
+                                     " is newer")));
+  EXPECT_EQ(DecodeSnapshot(bytes).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(SnapshotTest, InvalidPayloadFieldsAreNamed) {
+  absl::StatusOr<Recording> recording = RecordEvents();
+  ASSERT_TRUE(recording.ok());
+  {
+    v1::ReplaySnapshot s = recording->snapshot;
+    s.mutable_inputs()->add_stack(vm::Felt::kModulus);
+    absl::StatusOr<v1::ReplaySnapshot> d = DecodeSnapshot(EncodeSnapshot(s));
+    EXPECT_THAT(d.status().message(), HasSubstr("inputs.stack[0]"));
+  }
+  {
+    v1::ReplaySnapshot s = recording->snapshot;
+    s.mutable_program()->set_source("begin push.2 end");
+    absl::StatusOr<v1::ReplaySnapshot> d = DecodeSnapshot(EncodeSnapshot(s));
+    EXPECT_THAT(d.status().message(), HasSubstr("does not match its digest"));
+  }
+  {
+    v1::ReplaySnapshot s = recording->snapshot;
+    s.mutable_events(2)->mutable_advice_map_inserted(0)->mutable_key()->add_elements(1);
+    absl::StatusOr<v1::ReplaySnapshot> d = DecodeSnapshot(EncodeSnapshot(s));
+    EXPECT_THAT(d.status().message(), HasSubstr("events[2].advice_map_inserted[0].key"));
+  }
+  {
+    v1::ReplaySnapshot s = recording->snapshot;
+    v1::SnapshotLibrary* lib = s.mutable_program()->add_libraries();
+    lib->set_namespace_("evil");
+    lib->set_dir("/etc");
+    v1::SnapshotModule* m = lib->add_modules();
+    m->set_path("../passwd");
+    m->set_digest(SourceDigest(""));
+    absl::StatusOr<v1::ReplaySnapshot> d = DecodeSnapshot(EncodeSnapshot(s));
+    EXPECT_THAT(d.status().message(), HasSubstr("invalid module path"));
+  }
+  EXPECT_THAT(DecodeSnapshotPayload("\xff\xff\xff").status().message(),
+              HasSubstr("snapshot is corrupted"));
+}
+
+TEST(SnapshotTest, FilesAreWrittenAtomicallyAndLoadBack) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "snapshot_files";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  absl::StatusOr<Recording> recording = RecordEvents();
+  ASSERT_TRUE(recording.ok());
+  const std::string path = (dir / "run.snap").string();
+  ASSERT_TRUE(WriteSnapshotFile(path, recording->snapshot).ok());
+  ASSERT_TRUE(WriteSnapshotFile(path, recording->snapshot).ok());  // replaces
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  absl::StatusOr<v1::ReplaySnapshot> loaded = LoadSnapshotFile(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->SerializeAsString(), RoundTrip(recording->snapshot).SerializeAsString());
+  EXPECT_EQ(LoadSnapshotFile((dir / "missing.snap").string()).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_FALSE(WriteSnapshotFile((dir / "no" / "such" / "dir.snap").string(),
+                                 recording->snapshot)
+                   .ok());
+  std::ofstream(dir / "short.snap") << "FFSNAP";
+  EXPECT_THAT(LoadSnapshotFile((dir / "short.snap").string()).status().message(),
+              HasSubstr("short.snap: snapshot is truncated"));
+}
+
+}  // namespace
+}  // namespace flamefleet::worker
