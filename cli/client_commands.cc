@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "cli/batch_client.h"
 #include "common/channel.h"
@@ -133,6 +134,7 @@ int Fail(const absl::Status& s) {
 
 struct SubmitFlags {
   std::vector<std::string> programs;
+  std::vector<std::string> snapshots;
   std::vector<std::string> libs;
   std::vector<std::string> labels;
   uint64_t max_cycles = 0;
@@ -141,8 +143,9 @@ struct SubmitFlags {
 };
 
 void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
-  cmd->add_option("programs", f->programs, ".masm files or directories (searched recursively)")
-      ->required();
+  cmd->add_option("programs", f->programs, ".masm files or directories (searched recursively)");
+  cmd->add_option("--replay", f->snapshots,
+                  "replay snapshot files (flamefleet record); may be mixed with programs");
   cmd->add_option("--lib", f->libs, "library NAMESPACE=DIR sent with the batch (repeatable)");
   cmd->add_option("--label", f->labels, "batch label KEY=VALUE (repeatable)");
   cmd->add_option("--max-cycles", f->max_cycles, "cycle cap per job");
@@ -151,7 +154,7 @@ void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
 }
 
 absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
-  auto req = BuildSubmitRequest(f.programs, f.libs, f.labels);
+  auto req = BuildSubmitRequest(f.programs, f.libs, f.labels, f.snapshots);
   if (!req.ok()) return req;
   req->mutable_options()->set_max_cycles(f.max_cycles);
   req->mutable_options()->set_flat(f.flat);
@@ -179,6 +182,7 @@ class LocalFleet {
     for (const auto* s : {&renderer_bin, &coordinator_bin, &worker_bin}) {
       if (!s->ok()) return s->status();
     }
+    absl::MutexLock lock(&mu_);
     auto renderer = Subprocess::Start({*renderer_bin, "--listen", "127.0.0.1:0"});
     if (!renderer.ok()) return renderer.status();
     auto rport = (*renderer)->WaitForListeningPort(absl::Seconds(60));
@@ -203,13 +207,16 @@ class LocalFleet {
 
   // Returns a description of a child that died, if any.
   std::optional<std::string> DeadChild() {
+    absl::MutexLock lock(&mu_);
     for (auto& c : children_) {
       if (c->Poll().has_value()) return absl::StrCat("fleet process ", c->pid(), " exited");
     }
     return std::nullopt;
   }
 
+  // Stops every child (SIGTERM, then SIGKILL after 10 s). Thread-safe, idempotent.
   void Stop() {
+    absl::MutexLock lock(&mu_);
     for (auto& c : children_) c->Signal(SIGTERM);
     for (auto& c : children_) c->Stop(absl::Seconds(10));
     children_.clear();
@@ -218,7 +225,8 @@ class LocalFleet {
   const std::string& address() const { return address_; }
 
  private:
-  std::vector<std::unique_ptr<Subprocess>> children_;
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<Subprocess>> children_ ABSL_GUARDED_BY(mu_);
   std::string address_;
 };
 
@@ -233,23 +241,23 @@ int RunLocal(const RunFlags& flags) {
   // Keep the children's logs to warnings and errors; the progress line tells the story.
   setenv("GLOG_minloglevel", "1", /*overwrite=*/0);
 
-  // SIGINT/SIGTERM: stop the fleet (the watch stream then ends) and exit 130.
+  // SIGINT/SIGTERM: stop the fleet (the watch stream then ends) and exit 130. SIGUSR2 only
+  // releases the signal thread at the end. All three are blocked before the thread starts.
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   auto fleet = std::make_shared<LocalFleet>();
   std::atomic<bool> interrupted{false};
-  std::thread signals([&set, &interrupted, fleet] {
+  std::thread signals([set, &interrupted, fleet] {
     int sig = 0;
     if (sigwait(&set, &sig) == 0 && sig != SIGUSR2) {
       interrupted = true;
       fleet->Stop();
     }
   });
-  sigaddset(&set, SIGUSR2);  // used below to release the signal thread
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   int code = kExitOk;
   absl::Status st = fleet->Start(state_dir, workers);
@@ -262,6 +270,7 @@ int RunLocal(const RunFlags& flags) {
       st = id.status();
     } else {
       std::cerr << "batch " << *id << ": " << request->jobs_size() << " job(s)\n";
+      std::cout << "BATCH " << *id << std::endl;  // for scripts (and the tests)
       auto final_batch = WatchWithProgress(client, *id);
       if (!final_batch.ok()) {
         st = final_batch.status();

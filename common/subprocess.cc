@@ -62,20 +62,28 @@ Subprocess::~Subprocess() {
 absl::StatusOr<int> Subprocess::WaitForListeningPort(absl::Duration timeout) {
   absl::Time deadline = absl::Now() + timeout;
   for (;;) {
+    absl::StatusOr<std::string> rest = WaitForLine("LISTENING ", deadline - absl::Now());
+    if (!rest.ok()) return rest.status();
+    int port = 0;
+    if (absl::SimpleAtoi(*rest, &port)) return port;
+  }
+}
+
+absl::StatusOr<std::string> Subprocess::WaitForLine(absl::string_view prefix,
+                                                    absl::Duration timeout) {
+  absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
     size_t nl;
     while ((nl = buffered_.find('\n')) != std::string::npos) {
       std::string line = buffered_.substr(0, nl);
       buffered_.erase(0, nl + 1);
       absl::string_view rest = line;
-      if (absl::ConsumePrefix(&rest, "LISTENING ")) {
-        int port = 0;
-        if (absl::SimpleAtoi(rest, &port)) return port;
-      }
+      if (absl::ConsumePrefix(&rest, prefix)) return std::string(rest);
     }
     absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
       return absl::DeadlineExceededError(
-          absl::StrCat("process ", pid_, " did not report a listening port in time"));
+          absl::StrCat("process ", pid_, " did not print \"", prefix, "...\" in time"));
     }
     pollfd p{stdout_fd_, POLLIN, 0};
     int r = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1);
@@ -85,7 +93,7 @@ absl::StatusOr<int> Subprocess::WaitForListeningPort(absl::Duration timeout) {
     ssize_t n = read(stdout_fd_, buf, sizeof(buf));
     if (n == 0) {
       return absl::UnavailableError(
-          absl::StrCat("process ", pid_, " exited before it was listening"));
+          absl::StrCat("process ", pid_, " exited before it printed \"", prefix, "...\""));
     }
     if (n > 0) buffered_.append(buf, static_cast<size_t>(n));
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace flamefleet {
@@ -33,6 +34,9 @@ class Subprocess {
   // Reads the child's stdout until a line "LISTENING <port>" and returns the port.
   // DeadlineExceeded after `timeout`, Unavailable if the child exits first.
   absl::StatusOr<int> WaitForListeningPort(absl::Duration timeout);
+  // Reads the child's stdout until a line starting with `prefix`; returns the rest of it.
+  // Errors as WaitForListeningPort.
+  absl::StatusOr<std::string> WaitForLine(absl::string_view prefix, absl::Duration timeout);
 
   // Sends `signal` to the child (no-op once reaped).
   void Signal(int signal);

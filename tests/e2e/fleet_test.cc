@@ -3,6 +3,7 @@
 // (each service prints "LISTENING <port>" once serving), driven through the CLI's BatchClient.
 // Faults are real: SIGKILL of a worker or of the coordinator in the middle of a batch.
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -306,6 +307,48 @@ TEST_F(FleetTest, CancelAndBadRequests) {
   huge.mutable_jobs(0)->set_source(std::string(2 << 20, ' '));
   EXPECT_EQ(client.Submit(huge).status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(client.Get("no-such-batch").status().code(), absl::StatusCode::kNotFound);
+}
+
+// Returns the pids of the processes whose parent is `parent`.
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(entry.path().filename().string(), &pid)) continue;
+    std::string stat = ReadFile(entry.path() / "stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::vector<std::string> fields = absl::StrSplit(stat.substr(close + 2), ' ');
+    int ppid = 0;
+    if (fields.size() > 1 && absl::SimpleAtoi(fields[1], &ppid) && ppid == parent) {
+      out.push_back(pid);
+    }
+  }
+  return out;
+}
+
+bool Alive(pid_t pid) {
+  std::string stat = ReadFile(fs::path("/proc") / std::to_string(pid) / "stat");
+  if (stat.empty()) return false;
+  size_t close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] != 'Z';
+}
+
+TEST_F(FleetTest, InterruptedRunLeavesNoChildProcess) {
+  fs::path dir = root_ / "programs";
+  WriteFile(dir / "slow.masm", Program(1, 20000000));
+  auto run = Subprocess::Start({FLAMEFLEET_CLI, "run", dir.string(), "-o",
+                                (root_ / "out").string(), "--workers", "2"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto batch = (*run)->WaitForLine("BATCH ", absl::Seconds(120));
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  std::vector<pid_t> children = ChildrenOf((*run)->pid());
+  EXPECT_GE(children.size(), 4u);  // renderer, coordinator, 2 workers
+  (*run)->Signal(SIGINT);
+  int status = (*run)->Wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  for (pid_t child : children) EXPECT_FALSE(Alive(child)) << "child " << child << " outlived run";
 }
 
 }  // namespace
