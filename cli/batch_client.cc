@@ -14,6 +14,7 @@
 #include "common/grpc_status.h"
 #include "common/server.h"
 #include "common/status_macros.h"
+#include "worker/snapshot.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -61,7 +62,7 @@ absl::Status AddJob(const fs::path& file, const std::string& name, v1::SubmitBat
 
 absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     const std::vector<std::string>& programs, const std::vector<std::string>& libs,
-    const std::vector<std::string>& labels) {
+    const std::vector<std::string>& labels, const std::vector<std::string>& snapshots) {
   v1::SubmitBatchRequest req;
   FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(libs));
   std::vector<fs::path> lib_dirs;
@@ -112,7 +113,22 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
       FLAMEFLEET_RETURN_IF_ERROR(AddJob(file, name, &req));
     }
   }
-  if (req.jobs_size() == 0) return absl::InvalidArgumentError("no .masm programs found");
+  for (const std::string& arg : snapshots) {
+    std::string name = fs::path(arg).filename().string();
+    if (!names.insert(name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("two jobs are both named '", name, "'; rename one of the snapshots"));
+    }
+    absl::StatusOr<v1::ReplaySnapshot> snapshot = worker::LoadSnapshotFile(arg);
+    if (!snapshot.ok()) return absl::InvalidArgumentError(snapshot.status().message());
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::string bytes, ReadText(arg));
+    v1::JobSpec* job = req.add_jobs();
+    job->set_name(std::move(name));
+    job->set_snapshot(std::move(bytes));
+  }
+  if (req.jobs_size() == 0) {
+    return absl::InvalidArgumentError("no .masm programs or snapshots found");
+  }
   for (const std::string& l : labels) {
     size_t eq = l.find('=');
     if (eq == std::string::npos || eq == 0) {

@@ -24,10 +24,12 @@ namespace flamefleet::cli {
 // library directory are skipped). Job names are paths relative to the argument (a file argument
 // gives its file name). NAME.inputs / NAME.toml beside a program become its inputs. `libs` are
 // NS=DIR values; every .masm under DIR is sent once in the batch's library set.
-// InvalidArgument for missing paths, duplicate job names, or no programs.
+// `snapshots` are replay snapshot files (flamefleet record): each becomes a job named by its
+// file name that carries the file's bytes (checked locally first), so workers need no files.
+// InvalidArgument for missing paths, unreadable snapshots, duplicate job names, or no jobs.
 absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     const std::vector<std::string>& programs, const std::vector<std::string>& libs,
-    const std::vector<std::string>& labels);
+    const std::vector<std::string>& labels, const std::vector<std::string>& snapshots = {});
 
 class BatchClient {
  public:

@@ -198,7 +198,7 @@ class LocalFleet {
     address_ = absl::StrCat("127.0.0.1:", *cport);
     for (int i = 0; i < workers; ++i) {
       auto w = Subprocess::Start({*worker_bin, "--coordinator", address_, "--slots", "1",
-                                  "--worker-id", absl::StrCat("local-", i)});
+                                  "--worker-id", absl::StrCat("local-", i), "--grace", "1s"});
       if (!w.ok()) return w.status();
       children_.push_back(std::move(*w));
     }

@@ -589,6 +589,7 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
   for (JobRecord& job : batch->record.jobs) {
     job.spec.clear_source();
     job.spec.clear_inputs();
+    job.spec.clear_snapshot();
   }
   batch->record.libraries.clear_libraries();
   ++batch->version;

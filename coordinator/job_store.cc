@@ -323,6 +323,7 @@ absl::Status SqliteJobStore::LoadJobs(BatchRecord* batch, bool with_sources) {
     if (!with_sources) {
       job.spec.clear_source();
       job.spec.clear_inputs();
+      job.spec.clear_snapshot();
     }
     job.state = static_cast<v1::JobState>(select.Int(2));
     job.attempts = static_cast<uint32_t>(select.Int(3));

@@ -15,6 +15,7 @@
 #include "common/status_macros.h"
 #include "profile/profile_proto.h"
 #include "worker/profile_run.h"
+#include "worker/snapshot.h"
 
 namespace flamefleet::worker {
 
@@ -268,7 +269,38 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
     return out;
   };
   const v1::JobSpec& job = task.job();
+  const StackMode mode =
+      task.options().flat() ? StackMode::kFlat : StackMode::kNested;
+  const uint64_t max_cycles = task.options().max_cycles() != 0
+                                  ? task.options().max_cycles()
+                                  : options_.default_max_cycles;
 
+  absl::StatusOr<ProfiledRun> run;
+  if (!job.snapshot().empty()) {
+    // A replay: everything comes from the snapshot; the batch's libraries are not used.
+    absl::StatusOr<v1::ReplaySnapshot> snapshot = DecodeSnapshot(job.snapshot());
+    if (!snapshot.ok()) {
+      return fail(absl::StrCat(job.name(), ": ", snapshot.status().message()));
+    }
+    run = ProfileReplay(*snapshot,
+                        std::min(max_cycles, snapshot->options().max_cycles()), mode,
+                        &running.cancel);
+  } else {
+    run = ProfileSource(task, running, max_cycles, mode, out);
+    if (out.abandon || !out.error.empty()) return out;
+  }
+  return Finish(task, running, std::move(run), out);
+}
+
+absl::StatusOr<ProfiledRun> Worker::ProfileSource(const v1::Task& task, RunningTask& running,
+                                                  uint64_t max_cycles, StackMode mode,
+                                                  Outcome& out) {
+  const v1::JobSpec& job = task.job();
+  auto fail = [&out](absl::string_view error) -> absl::StatusOr<ProfiledRun> {
+    out.succeeded = false;
+    out.error = std::string(error);
+    return absl::CancelledError(error);
+  };
   vm::ProgramInputs inputs;
   if (job.inputs_format() == v1::INPUTS_FORMAT_TOML) {
     absl::StatusOr<vm::ProgramInputs> parsed =
@@ -289,7 +321,7 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
     if (absl::IsNotFound(assembler.status())) {
       out.abandon = true;
       out.why = std::string(assembler.status().message());
-      return out;
+      return absl::CancelledError(out.why);
     }
     return fail(assembler.status().message());
   }
@@ -298,13 +330,18 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
   if (!program.ok()) return fail(program.status().message());
 
   vm::ExecutionOptions execution;
-  execution.max_cycles = task.options().max_cycles() != 0
-                             ? task.options().max_cycles()
-                             : options_.default_max_cycles;
-  const StackMode mode =
-      task.options().flat() ? StackMode::kFlat : StackMode::kNested;
-  absl::StatusOr<ProfiledRun> run =
-      ProfileProgram(*program, inputs, execution, mode, &running.cancel);
+  execution.max_cycles = max_cycles;
+  return ProfileProgram(*program, inputs, execution, mode, &running.cancel);
+}
+
+Worker::Outcome Worker::Finish(const v1::Task& task, RunningTask& running,
+                               absl::StatusOr<ProfiledRun> run, Outcome out) {
+  auto fail = [&out](absl::string_view error) {
+    out.succeeded = false;
+    out.error = std::string(error);
+    return out;
+  };
+  const v1::JobSpec& job = task.job();
   if (!run.ok()) {
     switch (running.stop_reason()) {
       case StopReason::kDeadline:

@@ -40,6 +40,7 @@
 #include "absl/time/time.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 #include "vm/vm.h"
+#include "worker/profile_run.h"
 
 namespace flamefleet::worker {
 
@@ -110,6 +111,13 @@ class Worker {
   // Runs the program and returns what to report (or that the task must be
   // abandoned).
   Outcome Execute(const v1::Task& task, RunningTask& running);
+  // Assembles and profiles the task's program source. On an input or assembly error (final)
+  // or a missing library set (abandon) it fills `out` and returns a non-OK status.
+  absl::StatusOr<ProfiledRun> ProfileSource(const v1::Task& task, RunningTask& running,
+                                            uint64_t max_cycles, StackMode mode, Outcome& out);
+  // Turns a run (of a program or a snapshot) into the task's outcome.
+  Outcome Finish(const v1::Task& task, RunningTask& running, absl::StatusOr<ProfiledRun> run,
+                 Outcome out);
   // Renews the lease of `running` and enforces its deadline until it is done.
   void Watch(const v1::Task& task, RunningTask& running);
   absl::Status Complete(const v1::Task& task, const Outcome& outcome);

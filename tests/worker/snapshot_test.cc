@@ -151,11 +151,12 @@ constexpr char kEventProgram[] = R"(begin
   emit.5
   emit.77
   adv_push.1
-  push.4.3.2.1
+  push.1.2.3.4
   adv.push_mapval
   dropw
   adv_push.1
   add add add
+  swap drop
 end
 )";
 
