@@ -284,6 +284,69 @@ TEST_F(FleetTest, BrokenAndRunawayProgramsFailAndTheRestSucceed) {
   EXPECT_EQ(jobs["broken.masm"].attempts(), 1u);  // a program's own failure is not retried
 }
 
+TEST_F(FleetTest, BatchOfSnapshotsRunsWithoutSharedFiles) {
+  // Record three programs (one using a library) with the CLI, profile them live, then delete
+  // every program and library file: the workers only get the snapshots' bytes.
+  fs::path src = root_ / "src";
+  WriteFile(src / "lib" / "util.masm", "export.triple\n  dup.0 dup.0 add add\nend\n");
+  WriteFile(src / "a.masm", Program(1, 30));
+  WriteFile(src / "b.masm", Program(2, 40));
+  WriteFile(src / "c.masm", "use.mylib::util\nbegin\n  push.5 exec.util::triple\n"
+                            "  emit.42 swap drop\nend\n");
+  fs::path snaps = root_ / "snaps";
+  fs::create_directories(snaps);
+  std::vector<std::string> snapshot_paths;
+  std::map<std::string, std::map<std::string, uint64_t>> live;
+  for (const char* name : {"a", "b", "c"}) {
+    const std::string program = (src / absl::StrCat(name, ".masm")).string();
+    const std::string lib = absl::StrCat("mylib=", (src / "lib").string());
+    const std::string snap = (snaps / absl::StrCat(name, ".snap")).string();
+    const std::string folded = (root_ / absl::StrCat(name, ".folded")).string();
+    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " record ", program, " --lib ", lib,
+                                       " -o ", snap, " 2>/dev/null")
+                              .c_str()),
+              0)
+        << name;
+    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " profile ", program, " --lib ", lib,
+                                       " -o ", folded, " 2>/dev/null")
+                              .c_str()),
+              0)
+        << name;
+    live[absl::StrCat(name, ".snap")] = ParseFolded(ReadFile(folded));
+    snapshot_paths.push_back(snap);
+  }
+  fs::remove_all(src);
+  // A batch may mix programs and snapshots.
+  fs::path programs = root_ / "programs";
+  WriteFile(programs / "plain.masm", Program(3, 10));
+
+  auto req = cli::BuildSubmitRequest({programs.string()}, {}, {}, snapshot_paths);
+  ASSERT_TRUE(req.ok()) << req.status();
+  ASSERT_EQ(req->jobs_size(), 4);
+  fs::remove_all(snaps);
+  fs::remove_all(programs);
+
+  Fleet fleet(root_ / "state");
+  fleet.AddWorker();
+  auto client = fleet.Client();
+  auto id = client.Submit(*req);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto final_batch = client.Watch(*id, [](const v1::Batch&) {});
+  ASSERT_TRUE(final_batch.ok()) << final_batch.status();
+  auto batch = client.Get(*id);
+  ASSERT_TRUE(batch.ok());
+  for (const v1::JobStatus& job : batch->jobs()) {
+    EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.name() << ": " << job.error();
+  }
+  EXPECT_EQ(final_batch->state(), v1::BATCH_STATE_SUCCEEDED);
+  ASSERT_TRUE(client.FetchAll(*id, (root_ / "out").string()).ok());
+  CheckOutput(*batch, root_ / "out");
+  for (const auto& [name, folded] : live) {
+    EXPECT_EQ(ParseFolded(ReadFile(root_ / "out" / "jobs" / (name + ".folded"))), folded)
+        << name;
+  }
+}
+
 TEST_F(FleetTest, CancelAndBadRequests) {
   Fleet fleet(root_ / "state");
   auto client = fleet.Client();
