@@ -60,11 +60,20 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
       return absl::InvalidArgumentError(absl::StrCat(
           field, ".name: duplicate job name \"", job.name(), "\""));
     }
-    if (job.source().empty()) {
+    // A job is a program (source) or a replay snapshot (its bytes; the worker validates them).
+    if (!job.snapshot().empty()) {
+      if (!job.source().empty() || !job.inputs().empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            field, ": a snapshot job takes no source or inputs (the snapshot has its own)"));
+      }
+    } else if (job.source().empty()) {
       return absl::InvalidArgumentError(absl::StrCat(field, ".source: empty"));
     }
     absl::Status size = CheckSize(absl::StrCat(field, ".source"),
                                   job.source().size(), limits.max_source_bytes);
+    if (!size.ok()) return size;
+    size = CheckSize(absl::StrCat(field, ".snapshot"), job.snapshot().size(),
+                     limits.max_source_bytes);
     if (!size.ok()) return size;
     size = CheckSize(absl::StrCat(field, ".inputs"), job.inputs().size(),
                      limits.max_source_bytes);
