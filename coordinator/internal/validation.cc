@@ -73,7 +73,7 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
                                   job.source().size(), limits.max_source_bytes);
     if (!size.ok()) return size;
     size = CheckSize(absl::StrCat(field, ".snapshot"), job.snapshot().size(),
-                     limits.max_source_bytes);
+                     limits.max_snapshot_bytes);
     if (!size.ok()) return size;
     size = CheckSize(absl::StrCat(field, ".inputs"), job.inputs().size(),
                      limits.max_source_bytes);

@@ -15,6 +15,7 @@ struct SubmitLimits {
   size_t max_jobs = 10000;
   size_t max_source_bytes = 1
                             << 20;  // per program, inputs file and library file
+  size_t max_snapshot_bytes = 8 << 20;  // per replay snapshot (program, modules, inputs, log)
   size_t max_request_bytes = 48 << 20;  // the whole serialized request
 };
 
