@@ -14,6 +14,15 @@
 #include "common/grpc_status.h"
 #include "common/server.h"
 #include "common/status_macros.h"
+
+// toml++ header-only with exceptions off (see vm/inputs.cc for why).
+#undef TOML_EXCEPTIONS
+#define TOML_EXCEPTIONS 0
+#undef TOML_SHARED_LIB
+#define TOML_SHARED_LIB 0
+#undef TOML_HEADER_ONLY
+#define TOML_HEADER_ONLY 1
+#include <toml++/toml.h>
 #include "worker/snapshot.h"
 
 namespace flamefleet::cli {
@@ -58,13 +67,50 @@ absl::Status AddJob(const fs::path& file, const std::string& name, v1::SubmitBat
   return absl::OkStatus();
 }
 
+// Reads DIR/flamefleet.toml, a suite manifest: its [libraries] table maps a namespace to a
+// directory relative to DIR (`ex = "lib"`), as --lib would. Returns the NS=DIR values.
+absl::StatusOr<std::vector<std::string>> ManifestLibraries(const fs::path& dir) {
+  fs::path manifest = dir / "flamefleet.toml";
+  std::error_code ec;
+  if (!fs::exists(manifest, ec)) return std::vector<std::string>{};
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(manifest));
+  toml::parse_result parsed = toml::parse(text, manifest.string());
+  if (!parsed) {
+    const auto& err = parsed.error();
+    return absl::InvalidArgumentError(absl::StrCat(
+        manifest.string(), ":", err.source().begin.line, ":", err.source().begin.column, ": ",
+        std::string(err.description())));
+  }
+  std::vector<std::string> libs;
+  if (const toml::table* table = parsed.table()["libraries"].as_table()) {
+    for (const auto& [key, value] : *table) {
+      const auto* path = value.as_string();
+      if (path == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(manifest.string(), ": libraries.",
+                                                       std::string(key.str()),
+                                                       ": expected a directory string"));
+      }
+      libs.push_back(absl::StrCat(std::string(key.str()), "=",
+                                  (dir / std::string(path->get())).lexically_normal().string()));
+    }
+  }
+  return libs;
+}
+
 }  // namespace
 
 absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     const std::vector<std::string>& programs, const std::vector<std::string>& libs,
     const std::vector<std::string>& labels, const std::vector<std::string>& snapshots) {
   v1::SubmitBatchRequest req;
-  FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(libs));
+  std::vector<std::string> all_libs = libs;
+  for (const std::string& arg : programs) {
+    std::error_code ec;
+    if (!fs::is_directory(arg, ec)) continue;
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<std::string> manifest, ManifestLibraries(arg));
+    all_libs.insert(all_libs.end(), manifest.begin(), manifest.end());
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(all_libs));
   std::vector<fs::path> lib_dirs;
   for (const auto& [ns, dir] : lib_pairs) {
     fs::path root = fs::absolute(dir).lexically_normal();

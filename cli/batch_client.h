@@ -23,7 +23,9 @@ namespace flamefleet::cli {
 // Builds a batch from PROGRAMS (.masm files, or directories searched recursively; files inside a
 // library directory are skipped). Job names are paths relative to the argument (a file argument
 // gives its file name). NAME.inputs / NAME.toml beside a program become its inputs. `libs` are
-// NS=DIR values; every .masm under DIR is sent once in the batch's library set.
+// NS=DIR values; every .masm under DIR is sent once in the batch's library set. A directory
+// argument may carry a suite manifest, DIR/flamefleet.toml, whose [libraries] table adds
+// libraries relative to DIR (`ex = "lib"`).
 // `snapshots` are replay snapshot files (flamefleet record): each becomes a job named by its
 // file name that carries the file's bytes (checked locally first), so workers need no files.
 // InvalidArgument for missing paths, unreadable snapshots, duplicate job names, or no jobs.

@@ -10,5 +10,5 @@ cd "$ROOT"
 bash deploy/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build --target flamefleet flamefleet-coordinator flamefleet-worker flamefleet-renderer
-./build/cli/flamefleet run examples/ --lib ex=examples/lib -o "$OUT"
+./build/cli/flamefleet run examples/ -o "$OUT"
 echo "open $OUT/aggregate.svg (all programs) or $OUT/jobs/<name>.svg in a browser"

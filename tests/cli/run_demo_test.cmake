@@ -1,0 +1,21 @@
+# The README demo: `flamefleet run examples/ -o OUT` on the embedded local fleet succeeds and
+# writes the aggregate and one SVG + folded file per example.
+file(REMOVE_RECURSE ${OUT})
+execute_process(COMMAND ${FLAMEFLEET} run ${EXAMPLES} -o ${OUT} --workers 2
+                OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "run failed (${rc}):\n${err}")
+endif()
+foreach(f aggregate.svg aggregate.folded)
+  if(NOT EXISTS ${OUT}/${f})
+    message(FATAL_ERROR "missing ${f}")
+  endif()
+endforeach()
+file(GLOB programs RELATIVE ${EXAMPLES} ${EXAMPLES}/*.masm)
+foreach(p IN LISTS programs)
+  foreach(ext svg folded)
+    if(NOT EXISTS ${OUT}/jobs/${p}.${ext})
+      message(FATAL_ERROR "missing jobs/${p}.${ext}")
+    endif()
+  endforeach()
+endforeach()
