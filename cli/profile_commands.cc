@@ -45,10 +45,7 @@ absl::StatusOr<Loaded> Load(const std::string& program_path, const std::string& 
   vm::Assembler assembler(assembler_options);
   Loaded loaded;
   FLAMEFLEET_ASSIGN_OR_RETURN(loaded.program, assembler.AssembleFile(program_path));
-  std::string path = inputs_path.empty() ? DefaultInputsPath(program_path) : inputs_path;
-  if (!path.empty()) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(loaded.inputs, vm::LoadInputs(path));
-  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(loaded.inputs, LoadProgramInputs(program_path, inputs_path));
   return loaded;
 }
 

@@ -32,22 +32,17 @@ int RunRecord(const RecordFlags& flags) {
     std::cerr << "error: " << libs.status().message() << "\n";
     return 2;
   }
-  vm::ProgramInputs inputs;
-  std::string inputs_path = flags.inputs.empty() ? DefaultInputsPath(flags.program) : flags.inputs;
-  if (!inputs_path.empty()) {
-    absl::StatusOr<vm::ProgramInputs> loaded = vm::LoadInputs(inputs_path);
-    if (!loaded.ok()) {
-      std::cerr << "error: " << loaded.status().message() << "\n";
-      return 1;
-    }
-    inputs = *std::move(loaded);
+  absl::StatusOr<vm::ProgramInputs> inputs = LoadProgramInputs(flags.program, flags.inputs);
+  if (!inputs.ok()) {
+    std::cerr << "error: " << inputs.status().message() << "\n";
+    return 1;
   }
   worker::RecordOptions options;
   options.libraries = *libs;
   if (flags.max_cycles.has_value()) options.execution.max_cycles = *flags.max_cycles;
   // The live host: none yet, so every event gets an empty answer (and still a log entry).
   absl::StatusOr<worker::Recording> recording =
-      worker::RecordFile(flags.program, inputs, options);
+      worker::RecordFile(flags.program, *inputs, options);
   if (!recording.ok()) {
     std::cerr << "error: " << recording.status().message() << "\n";
     return 1;

@@ -14,6 +14,14 @@
 #include "worker/snapshot.h"
 
 namespace flamefleet::cli {
+
+absl::StatusOr<vm::ProgramInputs> LoadProgramInputs(const std::string& program,
+                                                   const std::string& inputs_flag) {
+  std::string path = inputs_flag.empty() ? DefaultInputsPath(program) : inputs_flag;
+  if (path.empty()) return vm::ProgramInputs{};
+  return vm::LoadInputs(path);
+}
+
 namespace {
 
 struct ExecFlags {
@@ -90,19 +98,14 @@ int RunExec(const ExecFlags& flags) {
     std::cerr << "error: " << program.status().message() << "\n";
     return 1;
   }
-  vm::ProgramInputs inputs;
-  std::string inputs_path = flags.inputs.empty() ? DefaultInputsPath(flags.program) : flags.inputs;
-  if (!inputs_path.empty()) {
-    absl::StatusOr<vm::ProgramInputs> loaded = vm::LoadInputs(inputs_path);
-    if (!loaded.ok()) {
-      std::cerr << "error: " << loaded.status().message() << "\n";
-      return 1;
-    }
-    inputs = *std::move(loaded);
+  absl::StatusOr<vm::ProgramInputs> inputs = LoadProgramInputs(flags.program, flags.inputs);
+  if (!inputs.ok()) {
+    std::cerr << "error: " << inputs.status().message() << "\n";
+    return 1;
   }
   vm::ExecutionOptions options;
   if (flags.max_cycles.has_value()) options.max_cycles = *flags.max_cycles;
-  absl::StatusOr<vm::RunResult> result = vm::RunProgram(*program, inputs, options);
+  absl::StatusOr<vm::RunResult> result = vm::RunProgram(*program, *inputs, options);
   if (!result.ok()) {
     std::cerr << "error: " << result.status().message() << "\n";
     return 1;

@@ -15,6 +15,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "vm/inputs.h"
 
 namespace flamefleet::cli {
 
@@ -36,6 +37,11 @@ absl::Status CheckReplayFlags(const std::string& program, const std::string& rep
 // Returns NAME.inputs or NAME.toml beside `program` if one exists (the Miden examples
 // layout), else "".
 std::string DefaultInputsPath(const std::string& program);
+
+// Loads the inputs of `program`: from `inputs_flag` when set, else from the default file beside
+// the program, else empty inputs. Errors are those of vm::LoadInputs.
+absl::StatusOr<vm::ProgramInputs> LoadProgramInputs(const std::string& program,
+                                                   const std::string& inputs_flag);
 
 }  // namespace flamefleet::cli
 
