@@ -53,6 +53,27 @@ TEST(ProfileRunTest, NonInlinedProcedureOwnsItsControlRows) {
   EXPECT_NE(folded.find("$exec::$main;$exec::branch "), std::string::npos) << folded;
 }
 
+TEST(ProfileRunTest, DynamicallyCalledProcedureAppearsByName) {
+  // dynexec / dyncall enter `target` by its MAST root; the profile names it (issue #6, 3).
+  constexpr char kDyn[] = R"(
+      proc.target mul.7 end
+      begin
+        push.6 procref.target mem_storew.100 dropw
+        push.100 dynexec
+        push.100 dyncall
+        swap drop
+      end)";
+  for (StackMode mode : {StackMode::kNested, StackMode::kFlat}) {
+    auto run = Profile(kDyn, mode);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_EQ(run->profile.total(), run->result.cycles);
+    EXPECT_EQ(run->result.stack[0].value(), 294u);
+    std::string folded = Folded(run->profile);
+    const char* frame = mode == StackMode::kNested ? "$exec::$main;$exec::target " : "\n$exec::target ";
+    EXPECT_NE(("\n" + folded).find(frame), std::string::npos) << folded;
+  }
+}
+
 TEST(ProfileRunTest, TrapIsReturnedAsError) {
   auto run = Profile("begin push.0 assert end", StackMode::kNested);
   ASSERT_FALSE(run.ok());

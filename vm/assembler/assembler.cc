@@ -127,6 +127,22 @@ class Build {
     program_.num_mast_nodes = static_cast<uint32_t>(forest_.nodes.size());
     std::vector<MastItem> roots(procedures_.size());
     for (size_t i = 0; i < procedures_.size(); ++i) roots[i] = procedures_[i].root;
+    if (has_dyn_) {
+      // DYN / DYNCALL may enter any compiled procedure by its root.
+      for (uint32_t p = 0; p < procedures_.size(); ++p) {
+        if (procedures_[p].state != ProcedureState::State::kDone) continue;
+        DynTarget t;
+        for (int i = 0; i < 4; ++i) t.digest[i] = program_.procedures[p].mast_root[i].value();
+        t.procedure = p;
+        program_.dyn_targets.push_back(t);
+      }
+      std::stable_sort(program_.dyn_targets.begin(), program_.dyn_targets.end());
+      auto last = std::unique(program_.dyn_targets.begin(), program_.dyn_targets.end(),
+                              [](const DynTarget& a, const DynTarget& b) {
+                                return a.digest == b.digest;
+                              });
+      program_.dyn_targets.erase(last, program_.dyn_targets.end());
+    }
     MastItem entry{procedures_[main_id].root.node, forest_.ExtendChain(0, main_id)};
     FLAMEFLEET_RETURN_IF_ERROR(Linearize(forest_, roots, entry, &program_));
     program_.sources = sources_;
@@ -329,6 +345,7 @@ class Build {
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(MastItem item, CompileBody(body, ctx, /*is_root=*/true));
     forest_.nodes[item.node].is_procedure_root = true;
+    program_.procedures[id].mast_root = forest_.nodes[item.node].digest;
     procedures_[id].root = item;
     procedures_[id].state = ProcedureState::State::kDone;
     return item;
@@ -410,8 +427,27 @@ class Build {
           }
           continue;
         }
-        if (name == "dynexec" || name == "dyncall" || name == "procref") {
-          return Error(inst->loc, absl::StrCat("`", name, "` needs MAST hashing (#6)"));
+        if (name == "dynexec" || name == "dyncall") {
+          FLAMEFLEET_RETURN_IF_ERROR(close_block());
+          MastNode dyn;
+          dyn.kind = name == "dynexec" ? MastKind::kDyn : MastKind::kDynCall;
+          dyn.source = AddSource(inst->loc, InstructionText(*inst));
+          FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(dyn)));
+          items.push_back(MastItem{id, 0});
+          has_dyn_ = true;
+          continue;
+        }
+        if (name == "procref") {
+          // PUSH(r0) .. PUSH(r3) of the target's MAST root, r3 on top (always PUSH).
+          FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t target, Resolve(ctx.module, inst->target, inst->loc));
+          FLAMEFLEET_ASSIGN_OR_RETURN(MastItem root, CompileProcedure(target, inst->loc));
+          const Word& digest = forest_.nodes[root.node].digest;
+          uint32_t src = AddSource(inst->loc, InstructionText(*inst));
+          for (const Felt& e : digest) {
+            ops.push_back(LoweredOp{Opcode::kPush, e.value()});
+            origins.push_back(OpOrigin{0, src});
+          }
+          continue;
         }
         size_t before = ops.size();
         absl::Status s = LowerInstruction(*inst, ctx.lower, &ops);
@@ -513,6 +549,7 @@ class Build {
       MastNode ext;
       ext.kind = MastKind::kExternal;
       ext.procedure = callee;
+      ext.digest = forest_.nodes[root.node].digest;
       FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(ext)));
       return MastItem{id, forest_.ExtendChain(0, callee)};
     }
@@ -589,6 +626,7 @@ class Build {
   absl::flat_hash_map<std::pair<size_t, size_t>, uint32_t> procedure_ids_;
   MastForest forest_;
   Program program_;
+  bool has_dyn_ = false;  // the program contains DYN or DYNCALL
 };
 
 }  // namespace

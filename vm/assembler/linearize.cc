@@ -26,8 +26,15 @@ class Linearizer {
 
   absl::Status Run(MastItem entry) {
     CountRefs(entry);
+    for (const DynTarget& t : program_->dyn_targets) CountProcedureRefs(t.procedure);
     FLAMEFLEET_RETURN_IF_ERROR(EmitItem(entry));
     Emit(Opcode::kFinish, 0, 0, 0);
+    for (const DynTarget& t : program_->dyn_targets) {
+      if (!proc_queued_.contains(t.procedure)) {
+        proc_queued_.insert(t.procedure);
+        pending_.push_back(Pending{true, t.procedure});
+      }
+    }
     // Subroutines: procedures and shared subtrees, each once.
     while (!pending_.empty()) {
       Pending p = pending_.front();
@@ -67,13 +74,16 @@ class Linearizer {
     uint32_t id;
   };
 
+  void CountProcedureRefs(uint32_t proc) {
+    if (proc_seen_.size() < roots_.size()) proc_seen_.resize(roots_.size(), false);
+    if (proc_seen_[proc]) return;
+    proc_seen_[proc] = true;
+    CountRefs(roots_[proc]);
+  }
+
   void CountRefs(MastItem item) {
     if (item.chain != 0) {
-      uint32_t proc = forest_.Outermost(item.chain);
-      if (proc_seen_.size() < roots_.size()) proc_seen_.resize(roots_.size(), false);
-      if (proc_seen_[proc]) return;
-      proc_seen_[proc] = true;
-      CountRefs(roots_[proc]);
+      CountProcedureRefs(forest_.Outermost(item.chain));
       return;
     }
     if (refs_[item.node]++ > 0) return;
@@ -232,6 +242,16 @@ class Linearizer {
       case MastKind::kSyscall:
         Emit(n.kind == MastKind::kCall ? Opcode::kCall : Opcode::kSyscall, 0, 0, n.source);
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
+        Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
+        return CheckSize();
+      case MastKind::kDyn:
+        Emit(Opcode::kDyn, 0, 0, n.source);
+        Emit(Opcode::kDynEnter, 0, 0, n.source);
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
+        return CheckSize();
+      case MastKind::kDynCall:
+        Emit(Opcode::kDynCall, 0, 0, n.source);
+        Emit(Opcode::kDynEnter, 0, 0, n.source);
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
         return CheckSize();
       case MastKind::kExternal:

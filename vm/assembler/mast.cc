@@ -1,6 +1,9 @@
 #include "vm/assembler/mast.h"
 
 #include <cassert>
+#include <utility>
+
+#include "vm/crypto/rpo.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -73,6 +76,93 @@ uint64_t BlockRows(const std::vector<LoweredOp>& ops) {
   std::vector<int32_t> rows;
   PackBlock(ops, &rows);
   return rows.size() + 2;
+}
+
+Word BlockDigest(const std::vector<LoweredOp>& ops) {
+  assert(!ops.empty());
+  // Mirrors PackBlock's slot accounting; every batch contributes exactly kBatchSize felts.
+  std::vector<Felt> groups(kBatchSize, Felt(0));
+  size_t batch_base = 0;  // index of the current batch's slot 0 in `groups`
+  uint32_t op_idx = 0;
+  uint32_t group_idx = 0;
+  uint32_t next = 1;
+  uint64_t group = 0;
+  auto finish_group = [&]() {
+    groups[batch_base + group_idx] = Felt(group);
+    group_idx = next++;
+    op_idx = 0;
+    group = 0;
+  };
+  for (const LoweredOp& op : ops) {
+    const bool imm = HasImmediate(op.opcode);
+    bool fits;
+    if (!imm) {
+      fits = op_idx < kGroupSize || next < kBatchSize;
+    } else if (op_idx < kGroupSize - 1) {
+      fits = next < kBatchSize;
+    } else {
+      fits = next + 1 < kBatchSize;
+    }
+    if (!fits) {
+      groups[batch_base + group_idx] = Felt(group);
+      batch_base = groups.size();
+      groups.resize(groups.size() + kBatchSize, Felt(0));
+      op_idx = 0;
+      group_idx = 0;
+      next = 1;
+      group = 0;
+    }
+    if (op_idx == kGroupSize) finish_group();
+    if (imm) {
+      if (op_idx == kGroupSize - 1) finish_group();
+      groups[batch_base + next] = Felt(op.imm);
+      ++next;
+    }
+    group |= static_cast<uint64_t>(op.opcode) << (7 * op_idx);
+    ++op_idx;
+  }
+  groups[batch_base + group_idx] = Felt(group);
+  return HashElements(groups);
+}
+
+uint32_t MastForest::AddNode(MastNode node) {
+  auto child = [this](const MastItem& item) -> const Word& { return nodes[item.node].digest; };
+  constexpr Word kZero{};
+  switch (node.kind) {
+    case MastKind::kBlock:
+      node.digest = BlockDigest(node.ops);
+      break;
+    case MastKind::kJoin:
+      node.digest = MergeInDomain(child(node.first), child(node.second),
+                                  Felt(static_cast<uint64_t>(Opcode::kJoin)));
+      break;
+    case MastKind::kSplit:
+      node.digest = MergeInDomain(child(node.first), child(node.second),
+                                  Felt(static_cast<uint64_t>(Opcode::kSplit)));
+      break;
+    case MastKind::kLoop:
+      node.digest =
+          MergeInDomain(child(node.first), kZero, Felt(static_cast<uint64_t>(Opcode::kLoop)));
+      break;
+    case MastKind::kCall:
+      node.digest =
+          MergeInDomain(child(node.first), kZero, Felt(static_cast<uint64_t>(Opcode::kCall)));
+      break;
+    case MastKind::kSyscall:
+      node.digest =
+          MergeInDomain(child(node.first), kZero, Felt(static_cast<uint64_t>(Opcode::kSyscall)));
+      break;
+    case MastKind::kDyn:
+      node.digest = kDynDigest;
+      break;
+    case MastKind::kDynCall:
+      node.digest = kDynCallDigest;
+      break;
+    case MastKind::kExternal:
+      break;  // set by the caller
+  }
+  nodes.push_back(std::move(node));
+  return static_cast<uint32_t>(nodes.size() - 1);
 }
 
 uint32_t MastForest::ExtendChain(uint32_t parent, uint32_t procedure) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vm/assembler/opcodes.h"
+#include "vm/felt.h"
 
 namespace flamefleet::vm {
 
@@ -28,6 +29,20 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows
 
 // Returns the number of rows (cycles) the block costs, SPAN and END included.
 uint64_t BlockRows(const std::vector<LoweredOp>& ops);
+
+// Returns the v0.16 MAST digest of a basic block with these operations: the RPO hash of its
+// batches, each absorbed as 8 felts (op groups hold 9 opcodes x 7 bits, first op in the least
+// significant bits; PUSH/EMIT immediates fill their own group slots; unused slots are 0). Error
+// codes are not hashed. Requires !ops.empty().
+Word BlockDigest(const std::vector<LoweredOp>& ops);
+
+// The constant digests of DYN and DYNCALL nodes (core v0.16 DynNode::DYN_DEFAULT_DIGEST /
+// DYNCALL_DEFAULT_DIGEST).
+inline constexpr Word kDynDigest = {Felt(8115106948140260551ULL), Felt(13491227816952616836ULL),
+                                    Felt(15015806788322198710ULL), Felt(16575543461540527115ULL)};
+inline constexpr Word kDynCallDigest = {
+    Felt(8751004906421739448ULL), Felt(13469709002495534233ULL), Felt(12584249374630430826ULL),
+    Felt(7624899870831503004ULL)};
 
 // A procedure id, or kNoProcedure.
 inline constexpr uint32_t kNoProcedure = ~uint32_t{0};
@@ -49,6 +64,8 @@ enum class MastKind : uint8_t {
   kCall,
   kSyscall,
   kExternal,  // a procedure of a dynamically linked library; no rows of its own
+  kDyn,       // dynexec: the callee's root is read from memory at run time
+  kDynCall,   // dyncall: as kDyn, in a new context
 };
 
 // Per-operation attribution inside a block.
@@ -69,6 +86,9 @@ struct MastNode {
   uint32_t num_batches = 0;
   // kExternal only: the procedure that is run.
   uint32_t procedure = kNoProcedure;
+  // The node's MAST root (digest). MastForest::AddNode computes it from the children, which
+  // must already be in the forest; for kExternal the caller sets it (the procedure's root).
+  Word digest{};
 };
 
 // An inline chain: the procedures, outermost first, whose bodies were merged (inlined) into a
@@ -93,10 +113,8 @@ struct MastForest {
     return chains[chain].procedure;
   }
 
-  uint32_t AddNode(MastNode node) {
-    nodes.push_back(std::move(node));
-    return static_cast<uint32_t>(nodes.size() - 1);
-  }
+  // Adds `node`, computing its digest (except for kExternal), and returns its id.
+  uint32_t AddNode(MastNode node);
 
  private:
   // (parent << 32 | procedure) -> chain id; small linear probing is unnecessary here.

@@ -202,6 +202,8 @@ std::string_view OpcodeName(Opcode op) {
       return "RETURN";
     case Opcode::kJump:
       return "JUMP";
+    case Opcode::kDynEnter:
+      return "DYNENTER";
     case Opcode::kFinish:
       return "FINISH";
   }

@@ -121,6 +121,7 @@ enum class Opcode : uint8_t {
   kReturn = 131,     // pop return pc (and the frame kGosub pushed), jump there
   kJump = 132,       // jump to `aux`
   kFinish = 133,     // end of program
+  kDynEnter = 134,   // after a DYN/DYNCALL row: GOSUB into the procedure that row looked up
 };
 
 // Returns true for operations whose immediate occupies an op-group slot (PUSH, EMIT).

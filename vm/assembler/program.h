@@ -15,6 +15,9 @@
 //   LOOP(body)      [LOOP aux=S]  B: body... [REPEAT aux=B] [JUMP aux=X]  S: [END]  X:
 //                   (REPEAT pops the flag: 1 = REPEAT row, jump to B; 0 = the loop's END row)
 //   CALL(p)         [CALL] [GOSUB aux=entry(p) imm=p] [END imm=kEndOfCall]
+//   DYN / DYNCALL   [DYN] [DYNENTER] [END]   [DYNCALL] [DYNENTER] [END imm=kEndOfCall]
+//                   (the DYN row looks the memory word up in dyn_targets; DYNENTER enters
+//                   that procedure like GOSUB, and its RETURN comes back to the END)
 //   block           [SPAN] ops and padding NOOPs [RESPAN] ... [END]
 //   exec of a procedure that is not inlined:  [GOSUB aux=entry(p) imm=p]
 //   procedure / shared subtree body:          entry: ... [RETURN]
@@ -31,6 +34,7 @@
 #ifndef FLAMEFLEET_VM_ASSEMBLER_PROGRAM_H_
 #define FLAMEFLEET_VM_ASSEMBLER_PROGRAM_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,6 +76,14 @@ struct ProcedureInfo {
   ast::SourceLocation loc;
   uint32_t entry_pc = 0;  // where its body starts when it is run as a subroutine (GOSUB)
   bool is_subroutine = false;
+  Word mast_root{};       // digest of the procedure's MAST root node (v0.16 rules)
+};
+
+// An entry of the table DYN / DYNCALL look their target up in.
+struct DynTarget {
+  std::array<uint64_t, 4> digest;  // canonical felts of the MAST root, digest[0] first
+  uint32_t procedure = 0;          // runs from procedures[procedure].entry_pc
+  friend bool operator<(const DynTarget& a, const DynTarget& b) { return a.digest < b.digest; }
 };
 
 struct Program {
@@ -81,6 +93,9 @@ struct Program {
   std::vector<SourceOp> source_ops;
   std::vector<ProcedureInfo> procedures;
   uint32_t entry_procedure = 0;  // id of $exec::$main
+  // Every compiled procedure by MAST root, sorted by digest (the first procedure wins when two
+  // have the same root). Filled only when the program contains DYN or DYNCALL.
+  std::vector<DynTarget> dyn_targets;
   // Messages of `.err="..."` assertions, by error code.
   std::vector<std::pair<uint64_t, std::string>> error_messages;
   // Advice-map entries declared in the program's modules (adv_map.NAME(KEY)=[...]).

@@ -1,8 +1,10 @@
 #include "vm/executor/executor.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +19,15 @@ constexpr uint64_t kFmpMax = 3 * (uint64_t{1} << 30) - 1;
 constexpr ptrdiff_t kSlack = 256;  // max rows between two headroom checks is < 100
 constexpr ptrdiff_t kGap = 2048;   // free zeroed room placed below the stack on a rebase
 constexpr size_t kInitialBuffer = 1 << 14;
+
+// Renders a digest as v0.16 prints MAST roots: 0x + each felt as 8 little-endian bytes in hex.
+std::string DigestHex(const std::array<uint64_t, 4>& digest) {
+  std::string out = "0x";
+  for (uint64_t e : digest) {
+    for (int b = 0; b < 8; ++b) absl::StrAppend(&out, absl::Hex((e >> (8 * b)) & 0xFF, absl::kZeroPad2));
+  }
+  return out;
+}
 
 // System event ids (v0.16 core/src/sys_events.rs).
 constexpr uint32_t kEventMerkleNodeMerge = 276124218;
@@ -900,30 +911,34 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_HEADROOM();
         FF_ROW_TO(c.value() == 1 ? in.aux : pc + 1);
       }
+#define FF_NEW_CONTEXT(is_call)                                                          \
+  do {                                                                                   \
+    /* New context: the callee sees the top 16 elements; deeper ones are hidden. */      \
+    size_t sp_i = static_cast<size_t>(sp - base);                                        \
+    contexts_.push_back(Context{sp_i, static_cast<size_t>(bot - base),                   \
+                                static_cast<size_t>(floor - base), fmp, memory});        \
+    size_t need = sp_i + 1 + 2 * kGap + 16 + 2 * kSlack;                                 \
+    if (need > buffer_.size()) {                                                         \
+      buffer_.resize(std::max(buffer_.size() * 2, need), Felt(0));                       \
+      base = buffer_.data();                                                             \
+      limit_hi = base + buffer_.size() - kSlack;                                         \
+    }                                                                                    \
+    Felt* new_floor = base + sp_i + 1;                                                   \
+    Felt* new_bot = new_floor + kGap;                                                    \
+    std::fill(new_floor, new_bot, Felt(0));                                              \
+    std::memcpy(new_bot, base + sp_i - 15, 16 * sizeof(Felt));                           \
+    floor = new_floor;                                                                   \
+    bot = new_bot;                                                                       \
+    sp = new_bot + 15;                                                                   \
+    if (static_cast<uint64_t>(sp_i) > options_.max_stack_depth + 4 * kGap) [[unlikely]] { \
+      FF_TRAP(TrapKind::kStackOverflow, "operand stack overflow");                       \
+    }                                                                                    \
+    fmp = (is_call) ? kFmpMin : (uint64_t{1} << 31);                                     \
+    memory = (is_call) ? AcquireMemory() : memories_[0].get();                           \
+  } while (false)
       case Opcode::kCall:
       case Opcode::kSyscall: {
-        // New context: the callee sees the top 16 elements; deeper ones are hidden.
-        size_t sp_i = static_cast<size_t>(sp - base);
-        contexts_.push_back(Context{sp_i, static_cast<size_t>(bot - base),
-                                    static_cast<size_t>(floor - base), fmp, memory});
-        size_t need = sp_i + 1 + 2 * kGap + 16 + 2 * kSlack;
-        if (need > buffer_.size()) {
-          buffer_.resize(std::max(buffer_.size() * 2, need), Felt(0));
-          base = buffer_.data();
-          limit_hi = base + buffer_.size() - kSlack;
-        }
-        Felt* new_floor = base + sp_i + 1;
-        Felt* new_bot = new_floor + kGap;
-        std::fill(new_floor, new_bot, Felt(0));
-        std::memcpy(new_bot, base + sp_i - 15, 16 * sizeof(Felt));
-        floor = new_floor;
-        bot = new_bot;
-        sp = new_bot + 15;
-        if (static_cast<uint64_t>(sp_i) > options_.max_stack_depth + 4 * kGap) [[unlikely]] {
-          FF_TRAP(TrapKind::kStackOverflow, "operand stack overflow");
-        }
-        fmp = in.opcode == Opcode::kCall ? kFmpMin : (uint64_t{1} << 31);
-        memory = in.opcode == Opcode::kCall ? AcquireMemory() : memories_[0].get();
+        FF_NEW_CONTEXT(in.opcode == Opcode::kCall);
         if (in.opcode == Opcode::kSyscall) {
           // A syscall returns to the root context's memory; keep it out of the pool.
           FF_TRAP(TrapKind::kUnsupported, "syscall is not supported yet (#6)");
@@ -931,8 +946,31 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_ROW();
       }
       case Opcode::kDyn:
-      case Opcode::kDynCall:
-        FF_TRAP(TrapKind::kUnsupported, "dynamic calls are not supported yet (#6)");
+      case Opcode::kDynCall: {
+        FF_WADDR(FF_S(0));
+        uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        DynTarget key;
+        for (int i = 0; i < 4; ++i) key.digest[i] = memory->Load(a + i).value();
+        const auto& targets = program_.dyn_targets;
+        auto it = std::lower_bound(targets.begin(), targets.end(), key);
+        if (it == targets.end() || it->digest != key.digest) [[unlikely]] {
+          // v0.16 records the DYN row before it looks the root up: the error is at clk + 1.
+          SetTrap(TrapKind::kDynamicTargetNotFound,
+                  absl::StrCat("dynamic call target ", DigestHex(key.digest),
+                               " is not the MAST root of any procedure of the program"),
+                  pc, clk + 1);
+          goto trapped;
+        }
+        FF_POP();
+        if (in.opcode == Opcode::kDynCall) {
+          FF_NEW_CONTEXT(true);
+        } else {
+          FF_HEADROOM();
+        }
+        dyn_procedure_ = it->procedure;  // entered by the DYNENTER that follows
+        FF_ROW();
+      }
+#undef FF_NEW_CONTEXT
       case Opcode::kHalt:
         FF_ROW();
 
@@ -965,6 +1003,15 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           if (observer_ != nullptr) observer_->OnLeave(clk);
         }
         pc = r.pc;
+        continue;
+      }
+      case Opcode::kDynEnter: {
+        // Like GOSUB; the procedure's RETURN comes back to the DYN node's END.
+        const uint32_t proc = dyn_procedure_;
+        returns_.push_back(Return{pc + 1, true});
+        frames_.push_back(proc);
+        if (observer_ != nullptr) observer_->OnEnter(proc, clk);
+        pc = program_.procedures[proc].entry_pc;
         continue;
       }
       case Opcode::kJump:

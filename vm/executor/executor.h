@@ -85,6 +85,7 @@ enum class TrapKind : uint8_t {
   kMerkleStoreLookup,             // a root or node is not in the Merkle store, bad depth/index
   kMerklePathVerificationFailed,  // MPVERIFY/MRUPDATE: the node does not hash to the root
   kEventFailed,
+  kDynamicTargetNotFound,  // DYN / DYNCALL: the memory word is no procedure's MAST root
   kCycleLimit,
   kStackOverflow,
   kOutputStackOverflow,
@@ -170,6 +171,7 @@ class Executor {
   Trap trap_;
 
   std::vector<uint32_t> frames_;
+  uint32_t dyn_procedure_ = 0;  // the procedure the last DYN/DYNCALL row looked up
   struct Return {
     uint32_t pc;
     bool had_frame;

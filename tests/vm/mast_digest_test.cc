@@ -1,0 +1,132 @@
+// MAST roots (v0.16 digests) of assembled procedures. Expected values were produced by the
+// masm_model reference (../shared/tools/masm_model, which reproduces the v0.16 library digests)
+// and are written out here; the test does not depend on the model.
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
+#include "vm/assembler/assembler.h"
+#include "vm/assembler/mast.h"
+#include "vm/assembler/program.h"
+
+namespace flamefleet::vm {
+namespace {
+
+using Digest = std::array<uint64_t, 4>;
+
+Digest RootOf(const Program& program, const std::string& name) {
+  for (const ProcedureInfo& p : program.procedures) {
+    if (p.name == name) {
+      return {p.mast_root[0].value(), p.mast_root[1].value(), p.mast_root[2].value(),
+              p.mast_root[3].value()};
+    }
+  }
+  ADD_FAILURE() << "no procedure " << name;
+  return {};
+}
+
+Program Assemble(const std::string& text) {
+  Assembler assembler(AssemblerOptions{});
+  absl::StatusOr<Program> program = assembler.AssembleSource("main.masm", text);
+  EXPECT_TRUE(program.ok()) << program.status();
+  return program.ok() ? *std::move(program) : Program{};
+}
+
+TEST(MastDigestTest, SingleBlock) {
+  Program p = Assemble("begin\n push.1 push.2 add\nend\n");
+  EXPECT_EQ(RootOf(p, "$exec::$main"),
+            (Digest{10590713464951180479ULL, 12160189095910759890ULL, 16887974655121798560ULL,
+                    3324878740855725239ULL}));
+}
+
+TEST(MastDigestTest, LocalsLoopsCallsMultiBatchBlocksAndErrorCodes) {
+  // bar is a 2-batch block with an EMIT immediate; main has SPLIT, LOOP, CALL, JOIN and an
+  // error code (not hashed).
+  Program p = Assemble(R"(
+proc.foo.2
+    loc_store.0 loc_load.0 mul.3
+end
+proc.bar
+    repeat.20 push.7 add dup drop swap swap end
+    emit.1234 push.0 drop
+end
+begin
+    push.5 exec.foo push.1
+    if.true
+        call.bar
+    else
+        push.1 while.true push.0 end
+    end
+    exec.bar
+    push.3 u32assert2.err="boom" drop
+end
+)");
+  EXPECT_EQ(RootOf(p, "$exec::foo"),
+            (Digest{17692059563853635997ULL, 13521143976298273205ULL, 5524907486376737065ULL,
+                    11175260612681448998ULL}));
+  EXPECT_EQ(RootOf(p, "$exec::bar"),
+            (Digest{1298063329462581689ULL, 10161093202884190274ULL, 12017105693688532943ULL,
+                    18239012197123816835ULL}));
+  EXPECT_EQ(RootOf(p, "$exec::$main"),
+            (Digest{17247118074296593610ULL, 10755374335593141659ULL, 3895491531495175567ULL,
+                    7232236221039275288ULL}));
+}
+
+TEST(MastDigestTest, ExecOnlyProcedureSharesItsCalleesRoot) {
+  Program p = Assemble(R"(
+proc.inner
+    push.1 add
+end
+proc.outer
+    exec.inner
+end
+begin
+    push.1 if.false exec.outer else call.inner end
+    push.10 dup.2 repeat.3 exec.inner end dropw
+end
+)");
+  const Digest inner{16050081949729140296ULL, 17348959972848396070ULL, 7701503337001481919ULL,
+                     17979956137801310292ULL};
+  EXPECT_EQ(RootOf(p, "$exec::inner"), inner);
+  EXPECT_EQ(RootOf(p, "$exec::outer"), inner);
+  EXPECT_EQ(RootOf(p, "$exec::$main"),
+            (Digest{17525755705193518265ULL, 14490400460582227531ULL, 1178092134932265348ULL,
+                    2613284800004365840ULL}));
+}
+
+TEST(MastDigestTest, ProcrefAndDynNodes) {
+  Program p = Assemble(R"(
+proc.target
+    mul.7
+end
+begin
+    procref.target
+    mem_storew.100 dropw
+    push.100 dynexec
+    push.100 dyncall
+    drop
+end
+)");
+  const Digest target{13975833391190678484ULL, 906913048468217869ULL, 5956713561529196568ULL,
+                      5568141610020945525ULL};
+  EXPECT_EQ(RootOf(p, "$exec::target"), target);
+  EXPECT_EQ(RootOf(p, "$exec::$main"),
+            (Digest{10914855846842017020ULL, 13638581571904081024ULL, 15732534013594511502ULL,
+                    6604551034116902926ULL}));
+  ASSERT_EQ(p.dyn_targets.size(), 2u);  // target and $main
+  bool found = false;
+  for (const DynTarget& t : p.dyn_targets) found |= t.digest == target;
+  EXPECT_TRUE(found);
+}
+
+TEST(MastDigestTest, DynAloneIsTheDynConstant) {
+  Program p = Assemble("begin\n dynexec\nend\n");
+  EXPECT_EQ(p.procedures[p.entry_procedure].mast_root, kDynDigest);
+  Program q = Assemble("begin\n dyncall\nend\n");
+  EXPECT_EQ(q.procedures[q.entry_procedure].mast_root, kDynCallDigest);
+}
+
+}  // namespace
+}  // namespace flamefleet::vm
