@@ -5,6 +5,9 @@
 // Args: number of distinct input lines. The input is generated once per size,
 // in memory, outside the timed region; the SVG goes to a discarding stream.
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <ostream>
 #include <streambuf>
 #include <string>
@@ -90,7 +93,59 @@ void BM_ReadOnly(benchmark::State& state) {
       static_cast<int64_t>(state.iterations() * text.size()));
 }
 
+// Reads a file of generated input. Args: lines, how (0: ReadStream on an
+// std::ifstream, read() into chunks; 1: ReadFile with 1 thread, mapped; 2:
+// ReadFile with 2 threads, parsing on a helper), and
+// whether the profile is a flame chart (1) or merged by name (0). The file is
+// written once per size under TMPDIR (default /tmp) and stays in the page
+// cache.
+void BM_ReadFile(benchmark::State& state) {
+  const auto lines = static_cast<uint64_t>(state.range(0));
+  const std::string& text = Input(lines);
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") +
+                           "/render_benchmark_" + std::to_string(lines) +
+                           ".folded";
+  {
+    std::ofstream file(path, std::ios::binary);
+    file.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!file) {
+      state.SkipWithError("cannot write the input file");
+      return;
+    }
+  }
+  const bool flamechart = state.range(2) != 0;
+  for (auto _ : state) {
+    Profile p(flamechart ? Profile::ChildMatching::kAdjacent
+                         : Profile::ChildMatching::kByName);
+    profile::FoldedReadOptions read_options;
+    read_options.threads = static_cast<int>(state.range(1));
+    if (flamechart) {
+      renderer::RenderOptions options;
+      options.flamechart = true;
+      read_options.prune_fraction = renderer::MinVisibleFraction(options);
+    }
+    FoldedReader reader(&p, nullptr, read_options);
+    std::ifstream in;
+    if (read_options.threads == 0) in.open(path, std::ios::binary);
+    const absl::Status status = read_options.threads == 0
+                                    ? reader.ReadStream(in, path)
+                                    : reader.ReadFile(path);
+    if (!status.ok()) {
+      state.SkipWithError("ReadFile failed");
+      break;
+    }
+    benchmark::DoNotOptimize(p.total());
+  }
+  std::remove(path.c_str());
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * text.size()));
+}
+
 BENCHMARK(BM_ReadOnly)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadFile)
+    ->ArgsProduct({{100000}, {0, 1, 2}, {0, 1}})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadRender)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadRenderInverted)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadRenderReverse)->Arg(100000)->Unit(benchmark::kMillisecond);

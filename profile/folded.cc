@@ -1,7 +1,11 @@
 #include "profile/folded.h"
 
 #include <emmintrin.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,10 +14,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace flamefleet::profile {
 namespace {
@@ -99,6 +106,63 @@ inline uint64_t ChainPrefix(uint64_t prefix, uint64_t frame, uint64_t k) {
   return Fold(prefix ^ frame, k);
 }
 
+// A read-only, private mapping of bytes [offset, offset + size) of a file,
+// unmapped when destroyed. The pages are populated up front (one system call
+// instead of a fault per page); they are page cache, shared and reclaimable,
+// and leave the process's RSS when unmapped.
+class MappedWindow {
+ public:
+  MappedWindow() = default;
+  MappedWindow(const MappedWindow&) = delete;
+  MappedWindow& operator=(const MappedWindow&) = delete;
+  ~MappedWindow() { Unmap(); }
+
+  // Maps the window; returns false (and maps nothing) if mmap fails.
+  bool Map(int fd, uint64_t offset, size_t size) {
+    Unmap();
+    static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const uint64_t start = offset / page * page;
+    const size_t length = size + static_cast<size_t>(offset - start);
+    void* base = mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
+                      fd, static_cast<off_t>(start));
+    if (base == MAP_FAILED) return false;
+    base_ = base;
+    length_ = length;
+    data_ = static_cast<const char*>(base) + (offset - start);
+    size_ = size;
+    return true;
+  }
+  void Unmap() {
+    if (base_ != nullptr) munmap(base_, length_);
+    base_ = nullptr;
+    data_ = nullptr;
+    size_ = 0;
+  }
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  void* base_ = nullptr;
+  size_t length_ = 0;
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Returns whether a second thread would likely get a core of its own: this
+// process may run on two or more CPUs and the 1-minute load average is below
+// their number. On a busy machine the pipeline only adds hand-off waits.
+bool SpareCoreLikely() {
+  if (std::thread::hardware_concurrency() < 2) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus < 2) return false;
+  double load = 0;
+  if (getloadavg(&load, 1) != 1) return true;  // unknown: assume idle
+  return load < static_cast<double>(cpus);
+}
+
 }  // namespace
 
 namespace internal {
@@ -111,6 +175,11 @@ class HashIndex {
   static constexpr uint32_t kAbsent = 0xffffffffu;
 
   HashIndex() : slots_(AllocateSlots(kInitial)), mask_(kInitial - 1) {}
+
+  // Starts loading the slot where a Find or Insert of `key` begins.
+  void Prefetch(uint64_t key) const {
+    __builtin_prefetch(&slots_[Fix(key) & mask_]);
+  }
 
   // Returns the value stored for (key, check), or kAbsent.
   uint32_t Find(uint64_t key, uint32_t check) const {
@@ -450,7 +519,22 @@ void FoldedReader::AddStack(Target& target, const Line& line,
 }
 
 void FoldedReader::AddBatch(const Batch& batch) {
-  for (const Line& line : batch.lines) {
+  // The prefix-table probes of a line are cache misses at random places;
+  // start those of the line two ahead (its deepest prefixes, where the
+  // search begins) while this one is added.
+  constexpr size_t kAhead = 2, kPrefetchDepth = 3;
+  const internal::HashIndex* prefixes = after_.prefixes.get();
+  const size_t num_lines = batch.lines.size();
+  for (size_t i = 0; i < num_lines; ++i) {
+    const Line& line = batch.lines[i];
+    if (prefixes != nullptr && i + kAhead < num_lines) {
+      const Line& ahead = batch.lines[i + kAhead];
+      const Frame* f = batch.frames.data() + ahead.first_frame;
+      for (size_t k = ahead.depth; k > 0 && ahead.depth - k < kPrefetchDepth;
+           --k) {
+        prefixes->Prefetch(f[k - 1].prefix);
+      }
+    }
     const Frame* frames = batch.frames.data() + line.first_frame;
     if (line.two_column && before_.profile != nullptr) {
       Line before = line;
@@ -476,6 +560,11 @@ void FoldedReader::MaybePrune() {
   after_.path_nodes.clear();
   next_prune_nodes_ =
       std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
+  // The pruned copy is sized to fit; make room for growing to the next
+  // pruning point at once rather than by repeated doubling (copies, and page
+  // faults on every new array). Unused capacity is never touched, so it costs
+  // address space, not RSS.
+  after->Reserve(static_cast<size_t>(next_prune_nodes_));
 }
 
 absl::Status FoldedReader::ReadString(absl::string_view text,
@@ -542,23 +631,180 @@ absl::Status FoldedReader::ReadStream(std::istream& in,
   });
 }
 
+bool FoldedReader::ReadMapped(int fd, uint64_t size, uint64_t* pos) {
+  // Mirrors ReadChunks: each chunk ends chunk_size bytes after the first line
+  // not yet added, and grows (for good) only when one line does not fit.
+  size_t window = options_.chunk_size;
+  MappedWindow mapped;
+  Batch batch;
+  while (*pos < size) {
+    const uint64_t end = std::min<uint64_t>(size, *pos + window);
+    const bool eof = end == size;
+    if (!mapped.Map(fd, *pos, static_cast<size_t>(end - *pos))) return false;
+    size_t used = 0;
+    while (used < mapped.size()) {
+      const size_t n = ParseChunk(mapped.data() + used, mapped.size() - used,
+                                  eof, kBatchBytes, &batch);
+      AddBatch(batch);
+      if (n == 0) break;
+      used += n;
+    }
+    mapped.Unmap();
+    MaybePrune();
+    if (used == 0 && !eof) window *= 2;  // one very long line
+    stats_.bytes += used;
+    *pos += used;
+  }
+  return true;
+}
+
+bool FoldedReader::ReadMappedThreaded(int fd, uint64_t size, uint64_t* pos) {
+  // A helper thread maps chunks and parses them into batches (touching only
+  // the parsing state: stats_, line_number_, source_); this thread adds them
+  // to the profiles (the targets and pruning state), in order. Batches go
+  // through a ring of kSlots; after a chunk's last batch comes an entry that
+  // hands over its mapping, so this thread prunes at the same points as
+  // ReadMapped and unmaps the chunk once its lines are added.
+  constexpr size_t kSlots = 32;
+  struct Slot {
+    Batch batch;
+    std::unique_ptr<MappedWindow> chunk_done;  // non-null: end of a chunk
+  };
+  struct Ring {
+    absl::Mutex mu;
+    uint64_t produced ABSL_GUARDED_BY(mu) = 0;
+    uint64_t consumed ABSL_GUARDED_BY(mu) = 0;
+    bool finished ABSL_GUARDED_BY(mu) = false;
+    bool map_failed ABSL_GUARDED_BY(mu) = false;
+  };
+  Slot slots[kSlots];
+  Ring ring;
+  uint64_t parse_pos = *pos;  // the helper's; read here after join()
+
+  std::thread parser([&] {
+    size_t window = options_.chunk_size;
+    uint64_t next = 0;  // slots produced so far (this thread's copy)
+    // Waits for a free slot and returns it.
+    auto acquire = [&]() -> Slot& {
+      absl::MutexLock lock(&ring.mu);
+      ring.mu.Await(absl::Condition(
+          +[](Ring* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu) {
+            return r->produced - r->consumed < kSlots;
+          },
+          &ring));
+      return slots[next % kSlots];
+    };
+    auto publish = [&] {
+      absl::MutexLock lock(&ring.mu);
+      ring.produced = ++next;
+    };
+    bool map_failed = false;
+    while (parse_pos < size) {
+      const uint64_t end = std::min<uint64_t>(size, parse_pos + window);
+      const bool eof = end == size;
+      auto mapped = std::make_unique<MappedWindow>();
+      if (!mapped->Map(fd, parse_pos, static_cast<size_t>(end - parse_pos))) {
+        map_failed = true;
+        break;
+      }
+      size_t used = 0;
+      while (used < mapped->size()) {
+        Slot& slot = acquire();
+        const size_t n =
+            ParseChunk(mapped->data() + used, mapped->size() - used, eof,
+                       kBatchBytes, &slot.batch);
+        if (n == 0) break;  // no whole line left (nothing parsed)
+        publish();
+        used += n;
+      }
+      Slot& slot = acquire();
+      slot.batch.lines.clear();
+      slot.batch.num_frames = 0;
+      slot.chunk_done = std::move(mapped);
+      publish();
+      if (used == 0 && !eof) window *= 2;  // one very long line
+      parse_pos += used;
+    }
+    absl::MutexLock lock(&ring.mu);
+    ring.finished = true;
+    ring.map_failed = map_failed;
+  });
+
+  bool map_failed = false;
+  for (uint64_t next = 0;; ++next) {
+    {
+      absl::MutexLock lock(&ring.mu);
+      ring.mu.Await(absl::Condition(
+          +[](Ring* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu) {
+            return r->consumed < r->produced || r->finished;
+          },
+          &ring));
+      if (ring.consumed == ring.produced) {  // finished, all added
+        map_failed = ring.map_failed;
+        break;
+      }
+    }
+    Slot& slot = slots[next % kSlots];
+    AddBatch(slot.batch);
+    if (slot.chunk_done != nullptr) {
+      slot.chunk_done.reset();
+      MaybePrune();
+    }
+    absl::MutexLock lock(&ring.mu);
+    ++ring.consumed;
+  }
+  parser.join();
+  stats_.bytes += parse_pos - *pos;
+  *pos = parse_pos;
+  return !map_failed;
+}
+
 absl::Status FoldedReader::ReadFile(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(
-      std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (file == nullptr) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     const int err = errno;
     std::string message = absl::StrCat(path, ": ", std::strerror(err));
     if (err == ENOENT) return absl::NotFoundError(message);
     if (err == EACCES) return absl::PermissionDeniedError(message);
     return absl::InvalidArgumentError(message);
   }
+  const std::unique_ptr<const int, void (*)(const int*)> closer(
+      &fd, [](const int* f) { close(*f); });
   source_ = path;
   line_number_ = 0;
+  uint64_t pos = 0;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    const auto size = static_cast<uint64_t>(st.st_size);
+    int threads = options_.threads;
+    if (threads <= 0) {
+      threads = size >= 4 * static_cast<uint64_t>(options_.chunk_size) &&
+                        SpareCoreLikely()
+                    ? 2
+                    : 1;
+    }
+    const bool mapped = threads >= 2 ? ReadMappedThreaded(fd, size, &pos)
+                                     : ReadMapped(fd, size, &pos);
+    if (mapped) return absl::OkStatus();
+    // Mapping failed: read the rest, from the first line not yet added.
+    if (lseek(fd, static_cast<off_t>(pos), SEEK_SET) < 0)
+      return absl::DataLossError(absl::StrCat(path, ": seek failed"));
+  }
+  // Fills the whole buffer (as fread does), so chunks end at the same places
+  // for pipes as for files.
   return ReadChunks([&](char* data, size_t size, size_t* got, bool* eof) {
-    *got = std::fread(data, 1, size, file.get());
-    *eof = *got == 0 || std::feof(file.get());
-    if (std::ferror(file.get()))
-      return absl::DataLossError(absl::StrCat(path, ": read error"));
+    *got = 0;
+    *eof = false;
+    while (*got < size) {
+      const ssize_t n = read(fd, data + *got, size - *got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return absl::DataLossError(absl::StrCat(path, ": read error"));
+      if (n == 0) {
+        *eof = true;
+        break;
+      }
+      *got += static_cast<size_t>(n);
+    }
     return absl::OkStatus();
   });
 }

@@ -1,16 +1,20 @@
 #include "profile/folded.h"
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/folded_gen.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profile/profile.h"
@@ -270,6 +274,94 @@ TEST(FoldedTest, ReadFileReadsLikeString) {
   ASSERT_TRUE(reader.ReadFile(path).ok());
   EXPECT_EQ(ToFolded(p), "a;b 2\nc 1\n");
   std::remove(path.c_str());
+}
+
+// Returns every stat as text, so two readers compare equal only if they saw
+// the same lines, bytes and errors.
+std::string DumpStats(const FoldedReadStats& s) {
+  std::string out =
+      absl::StrCat(s.lines, " ", s.malformed_lines, " ", s.two_column_lines,
+                   " ", s.fractional_lines, " ", s.bytes, "\n");
+  for (const FoldedReadStats::Error& e : s.errors)
+    absl::StrAppend(&out, e.source, ":", e.line, ": ", e.message, "\n");
+  return out;
+}
+
+// Generated stacks plus the awkward cases: malformed, two-column, decimal and
+// CRLF lines, a line longer than the small chunk sizes, no final newline.
+std::string AwkwardInput() {
+  std::string text = "bad line\n\n";
+  bench::FoldedGenOptions gen;
+  gen.lines = 2000;
+  bench::GenerateFolded(gen, [&](absl::string_view chunk) {
+    text.append(chunk.data(), chunk.size());
+  });
+  text += "a;b 1 2\r\nc;d 1.5\n" + std::string(5000, 'x') + ";y 7\nno count\n";
+  text += "a;b 9";
+  return text;
+}
+
+TEST(FoldedTest, ReadFileMappedOrThreadedMatchesStream) {
+  const std::string text = AwkwardInput();
+  const std::string path = ::testing::TempDir() + "/folded_test_mapped.folded";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+  }
+  for (const auto matching :
+       {Profile::ChildMatching::kByName, Profile::ChildMatching::kAdjacent}) {
+    for (const size_t chunk : {size_t{100}, size_t{4096}, size_t{64} << 10}) {
+      FoldedReadOptions options;
+      options.chunk_size = chunk;
+      Profile want(matching), want_before(matching);
+      FoldedReader stream_reader(&want, &want_before, options);
+      std::istringstream in(text);
+      ASSERT_TRUE(stream_reader.ReadStream(in, path).ok());
+      for (const int threads : {0, 1, 2}) {
+        options.threads = threads;
+        Profile got(matching), got_before(matching);
+        FoldedReader reader(&got, &got_before, options);
+        ASSERT_TRUE(reader.ReadFile(path).ok());
+        const std::string label =
+            absl::StrCat("chunk ", chunk, " threads ", threads);
+        EXPECT_EQ(DumpNodes(got), DumpNodes(want)) << label;
+        EXPECT_EQ(DumpNodes(got_before), DumpNodes(want_before)) << label;
+        EXPECT_EQ(DumpStats(reader.stats()), DumpStats(stream_reader.stats()))
+            << label;
+      }
+    }
+  }
+  std::remove(path.c_str());
+}
+
+TEST(FoldedTest, ReadFileReadsPipes) {
+  const std::string text = AwkwardInput();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::thread writer([&] {
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = write(fds[1], text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fds[1]);
+  });
+  const std::string path = absl::StrCat("/dev/fd/", fds[0]);
+  FoldedReadOptions options;
+  options.chunk_size = 4096;
+  Profile got;
+  FoldedReader reader(&got, nullptr, options);
+  const absl::Status st = reader.ReadFile(path);
+  writer.join();
+  close(fds[0]);
+  ASSERT_TRUE(st.ok()) << st;
+  Profile want;
+  FoldedReader stream_reader(&want, nullptr, options);
+  std::istringstream in(text);
+  ASSERT_TRUE(stream_reader.ReadStream(in, path).ok());
+  EXPECT_EQ(DumpNodes(got), DumpNodes(want));
+  EXPECT_EQ(DumpStats(reader.stats()), DumpStats(stream_reader.stats()));
 }
 
 TEST(FoldedTest, HiddenCyclesAreWrittenAsHiddenFrame) {
