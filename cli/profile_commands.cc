@@ -25,6 +25,7 @@ struct ProfileFlags {
   std::string program;
   std::string inputs;
   std::vector<std::string> libs;
+  std::string kernel;
   std::optional<uint64_t> max_cycles;
   bool flat = false;
   std::string output = "flamegraph.svg";
@@ -38,10 +39,12 @@ struct Loaded {
 };
 
 absl::StatusOr<Loaded> Load(const std::string& program_path, const std::string& inputs_path,
-                            const std::vector<std::string>& libs) {
+                            const std::vector<std::string>& libs,
+                            const std::string& kernel = "") {
   FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(libs));
   vm::AssemblerOptions assembler_options;
   assembler_options.libraries = lib_pairs;
+  assembler_options.kernel_path = kernel;
   vm::Assembler assembler(assembler_options);
   Loaded loaded;
   FLAMEFLEET_ASSIGN_OR_RETURN(loaded.program, assembler.AssembleFile(program_path));
@@ -59,11 +62,15 @@ size_t UniqueStacks(const profile::Profile& p) {
 absl::StatusOr<worker::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) {
   const worker::StackMode mode = flags.flat ? worker::StackMode::kFlat : worker::StackMode::kNested;
   if (!flags.replay.empty()) {
+    if (!flags.kernel.empty()) {
+      return absl::InvalidArgumentError("--kernel cannot be used with --replay");
+    }
     FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot,
                                 worker::LoadSnapshotFile(flags.replay));
     return worker::ProfileReplay(snapshot, flags.max_cycles, mode);
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded, Load(flags.program, flags.inputs, flags.libs));
+  FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded,
+                              Load(flags.program, flags.inputs, flags.libs, flags.kernel));
   vm::ExecutionOptions options;
   if (flags.max_cycles.has_value()) options.max_cycles = *flags.max_cycles;
   return worker::ProfileProgram(loaded.program, loaded.inputs, options, mode);
@@ -135,6 +142,7 @@ void AddProfileCommands(CLI::App& app, int* exit_code) {
   cmd->add_option("--inputs", flags->inputs,
                   "inputs file (.inputs JSON or .toml); default: beside the program");
   cmd->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable)");
+  cmd->add_option("--kernel", flags->kernel, "kernel module (.masm) for `syscall`");
   cmd->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
   cmd->add_flag("--flat", flags->flat,
                 "miden-debug compatible stacks: one frame, the executing op's procedure");

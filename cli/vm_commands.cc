@@ -28,6 +28,7 @@ struct ExecFlags {
   std::string program;
   std::string inputs;
   std::vector<std::string> libs;
+  std::string kernel;
   std::optional<uint64_t> max_cycles;
   bool json = false;
   std::string replay;
@@ -76,6 +77,10 @@ int RunExec(const ExecFlags& flags) {
     std::cerr << "error: " << usage.message() << "\n";
     return 2;
   }
+  if (!flags.replay.empty() && !flags.kernel.empty()) {
+    std::cerr << "error: --kernel cannot be used with --replay\n";
+    return 2;
+  }
   if (!flags.replay.empty()) {
     absl::StatusOr<vm::RunResult> result = ReplayExec(flags);
     if (!result.ok()) {
@@ -92,6 +97,7 @@ int RunExec(const ExecFlags& flags) {
   }
   vm::AssemblerOptions assembler_options;
   assembler_options.libraries = *libs;
+  assembler_options.kernel_path = flags.kernel;
   vm::Assembler assembler(assembler_options);
   absl::StatusOr<vm::Program> program = assembler.AssembleFile(flags.program);
   if (!program.ok()) {
@@ -154,6 +160,7 @@ void AddVmCommands(CLI::App& app, int* exit_code) {
                    "inputs file: miden-vm JSON (.inputs) or miden-debug TOML (.toml); default: "
                    "PROGRAM.inputs or PROGRAM.toml beside the program");
   exec->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable), e.g. std=DIR");
+  exec->add_option("--kernel", flags->kernel, "kernel module (.masm) for `syscall`");
   exec->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
   exec->add_flag("--json", flags->json, "print {\"stack\": [...], \"cycles\": N}");
   exec->callback([flags, exit_code]() { *exit_code = RunExec(*flags); });

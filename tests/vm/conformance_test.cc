@@ -81,6 +81,11 @@ Case LoadCase(const std::string& rel) {
                                                  .string());
     }
   }
+  if (c.expect.contains("kernel")) {
+    c.assembler.kernel_path = (c.program.parent_path() / c.expect["kernel"].get<std::string>())
+                                  .lexically_normal()
+                                  .string();
+  }
   for (const char* ext : {".inputs", ".toml"}) {
     fs::path in = c.program;
     in.replace_extension(ext);

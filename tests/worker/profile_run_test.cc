@@ -95,8 +95,17 @@ TEST(ProfileRunTest, ProfileTotalsEqualCyclesOnTheCorpus) {
     if (text.find("\"error\"") != std::string::npos || text.find("\"libs\"") != std::string::npos) {
       continue;
     }
+    vm::AssemblerOptions assembler_options;
+    // "kernel": "relative/K.masm" (tests/testdata/vm/kernel/).
+    const std::string kernel_key = "\"kernel\": \"";
+    if (size_t k = text.find(kernel_key); k != std::string::npos) {
+      size_t begin = k + kernel_key.size();
+      assembler_options.kernel_path =
+          (entry.path().parent_path() / text.substr(begin, text.find('"', begin) - begin))
+              .string();
+    }
     absl::StatusOr<vm::Program> program =
-        vm::Assembler(vm::AssemblerOptions{}).AssembleFile(entry.path().string());
+        vm::Assembler(assembler_options).AssembleFile(entry.path().string());
     ASSERT_TRUE(program.ok()) << program.status();
     vm::ProgramInputs inputs;
     for (const char* ext : {".inputs", ".toml"}) {

@@ -105,6 +105,17 @@ class Build {
     loaded->path = "$exec";
     loaded->is_program = true;
     loaded->ast = std::move(module);
+    if (!options_.kernel_path.empty()) {
+      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t kernel_file,
+                                  LoadFile(options_, *sources_, options_.kernel_path));
+      FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module kernel,
+                                  ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel));
+      auto k = std::make_unique<LoadedModule>();
+      k->path = "$kernel";
+      k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes
+      k->ast = std::move(kernel);
+      FLAMEFLEET_ASSIGN_OR_RETURN(kernel_module_, Register(std::move(k)));
+    }
     FLAMEFLEET_ASSIGN_OR_RETURN(size_t index, Register(std::move(loaded)));
 
     uint32_t main_id = NewProcedure(index, kEntryIndex, "$exec::$main",
@@ -412,15 +423,16 @@ class Build {
           if (name == "exec") {
             items.push_back(callee);
           } else {
-            if (name == "syscall") {
-              return Error(inst->loc, "syscall needs a kernel (--kernel, #6)");
-            }
             if (ctx.lower.in_kernel) {
-              return Error(inst->loc, "`call` is not allowed in a kernel module");
+              return Error(inst->loc, absl::StrCat("`", name, "` is not allowed in a kernel module"));
             }
             MastNode call;
-            call.kind = MastKind::kCall;
+            call.kind = name == "syscall" ? MastKind::kSyscall : MastKind::kCall;
             call.first = callee;
+            // The callee (for `caller`): an EXTERNAL node's procedure or the chain's head.
+            call.procedure = forest_.nodes[callee.node].kind == MastKind::kExternal
+                                 ? forest_.nodes[callee.node].procedure
+                                 : forest_.Outermost(callee.chain);
             call.source = AddSource(inst->loc, InstructionText(*inst));
             FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(call)));
             items.push_back(MastItem{id, 0});
@@ -537,7 +549,26 @@ class Build {
 
   // Resolves and compiles the target of exec/call/syscall; returns the item to insert.
   absl::StatusOr<MastItem> Invoke(const BodyContext& ctx, const ast::Instruction& inst) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t callee, Resolve(ctx.module, inst.target, inst.loc));
+    const bool syscall = inst.name == "syscall";
+    if (syscall && ctx.lower.in_kernel) {
+      return Error(inst.loc, "`syscall` is not allowed in a kernel module");
+    }
+    if (syscall && kernel_module_ == kNoKernel) {
+      return Error(inst.loc, "syscall used but no kernel was provided (--kernel)");
+    }
+    const bool local = !absl::StartsWith(inst.target, "0x") &&
+                       !absl::StrContains(inst.target, "::");
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        uint32_t callee,
+        Resolve(syscall && local ? kernel_module_ : ctx.module, inst.target, inst.loc));
+    if (syscall) {
+      const ProcedureState& st = procedures_[callee];
+      if (st.module != kernel_module_ || st.index == kEntryIndex ||
+          !modules_[st.module]->ast.procedures[st.index].exported) {
+        return Error(inst.loc, absl::StrCat("syscall target '", program_.procedures[callee].name,
+                                            "' is not an exported kernel procedure"));
+      }
+    }
     FLAMEFLEET_ASSIGN_OR_RETURN(MastItem root, CompileProcedure(callee, inst.loc));
     uint32_t chain = forest_.ConcatChain(forest_.ExtendChain(0, callee), root.chain);
     const LoadedModule& caller_module = *modules_[ctx.module];
@@ -627,6 +658,8 @@ class Build {
   MastForest forest_;
   Program program_;
   bool has_dyn_ = false;  // the program contains DYN or DYNCALL
+  static constexpr size_t kNoKernel = ~size_t{0};
+  size_t kernel_module_ = kNoKernel;  // index in modules_ of the kernel, if any
 };
 
 }  // namespace

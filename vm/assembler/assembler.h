@@ -40,6 +40,10 @@ struct AssemblerOptions {
   // missing file is NotFound and nothing is ever read from the disk: replaying an untrusted
   // snapshot must not reach the replaying machine's files.
   bool read_disk = true;
+  // Kernel module file (`--kernel FILE`, empty: none). Its procedures are named
+  // "$kernel::foo"; `syscall.foo` may only target an exported procedure of it. Read through
+  // virtual_files like any other file.
+  std::string kernel_path;
 };
 
 class Assembler {

@@ -240,7 +240,9 @@ class Linearizer {
       }
       case MastKind::kCall:
       case MastKind::kSyscall:
-        Emit(n.kind == MastKind::kCall ? Opcode::kCall : Opcode::kSyscall, 0, 0, n.source);
+        // aux: the callee procedure (its MAST root is what `caller` reports in the context).
+        Emit(n.kind == MastKind::kCall ? Opcode::kCall : Opcode::kSyscall,
+             n.procedure == kNoProcedure ? 0 : n.procedure, 0, n.source);
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
         return CheckSize();

@@ -110,6 +110,8 @@ struct Executor::Context {
   size_t sp, bot, floor;
   uint64_t fmp;
   Memory* memory;
+  bool in_syscall;
+  Word creator;  // see Executor::creator_
 };
 
 Executor::Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
@@ -552,7 +554,11 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         if (!HandleEvent(static_cast<uint32_t>(in.imm), sp, pc, clk)) goto trapped;
         FF_ROW();
       case Opcode::kCaller:
-        FF_TRAP(TrapKind::kUnsupported, "caller is only available inside a syscall");
+        if (!in_syscall_) [[unlikely]] {
+          FF_TRAP(TrapKind::kSyscallContext, "caller instruction used outside of syscall");
+        }
+        for (int i = 0; i < 4; ++i) FF_S(i) = creator_[3 - i];
+        FF_ROW();
 
       // ---- field
       case Opcode::kAdd:
@@ -884,8 +890,11 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           bot = base + c.bot;
           floor = base + c.floor;
           fmp = c.fmp;
-          ReleaseMemory(memory);
+          // The root memory (left by a SYSCALL) is never returned to the pool.
+          if (memory != memories_[0].get()) ReleaseMemory(memory);
           memory = c.memory;
+          in_syscall_ = c.in_syscall;
+          creator_ = c.creator;
           contexts_.pop_back();
         }
         FF_HEADROOM();
@@ -916,7 +925,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
     /* New context: the callee sees the top 16 elements; deeper ones are hidden. */      \
     size_t sp_i = static_cast<size_t>(sp - base);                                        \
     contexts_.push_back(Context{sp_i, static_cast<size_t>(bot - base),                   \
-                                static_cast<size_t>(floor - base), fmp, memory});        \
+                                static_cast<size_t>(floor - base), fmp, memory,          \
+                                in_syscall_, creator_});                                 \
     size_t need = sp_i + 1 + 2 * kGap + 16 + 2 * kSlack;                                 \
     if (need > buffer_.size()) {                                                         \
       buffer_.resize(std::max(buffer_.size() * 2, need), Felt(0));                       \
@@ -938,15 +948,22 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
   } while (false)
       case Opcode::kCall:
       case Opcode::kSyscall: {
+        if (in_syscall_) [[unlikely]] {
+          FF_TRAP(TrapKind::kSyscallContext, "call/syscall is not allowed inside a syscall");
+        }
         FF_NEW_CONTEXT(in.opcode == Opcode::kCall);
         if (in.opcode == Opcode::kSyscall) {
-          // A syscall returns to the root context's memory; keep it out of the pool.
-          FF_TRAP(TrapKind::kUnsupported, "syscall is not supported yet (#6)");
+          in_syscall_ = true;  // the creator stays the caller's: `caller` reports it
+        } else {
+          creator_ = program_.procedures[in.aux].mast_root;
         }
         FF_ROW();
       }
       case Opcode::kDyn:
       case Opcode::kDynCall: {
+        if (in.opcode == Opcode::kDynCall && in_syscall_) [[unlikely]] {
+          FF_TRAP(TrapKind::kSyscallContext, "dyncall is not allowed inside a syscall");
+        }
         FF_WADDR(FF_S(0));
         uint32_t a = static_cast<uint32_t>(FF_S(0).value());
         DynTarget key;
@@ -964,6 +981,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_POP();
         if (in.opcode == Opcode::kDynCall) {
           FF_NEW_CONTEXT(true);
+          for (int i = 0; i < 4; ++i) creator_[i] = Felt(key.digest[i]);
         } else {
           FF_HEADROOM();
         }

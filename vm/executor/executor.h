@@ -89,6 +89,7 @@ enum class TrapKind : uint8_t {
   kCycleLimit,
   kStackOverflow,
   kOutputStackOverflow,
+  kSyscallContext,  // CALLER outside a SYSCALL; CALL/SYSCALL/DYNCALL inside one
   kUnsupported,
 };
 
@@ -178,6 +179,8 @@ class Executor {
   };
   std::vector<Return> returns_;
   std::vector<Context> contexts_;
+  bool in_syscall_ = false;  // the current context was entered by SYSCALL
+  Word creator_{};           // MAST root of the CALL/DYNCALL callee that created the context
   std::vector<std::unique_ptr<Memory>> memories_;  // [0] = root context
   std::vector<Memory*> free_memories_;
   Memory* memory_ = nullptr;
