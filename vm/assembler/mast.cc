@@ -11,6 +11,15 @@ namespace {
 constexpr uint32_t kGroupSize = 9;  // ops per op group
 constexpr uint32_t kBatchSize = 8;  // groups per batch
 
+// Returns whether the current batch can take one more op: without an immediate it needs room in
+// the current group or a free group slot; with one it also needs a slot for the immediate, and
+// a new group if it would be the 9th op (an immediate op may not end a full group).
+bool FitsInBatch(bool has_immediate, uint32_t op_idx, uint32_t next) {
+  if (!has_immediate) return op_idx < kGroupSize || next < kBatchSize;
+  if (op_idx < kGroupSize - 1) return next < kBatchSize;
+  return next + 1 < kBatchSize;
+}
+
 uint32_t NextPowerOfTwo(uint32_t n) {
   uint32_t p = 1;
   while (p < n) p <<= 1;
@@ -44,14 +53,7 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows
 
   for (size_t i = 0; i < ops.size(); ++i) {
     const bool imm = HasImmediate(ops[i].opcode);
-    bool fits;
-    if (!imm) {
-      fits = op_idx < kGroupSize || next < kBatchSize;
-    } else if (op_idx < kGroupSize - 1) {
-      fits = next < kBatchSize;
-    } else {
-      fits = next + 1 < kBatchSize;
-    }
+    const bool fits = FitsInBatch(imm, op_idx, next);
     if (!fits) {
       close_batch();
       emit(kRowRespan);
@@ -95,14 +97,7 @@ Word BlockDigest(const std::vector<LoweredOp>& ops) {
   };
   for (const LoweredOp& op : ops) {
     const bool imm = HasImmediate(op.opcode);
-    bool fits;
-    if (!imm) {
-      fits = op_idx < kGroupSize || next < kBatchSize;
-    } else if (op_idx < kGroupSize - 1) {
-      fits = next < kBatchSize;
-    } else {
-      fits = next + 1 < kBatchSize;
-    }
+    const bool fits = FitsInBatch(imm, op_idx, next);
     if (!fits) {
       groups[batch_base + group_idx] = Felt(group);
       batch_base = groups.size();
