@@ -128,5 +128,47 @@ TEST(MastDigestTest, DynAloneIsTheDynConstant) {
   EXPECT_EQ(q.procedures[q.entry_procedure].mast_root, kDynCallDigest);
 }
 
+TEST(MastDigestTest, ExternalNodesOfLibraryCallsAndRootLiterals) {
+  // A dynamically linked library's procedures and a MAST-root literal become EXTERNAL nodes
+  // that carry the callee's digest: main's root depends on them (never merged into blocks).
+  AssemblerOptions options;
+  options.libraries = {{"xl", "xl"}};
+  options.read_disk = false;
+  options.virtual_files["xl/ops.masm"] = R"(
+export.inc
+    add.1
+end
+export.twice
+    dup add
+    push.1 if.true push.2 mul else push.3 end
+end
+)";
+  options.virtual_files["main.masm"] = R"(
+use.xl::ops
+proc.local_one
+    push.9 drop
+end
+begin
+    push.1
+    exec.ops::inc
+    exec.ops::twice
+    call.ops::inc
+    exec.local_one
+    exec.0x0100000000000000020000000000000003000000000000000400000000000000
+end
+)";
+  absl::StatusOr<Program> p = Assembler(options).AssembleFile("main.masm");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(RootOf(*p, "xl::ops::inc"),
+            (Digest{11848160635611330839ULL, 588277511402887074ULL, 17855636077955410758ULL,
+                    2937302364866844842ULL}));
+  EXPECT_EQ(RootOf(*p, "xl::ops::twice"),
+            (Digest{13470346064490803420ULL, 17360185376620396588ULL, 2782634541288104089ULL,
+                    1727748223690461592ULL}));
+  EXPECT_EQ(RootOf(*p, "$exec::$main"),
+            (Digest{10789990283287504571ULL, 10014291421252847166ULL, 11316618663097561547ULL,
+                    1782737992782963993ULL}));
+}
+
 }  // namespace
 }  // namespace flamefleet::vm

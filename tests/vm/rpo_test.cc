@@ -57,7 +57,7 @@ Word W(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
   return Word{Felt(a), Felt(b), Felt(c), Felt(d)};
 }
 
-TEST(RpoTest, HashElementsMatchesPublishedVectors) {
+void ExpectPublishedVectors() {
   for (int i = 0; i < 19; ++i) {
     std::vector<Felt> input;
     for (int k = 0; k <= i; ++k)
@@ -66,6 +66,40 @@ TEST(RpoTest, HashElementsMatchesPublishedVectors) {
                             kHashVectors[i][2], kHashVectors[i][3]);
     EXPECT_EQ(HashElements(input), expected) << "vector " << i;
   }
+}
+
+TEST(RpoTest, HashElementsMatchesPublishedVectors) { ExpectPublishedVectors(); }
+
+// The portable permutation (used on CPUs without AVX2) against the vectors, and both paths
+// against each other on pseudo-random states (edge values included) when the CPU has AVX2.
+TEST(RpoTest, ScalarPathMatchesVectorsAndTheAvx2Path) {
+  const bool has_avx2 = UseRpoAvx2ForTest(true);
+  UseRpoAvx2ForTest(false);
+  ExpectPublishedVectors();
+  uint64_t seed = 0x9E3779B97F4A7C15ULL;
+  auto next = [&seed] {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+  };
+  const uint64_t edges[] = {0, 1, Felt::kModulus - 1, 0xFFFFFFFFULL, 0x100000000ULL};
+  for (int n = 0; n < 2000; ++n) {
+    RpoState input;
+    for (int i = 0; i < kRpoStateWidth; ++i) {
+      uint64_t r = next();
+      input[i] = Felt(n % 4 == 0 ? edges[r % 5] : r % Felt::kModulus);
+    }
+    RpoState scalar = input;
+    UseRpoAvx2ForTest(false);
+    Permute(scalar);
+    RpoState fast = input;
+    UseRpoAvx2ForTest(true);
+    Permute(fast);
+    ASSERT_EQ(scalar, fast) << "state " << n << (has_avx2 ? "" : " (no AVX2: both scalar)");
+  }
+  UseRpoAvx2ForTest(true);
+  if (!has_avx2) GTEST_SKIP() << "this CPU has no AVX2: only the scalar path was checked";
 }
 
 TEST(RpoTest, InverseSboxChainEqualsExponentiation) {

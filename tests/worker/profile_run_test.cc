@@ -74,6 +74,29 @@ TEST(ProfileRunTest, DynamicallyCalledProcedureAppearsByName) {
   }
 }
 
+TEST(ProfileRunTest, ProcedureInvokedByMastRootAppearsByName) {
+  // exec / call of a MAST-root literal (target's root, as procref pushes it): EXTERNAL nodes
+  // resolved to `target` (compiled because procref names it), which the profile names.
+  const std::string program = R"(
+      proc.target mul.7 end
+      begin
+        procref.target dropw
+        push.42
+        exec.0xd49bf6116c22f4c10d601dd09c00960c1820b3976c7faa5275be5e044b03464d
+        call.0xd49bf6116c22f4c10d601dd09c00960c1820b3976c7faa5275be5e044b03464d
+        swap drop
+      end)";
+  for (StackMode mode : {StackMode::kNested, StackMode::kFlat}) {
+    auto run = Profile(program, mode);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_EQ(run->profile.total(), run->result.cycles);
+    EXPECT_EQ(run->result.stack[0].value(), 42u * 7 * 7);
+    std::string folded = Folded(run->profile);
+    const char* frame = mode == StackMode::kNested ? "$exec::$main;$exec::target " : "\n$exec::target ";
+    EXPECT_NE(("\n" + folded).find(frame), std::string::npos) << folded;
+  }
+}
+
 TEST(ProfileRunTest, TrapIsReturnedAsError) {
   auto run = Profile("begin push.0 assert end", StackMode::kNested);
   ASSERT_FALSE(run.ok());

@@ -17,6 +17,7 @@
 #include "vm/assembler/linearize.h"
 #include "vm/assembler/lower.h"
 #include "vm/assembler/mast.h"
+#include "vm/crypto/rpo.h"
 #include "vm/parser/parser.h"
 
 namespace flamefleet::vm {
@@ -81,8 +82,11 @@ std::string InstructionText(const ast::Instruction& inst) {
   if (inst.name == "exp.u" && !inst.args.empty()) {
     return absl::StrCat("exp.u", ImmediateText(inst.args[0]));
   }
-  if (!inst.target.empty()) absl::StrAppend(&text, ".", inst.target);
-  for (const ast::Immediate& a : inst.args) absl::StrAppend(&text, ".", ImmediateText(a));
+  if (!inst.target.empty()) {
+    absl::StrAppend(&text, ".", inst.target);  // a MAST-root target also sits in args[0]
+  } else {
+    for (const ast::Immediate& a : inst.args) absl::StrAppend(&text, ".", ImmediateText(a));
+  }
   if (inst.error.has_value()) absl::StrAppend(&text, ".err=", ImmediateText(*inst.error));
   return text;
 }
@@ -124,17 +128,13 @@ class Build {
     program_.entry_procedure = main_id;
     for (const auto& m : modules_) {
       for (const ast::AdvMapEntry& e : m->ast.adv_map) {
-        if (!e.key.has_value()) {
-          return Error(e.loc, "adv_map entries without an explicit key need MAST hashing (#6)");
-        }
-        Word key;
-        for (int i = 0; i < 4; ++i) key[i] = Felt((*e.key)[i]);
         std::vector<Felt> values;
         values.reserve(e.values.size());
         for (uint64_t v : e.values) values.push_back(Felt(v));
-        program_.advice_map.emplace_back(key, std::move(values));
+        program_.advice_map.emplace_back(AdvMapKey(e), std::move(values));
       }
     }
+    ResolveRootLiterals();
     program_.num_mast_nodes = static_cast<uint32_t>(forest_.nodes.size());
     std::vector<MastItem> roots(procedures_.size());
     for (size_t i = 0; i < procedures_.size(); ++i) roots[i] = procedures_[i].root;
@@ -262,7 +262,7 @@ class Build {
                                    const ast::SourceLocation& loc, int hops = 0) {
     if (hops > kMaxReexportHops) return Error(loc, "re-export chain too long (cycle?)");
     if (absl::StartsWith(target, "0x")) {
-      return Error(loc, "invoking a procedure by MAST root needs MAST hashing (#6)");
+      return Error(loc, "a MAST root cannot be used here; name the procedure");
     }
     size_t module = from;
     std::string name = target;
@@ -337,10 +337,11 @@ class Build {
       auto it = mod.constants.find(name);
       if (it != mod.constants.end()) return mod.ast.constants[it->second].value;
       for (const ast::AdvMapEntry& e : mod.ast.adv_map) {
-        if (e.name == name && e.key.has_value()) {
+        if (e.name == name) {
           ast::ConstantValue v;
           v.kind = ast::ConstantValue::Kind::kWord;
-          v.word = *e.key;
+          const Word key = AdvMapKey(e);
+          for (int i = 0; i < 4; ++i) v.word[i] = key[i].value();
           return v;
         }
       }
@@ -556,8 +557,17 @@ class Build {
     if (syscall && kernel_module_ == kNoKernel) {
       return Error(inst.loc, "syscall used but no kernel was provided (--kernel)");
     }
-    const bool local = !absl::StartsWith(inst.target, "0x") &&
-                       !absl::StrContains(inst.target, "::");
+    if (!inst.args.empty() && inst.args[0].kind == ast::Immediate::Kind::kWord) {
+      // A MAST-root literal: an EXTERNAL node, resolved once every procedure is compiled.
+      MastNode ext;
+      ext.kind = MastKind::kExternal;
+      for (int i = 0; i < 4; ++i) ext.digest[i] = Felt(inst.args[0].word[i]);
+      ext.source = AddSource(inst.loc, InstructionText(inst));
+      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(ext)));
+      root_literals_.push_back(RootLiteral{id, syscall});
+      return MastItem{id, 0};
+    }
+    const bool local = !absl::StrContains(inst.target, "::");
     FLAMEFLEET_ASSIGN_OR_RETURN(
         uint32_t callee,
         Resolve(syscall && local ? kernel_module_ : ctx.module, inst.target, inst.loc));
@@ -585,6 +595,56 @@ class Build {
       return MastItem{id, forest_.ExtendChain(0, callee)};
     }
     return MastItem{root.node, chain};
+  }
+
+  // The advice-map key of an entry: explicit, or the RPO hash of its values.
+  static Word AdvMapKey(const ast::AdvMapEntry& e) {
+    Word key;
+    if (e.key.has_value()) {
+      for (int i = 0; i < 4; ++i) key[i] = Felt((*e.key)[i]);
+      return key;
+    }
+    std::vector<Felt> values;
+    values.reserve(e.values.size());
+    for (uint64_t v : e.values) values.push_back(Felt(v));
+    return HashElements(values);
+  }
+
+  // Points every MAST-root literal's EXTERNAL node at the compiled procedure with that root
+  // (the program's own procedures first, then libraries, then the kernel, as the VM searches
+  // its forests); unmatched literals trap when reached, as on the VM. A `syscall` literal must
+  // match an exported kernel procedure.
+  void ResolveRootLiterals() {
+    if (root_literals_.empty()) return;
+    auto rank = [&](uint32_t p) {
+      const LoadedModule& m = *modules_[procedures_[p].module];
+      if (m.library.empty()) return 0;
+      return procedures_[p].module == kernel_module_ ? 2 : 1;
+    };
+    for (const RootLiteral& lit : root_literals_) {
+      MastNode& ext = forest_.nodes[lit.node];
+      uint32_t best = kNoProcedure;
+      for (uint32_t p = 0; p < procedures_.size(); ++p) {
+        if (procedures_[p].state != ProcedureState::State::kDone) continue;
+        if (program_.procedures[p].mast_root != ext.digest) continue;
+        if (lit.syscall) {
+          const ProcedureState& st = procedures_[p];
+          if (st.module != kernel_module_ || st.index == kEntryIndex ||
+              !modules_[st.module]->ast.procedures[st.index].exported) {
+            continue;
+          }
+        }
+        if (best == kNoProcedure || rank(p) < rank(best)) best = p;
+      }
+      ext.procedure = best;
+    }
+    // CALL / SYSCALL nodes over a literal name the resolved procedure (for `caller`).
+    for (MastNode& n : forest_.nodes) {
+      if ((n.kind == MastKind::kCall || n.kind == MastKind::kSyscall) &&
+          n.procedure == kNoProcedure && forest_.nodes[n.first.node].kind == MastKind::kExternal) {
+        n.procedure = forest_.nodes[n.first.node].procedure;
+      }
+    }
   }
 
   // Merges runs of contiguous basic blocks and builds the balanced JOIN tree.
@@ -658,6 +718,11 @@ class Build {
   MastForest forest_;
   Program program_;
   bool has_dyn_ = false;  // the program contains DYN or DYNCALL
+  struct RootLiteral {
+    uint32_t node;  // the EXTERNAL node
+    bool syscall;
+  };
+  std::vector<RootLiteral> root_literals_;
   static constexpr size_t kNoKernel = ~size_t{0};
   size_t kernel_module_ = kNoKernel;  // index in modules_ of the kernel, if any
 };

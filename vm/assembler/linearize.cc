@@ -1,6 +1,7 @@
 #include "vm/assembler/linearize.h"
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <vector>
 
@@ -103,6 +104,9 @@ class Linearizer {
       case MastKind::kSyscall:
         CountRefs(n.first);
         break;
+      case MastKind::kExternal:
+        if (n.procedure != kNoProcedure) CountProcedureRefs(n.procedure);
+        break;
       default:
         break;
     }
@@ -128,16 +132,20 @@ class Linearizer {
     return absl::OkStatus();
   }
 
+  // GOSUB into procedure `proc` (pushing its frame), emitting its subroutine later.
+  void EmitGosub(uint32_t proc) {
+    uint32_t pc = Emit(Opcode::kGosub, kUnset, proc, 0);
+    gosubs_.push_back(Fixup{pc, true, proc});
+    if (!proc_queued_.contains(proc)) {
+      proc_queued_.insert(proc);
+      pending_.push_back(Pending{true, proc});
+    }
+  }
+
   absl::Status EmitItem(MastItem item) {
     if (item.chain != 0) {
       // Enter the outermost procedure; its subroutine enters the rest of the chain.
-      uint32_t proc = forest_.Outermost(item.chain);
-      uint32_t pc = Emit(Opcode::kGosub, kUnset, proc, 0);
-      gosubs_.push_back(Fixup{pc, true, proc});
-      if (!proc_queued_.contains(proc)) {
-        proc_queued_.insert(proc);
-        pending_.push_back(Pending{true, proc});
-      }
+      EmitGosub(forest_.Outermost(item.chain));
       return absl::OkStatus();
     }
     const MastNode& n = forest_.nodes[item.node];
@@ -256,9 +264,18 @@ class Linearizer {
         Emit(Opcode::kDynEnter, 0, 0, n.source);
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
         return CheckSize();
-      case MastKind::kExternal:
-        // Reached only through an item whose chain enters the procedure.
-        return absl::InternalError("EXTERNAL node reached without its procedure");
+      case MastKind::kExternal: {
+        // A MAST-root literal (library EXTERNALs are entered through their item's chain).
+        if (n.procedure == kNoProcedure) {
+          std::array<uint64_t, 4> root;
+          for (int i = 0; i < 4; ++i) root[i] = n.digest[i].value();
+          Emit(Opcode::kNoForest, 0, program_->unresolved_roots.size(), n.source);
+          program_->unresolved_roots.push_back(root);
+          return CheckSize();
+        }
+        EmitGosub(n.procedure);
+        return absl::OkStatus();
+      }
     }
     return absl::InternalError("unknown MAST node kind");
   }

@@ -204,6 +204,8 @@ std::string_view OpcodeName(Opcode op) {
       return "JUMP";
     case Opcode::kDynEnter:
       return "DYNENTER";
+    case Opcode::kNoForest:
+      return "NOFOREST";
     case Opcode::kFinish:
       return "FINISH";
   }

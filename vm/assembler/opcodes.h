@@ -122,6 +122,7 @@ enum class Opcode : uint8_t {
   kJump = 132,       // jump to `aux`
   kFinish = 133,     // end of program
   kDynEnter = 134,   // after a DYN/DYNCALL row: GOSUB into the procedure that row looked up
+  kNoForest = 135,   // an EXTERNAL node no forest resolves: trap (imm indexes unresolved_roots)
 };
 
 // Returns true for operations whose immediate occupies an op-group slot (PUSH, EMIT).

@@ -20,6 +20,8 @@
 //                   that procedure like GOSUB, and its RETURN comes back to the END)
 //   block           [SPAN] ops and padding NOOPs [RESPAN] ... [END]
 //   exec of a procedure that is not inlined:  [GOSUB aux=entry(p) imm=p]
+//   exec/call of a MAST-root literal (an EXTERNAL node): as above when some compiled procedure
+//                   has that root, else [NOFOREST imm=i] (traps; unresolved_roots[i])
 //   procedure / shared subtree body:          entry: ... [RETURN]
 //   ops inlined from procedure p inside a block are bracketed by [ENTER aux=p] ... [LEAVE].
 //
@@ -96,6 +98,8 @@ struct Program {
   // Every compiled procedure by MAST root, sorted by digest (the first procedure wins when two
   // have the same root). Filled only when the program contains DYN or DYNCALL.
   std::vector<DynTarget> dyn_targets;
+  // MAST roots invoked by literal (`call.0x...`) that no compiled procedure has.
+  std::vector<std::array<uint64_t, 4>> unresolved_roots;
   // Messages of `.err="..."` assertions, by error code.
   std::vector<std::pair<uint64_t, std::string>> error_messages;
   // Advice-map entries declared in the program's modules (adv_map.NAME(KEY)=[...]).

@@ -359,11 +359,12 @@ __attribute__((target("avx2"))) void PermuteAvx2(RpoState& state) {
   for (int k = 0; k < 3; ++k)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(state.data() + 4 * k), st.v[k]);
 }
-// False until this initializer has run (the scalar path is then used).
-const bool kHasAvx2 = [] {
+bool CpuHasAvx2() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") != 0;
-}();
+}
+// False until this initializer has run (the scalar path is then used); tests may clear it.
+bool use_avx2 = CpuHasAvx2();
 #endif
 
 // x -> x^10540996611094048183 for every element, with 72 multiplications each.
@@ -371,7 +372,7 @@ const bool kHasAvx2 = [] {
 // 1001001001001001001001001001000110110110110110110110110110110111.
 inline void InverseSbox(RpoState& state) {
 #if FF_RPO_AVX2
-  if (kHasAvx2) {
+  if (use_avx2) {
     InverseSboxAvx2(state);
     return;
   }
@@ -408,6 +409,16 @@ inline void InverseSbox(RpoState& state) {
 
 }  // namespace
 
+bool UseRpoAvx2ForTest(bool enable) {
+#if FF_RPO_AVX2
+  use_avx2 = enable && CpuHasAvx2();
+  return use_avx2;
+#else
+  (void)enable;
+  return false;
+#endif
+}
+
 Felt RpoInverseSboxForTest(Felt x) {
   RpoState state;
   state.fill(x);
@@ -417,7 +428,7 @@ Felt RpoInverseSboxForTest(Felt x) {
 
 void Permute(RpoState& state) {
 #if FF_RPO_AVX2
-  if (kHasAvx2) {
+  if (use_avx2) {
     PermuteAvx2(state);
     return;
   }

@@ -60,6 +60,10 @@ Word MergeInDomain(const Word& a, const Word& b, Felt domain);
 // Permute (exposed for tests).
 Felt RpoInverseSboxForTest(Felt x);
 
+// Selects the AVX2 permutation (when the CPU has it) or the portable scalar one for every
+// later call; returns whether AVX2 is now in use. Not thread-safe: tests only.
+bool UseRpoAvx2ForTest(bool enable);
+
 }  // namespace flamefleet::vm
 
 #endif  // FLAMEFLEET_VM_CRYPTO_RPO_H_

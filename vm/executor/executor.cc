@@ -1035,6 +1035,12 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kJump:
         pc = in.aux;
         continue;
+      case Opcode::kNoForest:
+        SetTrap(TrapKind::kProcedureNotFound,
+                absl::StrCat("no MAST forest contains the procedure with root ",
+                             DigestHex(program_.unresolved_roots[in.imm])),
+                pc, clk);
+        goto trapped;
       case Opcode::kFinish:
         result = State::kFinished;
         goto done;

@@ -86,6 +86,7 @@ enum class TrapKind : uint8_t {
   kMerklePathVerificationFailed,  // MPVERIFY/MRUPDATE: the node does not hash to the root
   kEventFailed,
   kDynamicTargetNotFound,  // DYN / DYNCALL: the memory word is no procedure's MAST root
+  kProcedureNotFound,      // an EXTERNAL node (MAST-root literal) that no forest resolves
   kCycleLimit,
   kStackOverflow,
   kOutputStackOverflow,

@@ -61,7 +61,8 @@ struct Immediate {
 // "dyncall". `args` are the dot-separated immediates in source order
 // (`push.1.2.3` -> 3 args). `target` is set for exec/call/syscall/procref: the
 // invoked path exactly as written without the mnemonic, e.g. "foo",
-// "u64::wrapping_add", "::std::math::u64::add", or "0x<64 hex>". `error` is the
+// "u64::wrapping_add", "::std::math::u64::add", or "0x<64 hex>" (a MAST root,
+// also given as the kWord args[0]). `error` is the
 // `.err=` value of assertions (kLiteral, kString or kConstant).
 struct Instruction {
   std::string name;

@@ -1068,7 +1068,16 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
       std::string last;
       int segments = 0;
+      const bool root = At(TokenKind::kHexWord);
+      const Token root_token = Peek();
       FLAMEFLEET_RETURN_IF_ERROR(ParseTarget(&ins.target, &last, &segments));
+      if (root) {
+        ast::Immediate imm;
+        imm.kind = ast::Immediate::Kind::kWord;
+        imm.word = root_token.word;
+        imm.loc = root_token.loc;
+        ins.args.push_back(std::move(imm));
+      }
       break;
     }
     case Form::kExp: {

@@ -19,7 +19,7 @@ Expected values come from the independent Python model of Miden VM v0.16
   (SPLIT/LOOP/END of CALL), the cycle cap and the end-of-program depth check.
 * Hand-written fields of an existing expect file are kept: "error" (the stable substring the
   project's VM must report), "line"/"col" (1-based position of the offending token of an
-  assembly error), "libs", "max_cycles".  For failing programs only "cycles" (clk of the
+  assembly error), "libs", "max_cycles", "kernel".  For failing programs only "cycles" (clk of the
   failing row, execution errors only) is recomputed; the model message is printed when it
   does not contain the substring (the substrings follow upstream miden-vm wording where the
   model's wording differs).
@@ -42,7 +42,7 @@ from masm_model.lexer import MasmSyntaxError  # noqa: E402
 from masm_model.inputs import InputsError  # noqa: E402
 from masm_model.vm import ExecutionError  # noqa: E402
 
-KEEP = ("error", "line", "col", "libs", "max_cycles")
+KEEP = ("error", "line", "col", "libs", "max_cycles", "kernel")
 
 
 def desugar(src):
@@ -127,8 +127,11 @@ def compute(prog, old):
     for ns, d in (old.get("libs") or {}).items():
         libs[ns] = desugared_copy(os.path.normpath(os.path.join(os.path.dirname(prog), d)))
     try:
+        kernel = old.get("kernel")
+        if kernel is not None:
+            kernel = os.path.normpath(os.path.join(os.path.dirname(prog), kernel))
         r = run_program(src, libs=libs, source_name=prog, inputs_data=load_inputs_for(prog) or {},
-                        max_cycles=old.get("max_cycles"))
+                        max_cycles=old.get("max_cycles"), kernel=kernel)
         new = {"stack": r["stack"], "cycles": r["cycles"]}
         msg = None
     except (AssemblyError, MasmSyntaxError, InputsError) as e:
@@ -153,7 +156,7 @@ def compute(prog, old):
 
 
 def order(d):
-    keys = ["stack", "error", "cycles", "line", "col", "max_cycles", "libs"]
+    keys = ["stack", "error", "cycles", "line", "col", "max_cycles", "libs", "kernel"]
     return {k: d[k] for k in keys if k in d}
 
 
