@@ -63,7 +63,7 @@ absl::StatusOr<worker::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) 
   const worker::StackMode mode = flags.flat ? worker::StackMode::kFlat : worker::StackMode::kNested;
   if (!flags.replay.empty()) {
     if (!flags.kernel.empty()) {
-      return absl::InvalidArgumentError("--kernel cannot be used with --replay");
+      return absl::InvalidArgumentError("--kernel cannot be used with --replay (a snapshot carries its own kernel)");
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot,
                                 worker::LoadSnapshotFile(flags.replay));

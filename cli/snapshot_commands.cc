@@ -21,6 +21,7 @@ struct RecordFlags {
   std::string program;
   std::string inputs;
   std::vector<std::string> libs;
+  std::string kernel;
   std::optional<uint64_t> max_cycles;
   std::string output;
 };
@@ -39,6 +40,7 @@ int RunRecord(const RecordFlags& flags) {
   }
   worker::RecordOptions options;
   options.libraries = *libs;
+  options.kernel_path = flags.kernel;
   if (flags.max_cycles.has_value()) options.execution.max_cycles = *flags.max_cycles;
   // The live host: none yet, so every event gets an empty answer (and still a log entry).
   absl::StatusOr<worker::Recording> recording =
@@ -91,6 +93,11 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
                       {"digest", worker::ProgramDigest(program)},
                       {"entry_digest", program.digest()},
                       {"entry_bytes", program.source().size()}};
+    if (program.has_kernel()) {
+      out["kernel"] = {{"path", program.kernel().path()},
+                       {"digest", program.kernel().digest()},
+                       {"bytes", program.kernel().source().size()}};
+    }
     out["modules"] = nlohmann::json::array();
     for (const v1::SnapshotLibrary& lib : program.libraries()) {
       for (const v1::SnapshotModule& m : lib.modules()) {
@@ -122,6 +129,10 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
   absl::StrAppend(&out, "  digest: ", worker::ProgramDigest(program), "\n");
   absl::StrAppend(&out, "  entry:  ", program.digest(), " (", program.source().size(),
                   " bytes)\n");
+  if (program.has_kernel()) {
+    absl::StrAppend(&out, "  kernel: ", program.kernel().path(), "  ", program.kernel().digest(),
+                    " (", program.kernel().source().size(), " bytes)\n");
+  }
   size_t modules = 0;
   for (const v1::SnapshotLibrary& lib : program.libraries()) modules += lib.modules_size();
   absl::StrAppend(&out, "modules:  ", modules, "\n");
@@ -154,6 +165,8 @@ void AddSnapshotCommands(CLI::App& app, int* exit_code) {
   record->add_option("--inputs", flags->inputs,
                      "inputs file (.inputs JSON or .toml); default: beside the program");
   record->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable)");
+  record->add_option("--kernel", flags->kernel,
+                     "kernel module (.masm) for `syscall` (recorded in the snapshot)");
   record->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
   record->add_option("-o,--output", flags->output, "snapshot file to write")->required();
   record->callback([flags, exit_code]() { *exit_code = RunRecord(*flags); });

@@ -78,7 +78,7 @@ int RunExec(const ExecFlags& flags) {
     return 2;
   }
   if (!flags.replay.empty() && !flags.kernel.empty()) {
-    std::cerr << "error: --kernel cannot be used with --replay\n";
+    std::cerr << "error: --kernel cannot be used with --replay (a snapshot carries its own kernel)\n";
     return 2;
   }
   if (!flags.replay.empty()) {

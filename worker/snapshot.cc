@@ -191,6 +191,15 @@ absl::Status ValidateProgram(const v1::SnapshotProgram& program) {
   if (program.digest() != SourceDigest(program.source())) {
     return Corrupted(absl::StrCat("the source of ", program.name(), " does not match its digest"));
   }
+  if (program.has_kernel()) {
+    const v1::SnapshotModule& kernel = program.kernel();
+    if (kernel.path().empty() || kernel.path() == program.name()) {
+      return Corrupted("the kernel has no path of its own");
+    }
+    if (kernel.digest() != SourceDigest(kernel.source())) {
+      return Corrupted(absl::StrCat("the kernel ", kernel.path(), " does not match its digest"));
+    }
+  }
   absl::flat_hash_set<std::string> namespaces;
   for (const v1::SnapshotLibrary& lib : program.libraries()) {
     if (!ValidNamespace(lib.namespace_())) {
@@ -283,7 +292,8 @@ absl::Status ValidateSnapshot(const v1::ReplaySnapshot& s) {
 
 absl::StatusOr<v1::SnapshotProgram> CollectProgram(
     const vm::Program& program,
-    const std::vector<std::pair<std::string, std::string>>& libraries) {
+    const std::vector<std::pair<std::string, std::string>>& libraries,
+    const std::string& kernel_path) {
   if (program.sources == nullptr || program.sources->size() == 0) {
     return absl::InternalError("the assembled program has no sources");
   }
@@ -299,6 +309,13 @@ absl::StatusOr<v1::SnapshotProgram> CollectProgram(
   }
   for (uint32_t id = 1; id < sources.size(); ++id) {
     const std::string& path = sources.path(id);
+    if (!kernel_path.empty() && path == kernel_path) {
+      v1::SnapshotModule* kernel = out.mutable_kernel();
+      kernel->set_path(path);
+      kernel->set_source(sources.text(id));
+      kernel->set_digest(SourceDigest(sources.text(id)));
+      continue;
+    }
     // The library whose directory is the longest prefix of the path (the assembler built the
     // path as DIR + "/" + a/b.masm).
     size_t best = libraries.size();
@@ -336,7 +353,8 @@ absl::StatusOr<Recording> Record(const vm::Program& program,
                                  const vm::ProgramInputs& inputs, const RecordOptions& options) {
   Recording rec;
   rec.snapshot.set_format_version(kSnapshotFormatVersion);
-  FLAMEFLEET_ASSIGN_OR_RETURN(*rec.snapshot.mutable_program(), CollectProgram(program, libs));
+  FLAMEFLEET_ASSIGN_OR_RETURN(*rec.snapshot.mutable_program(),
+                              CollectProgram(program, libs, options.kernel_path));
   *rec.snapshot.mutable_inputs() = InputsToProto(inputs);
   rec.snapshot.mutable_options()->set_max_cycles(options.execution.max_cycles);
   rec.snapshot.mutable_options()->set_max_stack_depth(options.execution.max_stack_depth);
@@ -371,6 +389,7 @@ std::string ProgramDigest(const v1::SnapshotProgram& program) {
   std::sort(parts.begin(), parts.end());
   std::string all = absl::StrCat("entry\n", SourceDigest(program.source()), "\n");
   for (const std::string& p : parts) absl::StrAppend(&all, p);
+  if (program.has_kernel()) absl::StrAppend(&all, "kernel\n", program.kernel().digest(), "\n");
   return SourceDigest(all);
 }
 
@@ -463,6 +482,7 @@ absl::StatusOr<Recording> RecordFile(const std::string& path, const vm::ProgramI
   std::vector<std::pair<std::string, std::string>> libs = CleanLibraries(options.libraries);
   vm::AssemblerOptions assembler_options;
   assembler_options.libraries = libs;
+  assembler_options.kernel_path = options.kernel_path;
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
                               vm::Assembler(assembler_options).AssembleFile(path));
   return Record(program, libs, inputs, options);
@@ -474,6 +494,7 @@ absl::StatusOr<Recording> RecordSource(absl::string_view name, absl::string_view
   std::vector<std::pair<std::string, std::string>> libs = CleanLibraries(options.libraries);
   vm::AssemblerOptions assembler_options;
   assembler_options.libraries = libs;
+  assembler_options.kernel_path = options.kernel_path;
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
                               vm::Assembler(assembler_options).AssembleSource(name, text));
   return Record(program, libs, inputs, options);
@@ -635,6 +656,11 @@ absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
       assembler_options.virtual_files[absl::StrCat(lib.dir(), "/", module.path())] =
           module.source();
     }
+  }
+  if (snapshot.program().has_kernel()) {
+    const v1::SnapshotModule& kernel = snapshot.program().kernel();
+    assembler_options.kernel_path = kernel.path();
+    assembler_options.virtual_files[kernel.path()] = kernel.source();
   }
   ReplayPlan plan;
   FLAMEFLEET_ASSIGN_OR_RETURN(plan.program,

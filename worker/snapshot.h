@@ -100,6 +100,8 @@ struct RecordOptions {
   // Library namespaces (namespace, directory), as AssemblerOptions::libraries. Trailing '/'
   // of a directory is ignored.
   std::vector<std::pair<std::string, std::string>> libraries;
+  // Kernel module file (AssemblerOptions::kernel_path); empty: none. Its source is recorded.
+  std::string kernel_path;
   vm::ExecutionOptions execution;
   // The live host whose answers are recorded; may be null; not kept after the call.
   vm::Host* host = nullptr;

@@ -124,6 +124,49 @@ TEST(SnapshotTest, RecordingKeepsExactlyTheLoadedModules) {
   EXPECT_EQ(replay->cycles, recording->result.cycles);
 }
 
+TEST(SnapshotTest, KernelTravelsInTheSnapshot) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "snapshot_kernel";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string kernel_source =
+      "export.bump\n  mem_load.0 add.1 dup mem_store.0\n  swap drop\nend\n";
+  std::ofstream(dir / "kernel.masm") << kernel_source;
+  RecordOptions options;
+  options.kernel_path = (dir / "kernel.masm").string();
+  const char kProgram[] = "begin\n  syscall.bump\n  syscall.bump\n  swap drop\nend\n";
+  absl::StatusOr<Recording> recording =
+      RecordSource("main.masm", kProgram, vm::ProgramInputs{}, options);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  ASSERT_TRUE(recording->run_status.ok()) << recording->run_status;
+  EXPECT_EQ(recording->result.stack[0].value(), 2u);
+  const v1::SnapshotProgram& program = recording->snapshot.program();
+  ASSERT_TRUE(program.has_kernel());
+  EXPECT_EQ(program.kernel().path(), options.kernel_path);
+  EXPECT_EQ(program.kernel().digest(), SourceDigest(kernel_source));
+  EXPECT_EQ(program.libraries_size(), 0);
+
+  // The kernel is part of the program's identity.
+  v1::SnapshotProgram without = program;
+  without.clear_kernel();
+  EXPECT_NE(ProgramDigest(program), ProgramDigest(without));
+
+  // Replay needs no file: the kernel comes from the snapshot.
+  fs::remove_all(dir);
+  v1::ReplaySnapshot snapshot = RoundTrip(recording->snapshot);
+  absl::StatusOr<vm::RunResult> replay = ReplayRun(snapshot);
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  EXPECT_EQ(replay->stack, recording->result.stack);
+  EXPECT_EQ(replay->cycles, recording->result.cycles);
+
+  // A kernel whose source does not match its digest is refused when the file is read.
+  v1::ReplaySnapshot tampered = recording->snapshot;
+  tampered.mutable_program()->mutable_kernel()->set_source(
+      "export.bump\n  push.1000 swap drop\nend\n");
+  absl::StatusOr<v1::ReplaySnapshot> decoded = DecodeSnapshot(EncodeSnapshot(tampered));
+  ASSERT_FALSE(decoded.ok());
+  EXPECT_NE(decoded.status().message().find("kernel"), std::string::npos) << decoded.status();
+}
+
 // Answers event 1234 with two advice-stack values, event 77 with a map entry and one value,
 // and event 5 with nothing.
 class TestHost : public vm::Host {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "vm/crypto/merkle_store.h"
 #include "vm/crypto/rpo.h"
 
 namespace flamefleet::vm {
@@ -27,6 +28,10 @@ std::string DigestHex(const std::array<uint64_t, 4>& digest) {
     for (int b = 0; b < 8; ++b) absl::StrAppend(&out, absl::Hex((e >> (8 * b)) & 0xFF, absl::kZeroPad2));
   }
   return out;
+}
+
+std::array<uint64_t, 4> WordValues(const Word& w) {
+  return {w[0].value(), w[1].value(), w[2].value(), w[3].value()};
 }
 
 // System event ids (v0.16 core/src/sys_events.rs).
@@ -359,11 +364,46 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
                                    std::move(values));
       return true;
     }
-    case kEventSmtPeek:
-      // TODO(#6): needs the v0.16 compound SMT leaf layout; the reference model has no oracle.
-      SetTrap(TrapKind::kUnsupported,
-              "adv.push_smtpeek (system event 1889584556) is not supported yet (#6)", pc, clk);
-      return false;
+    case kEventSmtPeek: {
+      // [K, R]: the leaf of key K is the depth-64 node at index K[3] (the top element) of the
+      // tree with root R. An empty leaf means no value; otherwise the advice map holds the
+      // leaf's (key, value) pairs under the leaf's hash. Pushes the value of K, or the empty
+      // word, so that its element 0 is popped first (as adv.push_mtnode).
+      const Word key = word(0);
+      absl::StatusOr<Word> leaf = advice_.merkle_store.GetNode(word(1), 64, key[3].value());
+      if (!leaf.ok()) {
+        SetTrap(TrapKind::kMerkleStoreLookup,
+                absl::StrCat("merkle store lookup failed: ", leaf.status().message()), pc, clk);
+        return false;
+      }
+      Word value{};
+      if (*leaf != EmptySubtreeRoot(0)) {
+        auto it = advice_.map.find(*leaf);
+        if (it == advice_.map.end()) {
+          SetTrap(TrapKind::kAdviceMapKeyNotFound,
+                  absl::StrCat("SMT leaf ", DigestHex(WordValues(*leaf)),
+                               " has no preimage in the advice map"),
+                  pc, clk);
+          return false;
+        }
+        const std::vector<Felt>& pairs = it->second;
+        if (pairs.size() % 4 != 0) {
+          SetTrap(TrapKind::kEventFailed,
+                  absl::StrCat("SMT leaf preimage of ", pairs.size(),
+                               " elements is not a list of (key, value) words"),
+                  pc, clk);
+          return false;
+        }
+        for (size_t i = 0; i + 8 <= pairs.size(); i += 8) {
+          if (std::equal(key.begin(), key.end(), pairs.begin() + i)) {
+            std::copy(pairs.begin() + i + 4, pairs.begin() + i + 8, value.begin());
+            break;
+          }
+        }
+      }
+      for (int i = 3; i >= 0; --i) advice_.stack.push_back(value[i]);
+      return true;
+    }
     default:
       break;
   }
@@ -849,7 +889,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_ROW();
       }
 
-      // ---- crypto and recursive-verifier ops (#6)
+      // ---- crypto and recursive-verifier ops
       case Opcode::kHPerm: {
         RpoState state;
         LoadState(sp, state);
@@ -868,7 +908,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kHornerExt:
       case Opcode::kEvalCircuit:
         FF_TRAP(TrapKind::kUnsupported,
-                absl::StrCat("operation ", std::string(OpcodeName(in.opcode)), " is not supported yet (#6)"));
+                absl::StrCat("operation ", std::string(OpcodeName(in.opcode)), " (a recursive-verifier operation) is not supported by flamefleet"));
 
       // ---- control rows
       case Opcode::kSpan:

@@ -134,7 +134,7 @@ struct ReExport {
 
 // `adv_map.NAME=[...]` or `adv_map.NAME(0x<key>)=[...]`: an advice-map entry
 // added to the program at start (no cycles). Without an explicit key the
-// assembler derives one (#6).
+// assembler uses the RPO hash of the values.
 struct AdvMapEntry {
   std::string name;
   std::optional<WordValue> key;
