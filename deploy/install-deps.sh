@@ -10,6 +10,7 @@ PACKAGES=(
   libssl-dev libsqlite3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev
   libgoogle-glog-dev
   chromium
+  yamllint docker-compose
 )
 
 missing=()
@@ -22,6 +23,13 @@ done
 # Node.js runs the headless-browser test of the SVGs; the machines ship it, else use Debian's.
 if ! command -v node >/dev/null 2>&1; then
   missing+=(nodejs npm)
+fi
+
+# kubectl renders deploy/k8s (its built-in kustomize). Debian's is kubernetes-client (1.20);
+# a kubectl already on the machine (e.g. from the Google Cloud CLI, which owns /usr/bin/kubectl
+# and would conflict) is used as it is.
+if ! command -v kubectl >/dev/null 2>&1; then
+  missing+=(kubernetes-client)
 fi
 
 if ((${#missing[@]} == 0)); then
@@ -38,4 +46,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ ! -d "$ROOT/tests/browser/node_modules/playwright-core" ]]; then
   echo "install-deps: npm ci in tests/browser"
   (cd "$ROOT/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
+fi
+
+# deploy/validate.sh's schema checks (tests/deploy): exact versions from package-lock.json.
+if [[ ! -d "$ROOT/tests/deploy/node_modules/kubernetes-models" ]]; then
+  echo "install-deps: npm ci in tests/deploy"
+  (cd "$ROOT/tests/deploy" && npm ci --no-audit --no-fund --silent)
 fi
