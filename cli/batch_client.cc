@@ -259,6 +259,29 @@ absl::StatusOr<std::string> BatchClient::Fetch(const std::string& batch_id,
   return data;
 }
 
+absl::StatusOr<BatchClient::Aggregated> BatchClient::Aggregate(
+    const v1::AggregateRequest& request) {
+  grpc::ClientContext ctx;
+  SetDeadline(&ctx, absl::Minutes(10));
+  auto reader = stub_->Aggregate(&ctx, request);
+  Aggregated out;
+  v1::AggregateChunk chunk;
+  bool have_header = false;
+  while (reader->Read(&chunk)) {
+    if (chunk.has_header()) {
+      out.header = chunk.header();
+      have_header = true;
+    } else {
+      out.data += chunk.data();
+    }
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(reader->Finish()));
+  if (!have_header || out.data.size() != out.header.bytes()) {
+    return absl::DataLossError("the aggregate arrived incomplete");
+  }
+  return out;
+}
+
 absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::string& dir) {
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::Batch batch, Get(batch_id));
   std::error_code ec;

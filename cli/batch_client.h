@@ -47,6 +47,13 @@ class BatchClient {
   // Fetches an artifact (job_name empty = the aggregate) into memory.
   absl::StatusOr<std::string> Fetch(const std::string& batch_id, const std::string& job_name,
                                     v1::ArtifactFormat format);
+  // Merges every matching ended batch on the coordinator (Aggregate RPC); returns what was
+  // merged and the artifact in request.format().
+  struct Aggregated {
+    v1::AggregateHeader header;
+    std::string data;
+  };
+  absl::StatusOr<Aggregated> Aggregate(const v1::AggregateRequest& request);
   // Fetches aggregate.svg/.folded and jobs/<name>.svg/.folded of succeeded jobs into `dir`.
   absl::Status FetchAll(const std::string& batch_id, const std::string& dir);
 

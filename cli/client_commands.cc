@@ -77,6 +77,7 @@ nlohmann::json BatchJson(const v1::Batch& b, bool with_jobs) {
                            {"attempts", job.attempts()},
                            {"cycles", job.cycles()}};
       if (!job.error().empty()) jj["error"] = job.error();
+      if (!job.cached_from().empty()) jj["cached_from"] = job.cached_from();
       j["job_status"].push_back(jj);
     }
   }
@@ -99,6 +100,7 @@ void PrintBatch(const v1::Batch& b) {
     std::cout << "  " << JobStateName(job.state()) << "  " << job.name();
     if (job.state() == v1::JOB_STATE_SUCCEEDED) std::cout << "  " << job.cycles() << " cycles";
     if (job.attempts() > 1) std::cout << "  (" << job.attempts() << " attempts)";
+    if (!job.cached_from().empty()) std::cout << "  (cached from " << job.cached_from() << ")";
     std::cout << "\n";
     if (!job.error().empty()) std::cout << "      " << job.error() << "\n";
   }
@@ -139,8 +141,33 @@ struct SubmitFlags {
   std::vector<std::string> labels;
   uint64_t max_cycles = 0;
   bool flat = false;
+  bool no_cache = false;
   std::string title;
 };
+
+// Parses repeated KEY=VALUE --label flags into `labels`.
+absl::Status ParseLabels(const std::vector<std::string>& flags,
+                         google::protobuf::Map<std::string, std::string>* labels) {
+  for (const std::string& l : flags) {
+    size_t eq = l.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--label expects KEY=VALUE, got \"", l, "\""));
+    }
+    (*labels)[l.substr(0, eq)] = l.substr(eq + 1);
+  }
+  return absl::OkStatus();
+}
+
+// Parses --since DURATION ("24h", "90m") into a Unix time in ms (0 for an empty flag).
+absl::StatusOr<int64_t> ParseSince(const std::string& flag) {
+  if (flag.empty()) return 0;
+  absl::Duration since;
+  if (!absl::ParseDuration(flag, &since) || since < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--since: expected a duration like 24h");
+  }
+  return absl::ToUnixMillis(absl::Now() - since);
+}
 
 void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
   cmd->add_option("programs", f->programs, ".masm files or directories (searched recursively)");
@@ -150,6 +177,8 @@ void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
   cmd->add_option("--label", f->labels, "batch label KEY=VALUE (repeatable)");
   cmd->add_option("--max-cycles", f->max_cycles, "cycle cap per job");
   cmd->add_flag("--flat", f->flat, "miden-debug compatible one-frame stacks");
+  cmd->add_flag("--no-cache", f->no_cache,
+                "run every job, even one whose identical earlier run left a result");
   cmd->add_option("--title", f->title, "title of the aggregate flamegraph");
 }
 
@@ -158,6 +187,7 @@ absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
   if (!req.ok()) return req;
   req->mutable_options()->set_max_cycles(f.max_cycles);
   req->mutable_options()->set_flat(f.flat);
+  req->mutable_options()->set_no_cache(f.no_cache);
   req->mutable_options()->set_title(f.title);
   req->set_request_id(absl::StrCat(getpid(), "-", absl::ToUnixNanos(absl::Now())));
   return req;
@@ -362,22 +392,13 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   add_coordinator(list_cmd);
   list_cmd->callback([=] {
     v1::ListBatchesRequest req;
-    for (const std::string& l : *list_labels) {
-      size_t eq = l.find('=');
-      if (eq == std::string::npos) {
-        *exit_code = Fail(absl::InvalidArgumentError("--label expects KEY=VALUE"));
-        return;
-      }
-      (*req.mutable_labels())[l.substr(0, eq)] = l.substr(eq + 1);
+    absl::Status labels = ParseLabels(*list_labels, req.mutable_labels());
+    absl::StatusOr<int64_t> since = ParseSince(*list_since);
+    if (!labels.ok() || !since.ok()) {
+      *exit_code = Fail(labels.ok() ? since.status() : labels);
+      return;
     }
-    if (!list_since->empty()) {
-      absl::Duration since;
-      if (!absl::ParseDuration(*list_since, &since) || since < absl::ZeroDuration()) {
-        *exit_code = Fail(absl::InvalidArgumentError("--since: expected a duration like 24h"));
-        return;
-      }
-      req.set_since_unix_ms(absl::ToUnixMillis(absl::Now() - since));
-    }
+    req.set_since_unix_ms(*since);
     if (!list_state->empty()) {
       auto st = ParseBatchState(*list_state);
       if (!st.has_value()) {

@@ -6,8 +6,10 @@
 
 namespace flamefleet {
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, int max_message_bytes) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, int max_message_bytes,
+                                           const std::string& lb_policy) {
   grpc::ChannelArguments args;
+  if (!lb_policy.empty()) args.SetLoadBalancingPolicyName(lb_policy);
   args.SetMaxReceiveMessageSize(max_message_bytes);
   args.SetMaxSendMessageSize(max_message_bytes);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);

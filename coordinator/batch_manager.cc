@@ -4,6 +4,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
@@ -100,6 +101,7 @@ void BatchManager::SweeperLoop() {
       if (shutdown_) return;
     }
     SweepExpiredLeases();
+    if (options_.keep_for > absl::ZeroDuration()) PruneExpiredBatches();
   }
 }
 
@@ -144,8 +146,30 @@ void BatchManager::AddBatchLocked(BatchRecord record) {
     by_request_id_[batch->record.request_id] = batch->record.id;
   }
   order_.push_back(batch->record.id);
+  for (const JobRecord& job : batch->record.jobs) {
+    if (job.state == v1::JOB_STATE_SUCCEEDED) RememberResultLocked(*batch, job);
+  }
   std::string id = batch->record.id;
   batches_[id] = std::move(batch);
+}
+
+void BatchManager::RememberResultLocked(const Batch& batch, const JobRecord& job) {
+  if (!job.program_digest.empty()) cycles_by_program_[job.program_digest] = job.cycles;
+  cycles_by_name_[job.spec.name()] = job.cycles;
+  if (!job.cache_key.empty() && !job.profile_digest.empty()) {
+    results_[job.cache_key] = ResultRef{batch.record.id, job.index};
+  }
+}
+
+uint64_t BatchManager::ExpectedCostLocked(const JobRecord& job) const {
+  if (auto it = cycles_by_program_.find(job.program_digest); it != cycles_by_program_.end()) {
+    return it->second;
+  }
+  // A changed program keeps the estimate of its previous version.
+  if (auto it = cycles_by_name_.find(job.spec.name()); it != cycles_by_name_.end()) {
+    return it->second;
+  }
+  return kUnknownCost;
 }
 
 bool BatchManager::StartFinalizeLocked(Batch* batch) {
@@ -176,8 +200,8 @@ absl::Status BatchManager::Recover() {
           FLAMEFLEET_RETURN_IF_ERROR(store_->UpdateJob(id, job));
         }
         if (job.state == v1::JOB_STATE_QUEUED) {
-          FLAMEFLEET_RETURN_IF_ERROR(
-              scheduler_->Enqueue(TaskId(id, job.index), job.attempts));
+          FLAMEFLEET_RETURN_IF_ERROR(scheduler_->Enqueue(
+              TaskId(id, job.index), job.attempts, ExpectedCostLocked(job)));
         }
       }
       if (StartFinalizeLocked(batch)) to_finalize.push_back(id);
@@ -202,24 +226,50 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
     JobRecord job;
     job.index = static_cast<uint32_t>(i);
     job.spec = request.jobs(i);
+    job.program_digest =
+        internal::ProgramDigest(job.spec, record.libraries.digest());
+    job.cache_key = internal::ResultCacheKey(job.program_digest, record.options);
     record.jobs.push_back(std::move(job));
   }
-  absl::MutexLock lock(&mu_);
-  if (!record.request_id.empty()) {
-    auto it = by_request_id_.find(record.request_id);
-    if (it != by_request_id_.end()) return it->second;
+  std::string id;
+  bool finalize = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!record.request_id.empty()) {
+      auto it = by_request_id_.find(record.request_id);
+      if (it != by_request_id_.end()) return it->second;
+    }
+    record.id = absl::StrCat(next_id_);
+    // Jobs whose identical run left a result are answered from the store (the
+    // profile is deterministic): they start SUCCEEDED and are never leased.
+    if (!record.options.no_cache()) {
+      for (JobRecord& job : record.jobs) {
+        auto hit = results_.find(job.cache_key);
+        if (hit == results_.end()) continue;
+        const Batch* source = FindLocked(hit->second.batch_id);
+        if (source == nullptr) continue;
+        const JobRecord& earlier = source->record.jobs[hit->second.index];
+        job.state = v1::JOB_STATE_SUCCEEDED;
+        job.cycles = earlier.cycles;
+        job.stack = earlier.stack;
+        job.profile_digest = earlier.profile_digest;
+        job.cached_from = absl::StrCat(source->record.id, "/", earlier.spec.name());
+      }
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(store_->CreateBatch(record));
+    ++next_id_;
+    id = record.id;
+    AddBatchLocked(std::move(record));
+    Batch* batch = FindLocked(id);
+    for (const JobRecord& job : batch->record.jobs) {
+      if (job.state != v1::JOB_STATE_QUEUED) continue;
+      // A fresh task id cannot be known to the scheduler.
+      FLAMEFLEET_RETURN_IF_ERROR(scheduler_->Enqueue(
+          TaskId(id, job.index), 0, ExpectedCostLocked(job)));
+    }
+    finalize = StartFinalizeLocked(batch);
   }
-  record.id = absl::StrCat(next_id_);
-  FLAMEFLEET_RETURN_IF_ERROR(store_->CreateBatch(record));
-  ++next_id_;
-  std::string id = record.id;
-  size_t jobs = record.jobs.size();
-  AddBatchLocked(std::move(record));
-  for (size_t i = 0; i < jobs; ++i) {
-    // A fresh task id cannot be known to the scheduler.
-    FLAMEFLEET_RETURN_IF_ERROR(
-        scheduler_->Enqueue(TaskId(id, static_cast<uint32_t>(i)), 0));
-  }
+  if (finalize) FinalizeBatch(id);  // every job came from the cache
   return id;
 }
 
@@ -248,6 +298,7 @@ v1::Batch BatchManager::ToProtoLocked(const Batch& batch,
       status->set_cycles(job.cycles);
       status->mutable_stack()->Add(job.stack.begin(), job.stack.end());
       status->set_error(job.error);
+      status->set_cached_from(job.cached_from);
     }
   }
   return out;
@@ -294,14 +345,19 @@ absl::StatusOr<BatchSnapshot> BatchManager::WaitForChange(
     absl::string_view batch_id, uint64_t after_version,
     absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
-  Batch* batch = FindLocked(batch_id);
-  if (batch == nullptr)
+  if (FindLocked(batch_id) == nullptr)
     return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+  // Looked up again after every wake-up: retention may remove the batch.
   auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return shutdown_ || batch->version > after_version;
+    const Batch* b = FindLocked(batch_id);
+    return shutdown_ || b == nullptr || b->version > after_version;
   };
   mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
   if (shutdown_) return absl::UnavailableError("coordinator is shutting down");
+  Batch* batch = FindLocked(batch_id);
+  if (batch == nullptr) {
+    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " was removed (retention)"));
+  }
   bool ended = IsTerminal(batch->record.state);
   return BatchSnapshot{ToProtoLocked(*batch, /*with_jobs=*/ended),
                        batch->version};
@@ -462,6 +518,7 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
     job->error = std::move(updated.error);
     job->profile_digest = std::move(updated.profile_digest);
     SetJobStateLocked(batch, job, updated.state);
+    if (updated.state == v1::JOB_STATE_SUCCEEDED) RememberResultLocked(*batch, *job);
     ++batch->version;
     batch_id = batch->record.id;
     finalize = StartFinalizeLocked(batch);
@@ -692,6 +749,128 @@ absl::StatusOr<std::string> BatchManager::DeriveArtifact(
   FLAMEFLEET_RETURN_IF_ERROR(
       store_->IndexArtifact(batch_id, job_name, format, digest));
   return data;
+}
+
+absl::StatusOr<AggregateResult> BatchManager::Aggregate(
+    const v1::AggregateRequest& request) {
+  if (!v1::ArtifactFormat_IsValid(request.format())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("format: unknown value ", request.format()));
+  }
+  AggregateResult result;
+  std::vector<std::pair<std::string, std::string>> profiles;  // task id, digest
+  {
+    absl::MutexLock lock(&mu_);
+    const int64_t until =
+        request.until_unix_ms() != 0 ? request.until_unix_ms() : INT64_MAX;
+    for (const std::string& id : order_) {
+      const Batch& batch = *batches_.at(id);
+      const BatchRecord& record = batch.record;
+      if (record.state != v1::BATCH_STATE_SUCCEEDED &&
+          record.state != v1::BATCH_STATE_FAILED) {
+        continue;  // running (not final yet) or cancelled (no aggregate)
+      }
+      const int64_t created = UnixMs(record.created);
+      if (created < request.since_unix_ms() || created >= until) continue;
+      bool labels_match = true;
+      for (const auto& [key, value] : request.labels()) {
+        auto label = record.labels.find(key);
+        if (label == record.labels.end() || label->second != value) {
+          labels_match = false;
+          break;
+        }
+      }
+      if (!labels_match) continue;
+      result.batch_ids.push_back(id);
+      for (const JobRecord& job : record.jobs) {
+        if (job.state == v1::JOB_STATE_SUCCEEDED && !job.profile_digest.empty()) {
+          profiles.emplace_back(TaskId(id, job.index), job.profile_digest);
+        }
+      }
+    }
+  }
+  if (result.batch_ids.empty()) {
+    return absl::NotFoundError("no ended batch matches the labels and time window");
+  }
+  // Each job once, from its stored result (as the batch aggregates are built).
+  ProfileMerger merger;
+  for (const auto& [task_id, digest] : profiles) {
+    absl::StatusOr<std::string> bytes = store_->GetArtifact(digest);
+    if (!bytes.ok()) {
+      return absl::Status(bytes.status().code(),
+                          absl::StrCat(task_id, ": ", bytes.status().message()));
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(merger.AddSerialized(task_id, *bytes));
+  }
+  const profile::Profile& aggregate = merger.aggregate();
+  result.jobs = static_cast<uint32_t>(profiles.size());
+  result.cycles = aggregate.total();
+  switch (request.format()) {
+    case v1::ARTIFACT_FORMAT_PROFILE:
+      result.data = profile::SerializeProfile(aggregate);
+      break;
+    case v1::ARTIFACT_FORMAT_FOLDED: {
+      std::ostringstream folded;
+      FLAMEFLEET_RETURN_IF_ERROR(profile::WriteFolded(aggregate, folded));
+      result.data = std::move(folded).str();
+      break;
+    }
+    default: {
+      if (aggregate.total() == 0) {
+        return absl::FailedPreconditionError("the matching batches have no cycles to draw");
+      }
+      v1::RenderOptions options;
+      options.set_title(request.title().empty() ? "flamefleet aggregate" : request.title());
+      options.set_subtitle(absl::StrCat(result.batch_ids.size(), " batches, ", result.jobs,
+                                        " jobs, ", result.cycles, " cycles"));
+      options.set_count_name("cycles");
+      FLAMEFLEET_ASSIGN_OR_RETURN(result.data, render_->RenderSvg(aggregate, options));
+      break;
+    }
+  }
+  return result;
+}
+
+size_t BatchManager::PruneExpiredBatches() {
+  if (options_.keep_for <= absl::ZeroDuration()) return 0;
+  const absl::Time cutoff = clock_->Now() - options_.keep_for;
+  std::vector<std::string> removed;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& id : order_) {
+      const Batch& batch = *batches_.at(id);
+      if (!IsTerminal(batch.record.state) || batch.finalizing ||
+          batch.record.finished >= cutoff) {
+        continue;
+      }
+      absl::Status deleted = store_->DeleteBatch(id);
+      if (!deleted.ok() && !absl::IsNotFound(deleted)) {
+        LOG(ERROR) << "retention: batch " << id << ": " << deleted;
+        continue;  // kept; tried again on the next sweep
+      }
+      removed.push_back(id);
+    }
+    if (removed.empty()) return 0;
+    absl::flat_hash_set<std::string> gone(removed.begin(), removed.end());
+    std::erase_if(order_, [&](const std::string& id) { return gone.contains(id); });
+    for (const std::string& id : removed) {
+      const BatchRecord& record = batches_.at(id)->record;
+      if (!record.request_id.empty()) by_request_id_.erase(record.request_id);
+      batches_.erase(id);
+    }
+    std::vector<std::string> stale;
+    for (const auto& [key, ref] : results_) {
+      if (gone.contains(ref.batch_id)) stale.push_back(key);
+    }
+    for (const std::string& key : stale) results_.erase(key);
+  }
+  absl::StatusOr<size_t> collected = store_->CollectGarbage(options_.garbage_min_age);
+  LOG(INFO) << "retention: removed " << removed.size() << " batches ended before "
+            << absl::FormatTime(cutoff) << ", "
+            << (collected.ok() ? absl::StrCat(*collected, " artifacts")
+                               : absl::StrCat("artifacts not collected: ",
+                                              collected.status().ToString()));
+  return removed.size();
 }
 
 }  // namespace flamefleet::coordinator

@@ -52,9 +52,24 @@
 namespace flamefleet::coordinator {
 
 struct BatchManagerOptions {
-  // How often a background thread re-queues expired leases. Zero: no thread
-  // (tests call SweepExpiredLeases themselves).
+  // How often a background thread re-queues expired leases (and applies
+  // retention). Zero: no thread (tests call SweepExpiredLeases and
+  // PruneExpiredBatches themselves).
   absl::Duration sweep_interval = absl::Seconds(1);
+  // Retention: ended batches whose end is older than this are removed with
+  // their artifacts. Zero: keep everything.
+  absl::Duration keep_for = absl::ZeroDuration();
+  // Stored artifacts younger than this are never collected (one may be written
+  // but not indexed yet).
+  absl::Duration garbage_min_age = absl::Hours(1);
+};
+
+// What Aggregate merged, and the artifact in the requested format.
+struct AggregateResult {
+  std::vector<std::string> batch_ids;  // oldest first
+  uint32_t jobs = 0;
+  uint64_t cycles = 0;
+  std::string data;
 };
 
 // A snapshot of a batch for WatchBatch, with the version it was taken at.
@@ -116,6 +131,19 @@ class BatchManager {
   absl::StatusOr<std::string> FetchArtifact(absl::string_view batch_id,
                                             absl::string_view job_name,
                                             v1::ArtifactFormat format);
+
+  // Merges the profiles of the succeeded jobs of every ended (SUCCEEDED or
+  // FAILED) batch whose labels include request.labels() and that was created
+  // in [since_unix_ms, until_unix_ms) into one profile, each job once, and
+  // returns it as SVG (through the RenderClient), folded text or a serialized
+  // Profile. NotFound if no batch matches; InvalidArgument for a bad format.
+  absl::StatusOr<AggregateResult> Aggregate(const v1::AggregateRequest& request);
+
+  // Applies retention (options.keep_for): removes ended batches that ended
+  // before now - keep_for from memory and the store, then collects their
+  // unreferenced artifacts. Returns the number of batches removed. Called by
+  // the background thread.
+  size_t PruneExpiredBatches();
 
   // Long-polls (up to `wait`) for a runnable task and leases it to `worker_id`.
   // The task's libraries are left out if `cached_library_digests` holds their
@@ -181,6 +209,12 @@ class BatchManager {
       v1::ArtifactFormat format, const std::string& profile_digest,
       const v1::RenderOptions& render_options) ABSL_LOCKS_EXCLUDED(mu_);
   void SweeperLoop();
+  // Registers a finished job's result for the cache and the cycle history.
+  void RememberResultLocked(const Batch& batch, const JobRecord& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The cost estimate for queueing `job`: cycles of its latest earlier run.
+  uint64_t ExpectedCostLocked(const JobRecord& job) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   JobStore* const store_;
   JobScheduler* const scheduler_;
@@ -196,6 +230,17 @@ class BatchManager {
   absl::flat_hash_map<std::string, std::string> by_request_id_
       ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  // Result cache: cache key -> the newest succeeded job with that key.
+  struct ResultRef {
+    std::string batch_id;
+    uint32_t index = 0;
+  };
+  absl::flat_hash_map<std::string, ResultRef> results_ ABSL_GUARDED_BY(mu_);
+  // Cycle history: program digest (and job name) -> cycles of the latest run.
+  absl::flat_hash_map<std::string, uint64_t> cycles_by_program_
+      ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, uint64_t> cycles_by_name_
+      ABSL_GUARDED_BY(mu_);
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   std::thread sweeper_;
 };

@@ -2,7 +2,8 @@
 // reflection).
 //
 //   flamefleet-coordinator --listen 127.0.0.1:0 --state-dir /var/lib/flamefleet
-//       [--renderer HOST:PORT] [--port-file PATH] [--lease-ms 10000]
+//       [--renderer HOST:PORT] [--renderer-lb round_robin] [--port-file PATH]
+//       [--lease-ms 10000] [--keep-days N] [--schedule longest-first|fifo]
 //
 // Without --renderer, SVGs are rendered in this process. SIGTERM / SIGINT drain
 // and exit 0.
@@ -35,6 +36,15 @@ ABSL_FLAG(std::string, port_file, "",
           "write the chosen port here as \"PORT\\n\"");
 ABSL_FLAG(int, lease_ms, 10000, "task lease length in milliseconds");
 ABSL_FLAG(int, render_deadline_ms, 120000, "deadline of one Render call");
+ABSL_FLAG(std::string, renderer_lb, "",
+          "load-balancing policy of the renderer channel (e.g. round_robin "
+          "over a dns:/// name); empty: gRPC's default (pick_first)");
+ABSL_FLAG(double, keep_days, 0,
+          "remove batches (and their artifacts) that ended more than this many "
+          "days ago; 0 keeps everything");
+ABSL_FLAG(std::string, schedule, "longest-first",
+          "queue order: longest-first (by cycles of earlier runs of the same "
+          "program; unknown first) or fifo");
 
 namespace flamefleet::coordinator {
 namespace {
@@ -50,6 +60,16 @@ int Run() {
     LOG(ERROR) << "--lease-ms must be positive";
     return 2;
   }
+  const double keep_days = absl::GetFlag(FLAGS_keep_days);
+  if (!(keep_days >= 0)) {
+    LOG(ERROR) << "--keep-days must be zero or positive";
+    return 2;
+  }
+  const std::string schedule = absl::GetFlag(FLAGS_schedule);
+  if (schedule != "longest-first" && schedule != "fifo") {
+    LOG(ERROR) << "--schedule must be longest-first or fifo, not \"" << schedule << "\"";
+    return 2;
+  }
   absl::StatusOr<std::unique_ptr<SqliteJobStore>> store =
       SqliteJobStore::Open(state_dir);
   if (!store.ok()) {
@@ -62,17 +82,19 @@ int Run() {
     render = std::make_unique<InProcessRenderClient>();
   } else {
     render = std::make_unique<GrpcRenderClient>(
-        MakeChannel(renderer),
+        MakeChannel(renderer, 64 << 20, absl::GetFlag(FLAGS_renderer_lb)),
         absl::Milliseconds(absl::GetFlag(FLAGS_render_deadline_ms)));
   }
   RealClock clock;
   JobScheduler scheduler(
-      &clock, SchedulerOptions{.lease_duration = absl::Milliseconds(lease_ms)});
+      &clock, SchedulerOptions{.lease_duration = absl::Milliseconds(lease_ms),
+                               .longest_first = schedule == "longest-first"});
   BatchManager manager(
       store->get(), &scheduler, render.get(), &clock,
       BatchManagerOptions{
           .sweep_interval =
-              std::min(absl::Seconds(1), absl::Milliseconds(lease_ms) / 4)});
+              std::min(absl::Seconds(1), absl::Milliseconds(lease_ms) / 4),
+          .keep_for = absl::Hours(24 * keep_days)});
   absl::Status recovered = manager.Recover();
   if (!recovered.ok()) {
     LOG(ERROR) << "cannot load state: " << recovered;

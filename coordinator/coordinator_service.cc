@@ -171,6 +171,39 @@ grpc::Status CoordinatorServiceImpl::FetchArtifact(
   return ToGrpcStatus(log.Done(status));
 }
 
+grpc::Status CoordinatorServiceImpl::Aggregate(
+    grpc::ServerContext* /*context*/, const v1::AggregateRequest* request,
+    grpc::ServerWriter<v1::AggregateChunk>* writer) {
+  RpcLog log("Aggregate", v1::ArtifactFormat_Name(request->format()));
+  absl::Status status;
+  for (const auto& [key, value] : request->labels()) {
+    if (key.empty()) status = absl::InvalidArgumentError("labels: empty key");
+  }
+  if (status.ok() && request->until_unix_ms() != 0 &&
+      request->until_unix_ms() <= request->since_unix_ms()) {
+    status = absl::InvalidArgumentError("until_unix_ms: not after since_unix_ms");
+  }
+  absl::StatusOr<AggregateResult> result =
+      status.ok() ? manager_->Aggregate(*request) : absl::StatusOr<AggregateResult>(status);
+  status = result.status();
+  if (result.ok()) {
+    v1::AggregateChunk chunk;
+    v1::AggregateHeader* header = chunk.mutable_header();
+    header->mutable_batch_ids()->Assign(result->batch_ids.begin(), result->batch_ids.end());
+    header->set_jobs(result->jobs);
+    header->set_cycles(result->cycles);
+    header->set_bytes(result->data.size());
+    bool sent = writer->Write(chunk);
+    for (size_t offset = 0; sent && offset < result->data.size();
+         offset += options_.chunk_bytes) {
+      chunk.set_data(result->data.substr(offset, options_.chunk_bytes));
+      sent = writer->Write(chunk);
+    }
+    if (!sent) status = absl::CancelledError("client went away");
+  }
+  return ToGrpcStatus(log.Done(status));
+}
+
 grpc::Status CoordinatorServiceImpl::LeaseTask(
     grpc::ServerContext* context, const v1::LeaseTaskRequest* request,
     v1::LeaseTaskResponse* response) {

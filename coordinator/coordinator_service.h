@@ -83,6 +83,9 @@ class CoordinatorServiceImpl final : public v1::Coordinator::Service {
   grpc::Status FetchArtifact(
       grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
       grpc::ServerWriter<v1::ArtifactChunk>* writer) override;
+  grpc::Status Aggregate(grpc::ServerContext* context,
+                         const v1::AggregateRequest* request,
+                         grpc::ServerWriter<v1::AggregateChunk>* writer) override;
   grpc::Status LeaseTask(grpc::ServerContext* context,
                          const v1::LeaseTaskRequest* request,
                          v1::LeaseTaskResponse* response) override;

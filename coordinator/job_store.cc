@@ -4,7 +4,9 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -128,6 +131,9 @@ absl::Status InTransaction(sqlite3* db, Body body) {
   return Exec(db, "COMMIT");
 }
 
+constexpr int64_t kSchemaVersion = 2;
+
+// Version 1; Init() migrates to kSchemaVersion.
 constexpr const char* kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS batches (
@@ -232,13 +238,24 @@ absl::Status SqliteJobStore::Init() {
     Statement version(db_, "SELECT version FROM schema_version");
     FLAMEFLEET_RETURN_IF_ERROR(version.status());
     FLAMEFLEET_ASSIGN_OR_RETURN(bool has_version, version.Step());
+    int64_t schema = has_version ? version.Int(0) : 1;
     if (!has_version) {
       FLAMEFLEET_RETURN_IF_ERROR(
           Exec(db_, "INSERT INTO schema_version VALUES (1)"));
-    } else if (version.Int(0) != 1) {
+    }
+    if (schema > kSchemaVersion) {
       return absl::FailedPreconditionError(
-          absl::StrCat("state.db has schema version ", version.Int(0),
-                       "; this build reads 1"));
+          absl::StrCat("state.db has schema version ", schema, "; this build reads up to ",
+                       kSchemaVersion));
+    }
+    if (schema < 2) {
+      // 1 -> 2: result cache and history keys, cache provenance.
+      FLAMEFLEET_RETURN_IF_ERROR(Exec(db_, R"sql(
+ALTER TABLE jobs ADD COLUMN program_digest TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN cache_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN cached_from TEXT NOT NULL DEFAULT '';
+UPDATE schema_version SET version = 2;
+)sql"));
     }
     // Crash recovery: what was running is queued again (its attempt stays
     // counted).
@@ -285,8 +302,8 @@ absl::Status SqliteJobStore::CreateBatch(const BatchRecord& batch) {
       Statement insert_job(
           db_,
           "INSERT INTO jobs (batch_id, idx, name, spec, state, attempts, "
-          "cycles, stack, error, profile_digest) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+          "cycles, stack, error, profile_digest, program_digest, cache_key, "
+          "cached_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       FLAMEFLEET_RETURN_IF_ERROR(insert_job.status());
       FLAMEFLEET_RETURN_IF_ERROR(insert_job.Bind(1, batch.id)
                                      .Bind(2, int64_t{job.index})
@@ -298,6 +315,9 @@ absl::Status SqliteJobStore::CreateBatch(const BatchRecord& batch) {
                                      .Bind(8, JoinStack(job.stack))
                                      .Bind(9, job.error)
                                      .Bind(10, job.profile_digest)
+                                     .Bind(11, job.program_digest)
+                                     .Bind(12, job.cache_key)
+                                     .Bind(13, job.cached_from)
                                      .Run());
     }
     return absl::OkStatus();
@@ -307,8 +327,8 @@ absl::Status SqliteJobStore::CreateBatch(const BatchRecord& batch) {
 absl::Status SqliteJobStore::LoadJobs(BatchRecord* batch, bool with_sources) {
   Statement select(
       db_,
-      "SELECT idx, spec, state, attempts, cycles, stack, error, profile_digest "
-      "FROM jobs WHERE batch_id = ? ORDER BY idx");
+      "SELECT idx, spec, state, attempts, cycles, stack, error, profile_digest, "
+      "program_digest, cache_key, cached_from FROM jobs WHERE batch_id = ? ORDER BY idx");
   FLAMEFLEET_RETURN_IF_ERROR(select.status());
   select.Bind(1, batch->id);
   while (true) {
@@ -331,6 +351,9 @@ absl::Status SqliteJobStore::LoadJobs(BatchRecord* batch, bool with_sources) {
     job.stack = SplitStack(select.Text(5));
     job.error = select.Text(6);
     job.profile_digest = select.Text(7);
+    job.program_digest = select.Text(8);
+    job.cache_key = select.Text(9);
+    job.cached_from = select.Text(10);
     batch->jobs.push_back(std::move(job));
   }
   Statement labels(db_,
@@ -410,7 +433,7 @@ absl::Status SqliteJobStore::UpdateJob(absl::string_view batch_id,
   Statement update(db_,
                    "UPDATE jobs SET state = ?, attempts = ?, cycles = ?, stack "
                    "= ?, error = ?, "
-                   "profile_digest = ? WHERE batch_id = ? AND idx = ?");
+                   "profile_digest = ?, cached_from = ? WHERE batch_id = ? AND idx = ?");
   FLAMEFLEET_RETURN_IF_ERROR(update.status());
   FLAMEFLEET_RETURN_IF_ERROR(update.Bind(1, int64_t{job.state})
                                  .Bind(2, int64_t{job.attempts})
@@ -418,8 +441,9 @@ absl::Status SqliteJobStore::UpdateJob(absl::string_view batch_id,
                                  .Bind(4, JoinStack(job.stack))
                                  .Bind(5, job.error)
                                  .Bind(6, job.profile_digest)
-                                 .Bind(7, batch_id)
-                                 .Bind(8, int64_t{job.index})
+                                 .Bind(7, job.cached_from)
+                                 .Bind(8, batch_id)
+                                 .Bind(9, int64_t{job.index})
                                  .Run());
   if (sqlite3_changes(db_) == 0) {
     return absl::NotFoundError(
@@ -584,6 +608,54 @@ absl::StatusOr<std::string> SqliteJobStore::FindArtifact(
   return select.Text(0);
 }
 
+absl::Status SqliteJobStore::DeleteBatch(absl::string_view batch_id) {
+  absl::MutexLock lock(&mu_);
+  return InTransaction(db_, [&]() -> absl::Status {
+    for (const char* table : {"attempts", "artifacts", "jobs", "batch_labels"}) {
+      Statement remove(db_, absl::StrCat("DELETE FROM ", table, " WHERE batch_id = ?").c_str());
+      FLAMEFLEET_RETURN_IF_ERROR(remove.status());
+      FLAMEFLEET_RETURN_IF_ERROR(remove.Bind(1, batch_id).Run());
+    }
+    Statement remove(db_, "DELETE FROM batches WHERE id = ?");
+    FLAMEFLEET_RETURN_IF_ERROR(remove.status());
+    FLAMEFLEET_RETURN_IF_ERROR(remove.Bind(1, batch_id).Run());
+    if (sqlite3_changes(db_) == 0) {
+      return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<size_t> SqliteJobStore::CollectGarbage(absl::Duration min_age) {
+  absl::MutexLock lock(&mu_);
+  absl::flat_hash_set<std::string> live;
+  Statement select(db_,
+                   "SELECT digest FROM artifacts UNION SELECT profile_digest FROM jobs "
+                   "WHERE profile_digest != ''");
+  FLAMEFLEET_RETURN_IF_ERROR(select.status());
+  while (true) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(bool row, select.Step());
+    if (!row) break;
+    live.insert(select.Text(0));
+  }
+  const auto cutoff = std::filesystem::file_time_type::clock::now() -
+                      std::chrono::nanoseconds(absl::ToInt64Nanoseconds(min_age));
+  size_t deleted = 0;
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::path(dir_) / "artifacts";
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // Only finished artifacts (temp files are renamed to their digest when complete).
+    if (!internal::IsSha256Hex(name) || live.contains(name)) continue;
+    std::error_code time_ec;
+    auto written = entry.last_write_time(time_ec);
+    if (time_ec || written > cutoff) continue;
+    if (std::filesystem::remove(entry.path(), time_ec)) ++deleted;
+  }
+  if (ec) return absl::InternalError(absl::StrCat("list ", dir.string(), ": ", ec.message()));
+  return deleted;
+}
+
 // --- InMemoryJobStore ---
 
 absl::Status InMemoryJobStore::CreateBatch(const BatchRecord& batch) {
@@ -658,7 +730,7 @@ absl::StatusOr<std::string> InMemoryJobStore::PutArtifact(
     absl::string_view data) {
   std::string digest = internal::Sha256Hex(data);
   absl::MutexLock lock(&mu_);
-  blobs_.try_emplace(digest, std::string(data));
+  blobs_.try_emplace(digest, Blob{std::string(data), absl::Now()});
   return digest;
 }
 
@@ -669,7 +741,7 @@ absl::StatusOr<std::string> InMemoryJobStore::GetArtifact(
   if (it == blobs_.end()) {
     return absl::NotFoundError(absl::StrCat("artifact ", digest, " not found"));
   }
-  return it->second;
+  return it->second.data;
 }
 
 absl::Status InMemoryJobStore::IndexArtifact(absl::string_view batch_id,
@@ -693,6 +765,35 @@ absl::StatusOr<std::string> InMemoryJobStore::FindArtifact(
                      batch_id, "/", job_name));
   }
   return it->second;
+}
+
+absl::Status InMemoryJobStore::DeleteBatch(absl::string_view batch_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = std::find_if(batches_.begin(), batches_.end(),
+                         [&](const BatchRecord& b) { return b.id == batch_id; });
+  if (it == batches_.end()) {
+    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+  }
+  batches_.erase(it);
+  std::erase_if(attempts_, [&](const AttemptRecord& a) { return a.batch_id == batch_id; });
+  std::erase_if(index_, [&](const auto& entry) { return std::get<0>(entry.first) == batch_id; });
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> InMemoryJobStore::CollectGarbage(absl::Duration min_age) {
+  absl::MutexLock lock(&mu_);
+  absl::flat_hash_set<std::string> live;
+  for (const auto& [key, digest] : index_) live.insert(digest);
+  for (const BatchRecord& batch : batches_) {
+    for (const JobRecord& job : batch.jobs) live.insert(job.profile_digest);
+  }
+  const absl::Time cutoff = absl::Now() - min_age;
+  std::vector<std::string> dead;
+  for (const auto& [digest, blob] : blobs_) {
+    if (!live.contains(digest) && blob.stored <= cutoff) dead.push_back(digest);
+  }
+  for (const std::string& digest : dead) blobs_.erase(digest);
+  return dead.size();
 }
 
 size_t InMemoryJobStore::AttemptCountForTest() const {

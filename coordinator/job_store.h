@@ -60,6 +60,11 @@ struct JobRecord {
   std::string error;            // why it FAILED
   std::string
       profile_digest;  // artifact digest of the serialized profile ("" if none)
+  // internal::ProgramDigest and internal::ResultCacheKey of the job (set at submission).
+  std::string program_digest;
+  std::string cache_key;
+  // "<batch>/<job name>" whose result this job reused instead of running ("" if it ran).
+  std::string cached_from;
 };
 
 // One batch, as persisted.
@@ -145,6 +150,15 @@ class JobStore {
   virtual absl::StatusOr<std::string> FindArtifact(
       absl::string_view batch_id, absl::string_view job_name,
       v1::ArtifactFormat format) = 0;
+
+  // Removes batch `batch_id` with its labels, jobs, attempts and artifact index entries (the
+  // artifact bytes stay until CollectGarbage). NotFound if unknown.
+  virtual absl::Status DeleteBatch(absl::string_view batch_id) = 0;
+
+  // Deletes stored artifacts that no index entry and no job refers to any more and that are
+  // older than `min_age` (so an artifact written just before it is indexed survives). Returns
+  // the number deleted.
+  virtual absl::StatusOr<size_t> CollectGarbage(absl::Duration min_age) = 0;
 };
 
 // The SQLite + digest-named files store. See the file comment for the layout.
@@ -179,6 +193,8 @@ class SqliteJobStore : public JobStore {
   absl::StatusOr<std::string> FindArtifact(absl::string_view batch_id,
                                            absl::string_view job_name,
                                            v1::ArtifactFormat format) override;
+  absl::Status DeleteBatch(absl::string_view batch_id) override;
+  absl::StatusOr<size_t> CollectGarbage(absl::Duration min_age) override;
 
  private:
   SqliteJobStore(std::string dir, sqlite3* db)
@@ -221,6 +237,8 @@ class InMemoryJobStore : public JobStore {
   absl::StatusOr<std::string> FindArtifact(absl::string_view batch_id,
                                            absl::string_view job_name,
                                            v1::ArtifactFormat format) override;
+  absl::Status DeleteBatch(absl::string_view batch_id) override;
+  absl::StatusOr<size_t> CollectGarbage(absl::Duration min_age) override;
 
   // Returns the number of attempt rows recorded.
   size_t AttemptCountForTest() const;
@@ -229,7 +247,11 @@ class InMemoryJobStore : public JobStore {
   mutable absl::Mutex mu_;
   std::vector<BatchRecord> batches_ ABSL_GUARDED_BY(mu_);
   std::vector<AttemptRecord> attempts_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::string> blobs_ ABSL_GUARDED_BY(mu_);
+  struct Blob {
+    std::string data;
+    absl::Time stored;
+  };
+  absl::flat_hash_map<std::string, Blob> blobs_ ABSL_GUARDED_BY(mu_);
   std::map<std::tuple<std::string, std::string, int>, std::string> index_
       ABSL_GUARDED_BY(mu_);
 };

@@ -21,19 +21,29 @@ JobScheduler::JobScheduler(Clock* clock, SchedulerOptions options)
     : clock_(clock), options_(options), lease_prefix_(RandomPrefix()) {}
 
 absl::Status JobScheduler::Enqueue(const std::string& task_id,
-                                   uint32_t attempts) {
+                                   uint32_t attempts, uint64_t expected_cost) {
   absl::MutexLock lock(&mu_);
   auto [it, inserted] = tasks_.try_emplace(task_id);
   if (!inserted)
     return absl::AlreadyExistsError(
         absl::StrCat("task ", task_id, " is known"));
   it->second.attempts = attempts;
-  queue_.push_back(task_id);
-  ++queued_;
+  QueueLocked(task_id, it->second,
+              QueueKey{options_.longest_first ? expected_cost : 0, next_seq_++});
   return absl::OkStatus();
 }
 
-bool JobScheduler::HasQueuedTask() const { return shutdown_ || queued_ > 0; }
+void JobScheduler::QueueLocked(const std::string& task_id, TaskEntry& task,
+                               QueueKey key) {
+  task.state = TaskState::kQueued;
+  task.lease_id.clear();
+  task.key = key;
+  queue_.emplace(key, task_id);
+}
+
+bool JobScheduler::HasQueuedTask() const {
+  return shutdown_ || !queue_.empty();
+}
 
 std::string JobScheduler::NewLeaseId() {
   return absl::StrCat(lease_prefix_, "-", ++next_lease_);
@@ -44,14 +54,10 @@ std::optional<Lease> JobScheduler::LeaseTask(absl::Duration wait) {
   mu_.AwaitWithTimeout(absl::Condition(this, &JobScheduler::HasQueuedTask),
                        wait);
   if (shutdown_) return std::nullopt;
-  while (!queue_.empty()) {
-    std::string task_id = std::move(queue_.front());
-    queue_.pop_front();
-    auto it = tasks_.find(task_id);
-    if (it == tasks_.end() || it->second.state != TaskState::kQueued)
-      continue;  // stale entry
-    --queued_;
-    TaskEntry& task = it->second;
+  if (!queue_.empty()) {
+    std::string task_id = std::move(queue_.begin()->second);
+    queue_.erase(queue_.begin());
+    TaskEntry& task = tasks_.at(task_id);
     task.state = TaskState::kLeased;
     ++task.attempts;
     task.lease_id = NewLeaseId();
@@ -94,10 +100,7 @@ bool JobScheduler::Release(const std::string& task_id,
   absl::MutexLock lock(&mu_);
   TaskEntry* task = FindLeased(task_id, lease_id);
   if (task == nullptr) return false;
-  task->state = TaskState::kQueued;
-  task->lease_id.clear();
-  queue_.push_front(task_id);
-  ++queued_;
+  QueueLocked(task_id, *task, QueueKey{task->key.rank, --front_seq_});
   return true;
 }
 
@@ -106,8 +109,8 @@ void JobScheduler::Cancel(const std::vector<std::string>& task_ids) {
   for (const std::string& task_id : task_ids) {
     auto it = tasks_.find(task_id);
     if (it == tasks_.end()) continue;
-    if (it->second.state == TaskState::kQueued) --queued_;
-    tasks_.erase(it);  // its queue entry is skipped when reached
+    if (it->second.state == TaskState::kQueued) queue_.erase(it->second.key);
+    tasks_.erase(it);
   }
 }
 
@@ -133,10 +136,8 @@ std::vector<ExpiredLease> JobScheduler::SweepExpired() {
                                   " times (last: lease expired)");
       tasks_.erase(it);
     } else {
-      task.state = TaskState::kQueued;
-      task.lease_id.clear();
-      queue_.push_back(task_id);
-      ++queued_;
+      // Back in its old place: it keeps its rank and sequence number.
+      QueueLocked(task_id, task, task.key);
     }
     result.push_back(std::move(event));
   }
@@ -161,12 +162,12 @@ void JobScheduler::Shutdown() {
 
 size_t JobScheduler::queued() const {
   absl::MutexLock lock(&mu_);
-  return queued_;
+  return queue_.size();
 }
 
 size_t JobScheduler::leased() const {
   absl::MutexLock lock(&mu_);
-  return tasks_.size() - queued_;
+  return tasks_.size() - queue_.size();
 }
 
 }  // namespace flamefleet::coordinator

@@ -25,7 +25,7 @@
 #define FLAMEFLEET_COORDINATOR_SCHEDULER_H_
 
 #include <cstdint>
-#include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,7 +45,13 @@ struct SchedulerOptions {
   // A task that lost this many leases (worker died or hung) fails instead of
   // being re-queued.
   uint32_t max_lost_leases = 3;
+  // Lease the task with the largest expected cost first (tasks with no estimate
+  // before all others, ties in submission order). False: submission order.
+  bool longest_first = true;
 };
+
+// Expected cost of a task with no history: runs before every estimated task.
+inline constexpr uint64_t kUnknownCost = ~uint64_t{0};
 
 // A task handed to a worker.
 struct Lease {
@@ -73,11 +79,15 @@ class JobScheduler {
 
   // Adds a runnable task that has had `attempts` leases before (0 for a new
   // task; restored tasks keep their count) and wakes one waiting LeaseTask.
-  // Returns AlreadyExists if the task is already queued or leased.
-  absl::Status Enqueue(const std::string& task_id, uint32_t attempts);
+  // `expected_cost` (e.g. cycles of an earlier run) orders the queue when
+  // longest_first is set. Returns AlreadyExists if the task is already queued
+  // or leased.
+  absl::Status Enqueue(const std::string& task_id, uint32_t attempts,
+                       uint64_t expected_cost = kUnknownCost);
 
-  // Leases the oldest queued task, waiting up to `wait` (real time) for one to
-  // appear. Returns nullopt if none came in time or after Shutdown().
+  // Leases the next queued task (largest expected cost first, or the oldest),
+  // waiting up to `wait` (real time) for one to appear. A re-queued task keeps
+  // its place. Returns nullopt if none came in time or after Shutdown().
   std::optional<Lease> LeaseTask(absl::Duration wait);
 
   // Extends the lease by lease_duration from now. Returns the new expiry, or
@@ -118,13 +128,25 @@ class JobScheduler {
 
  private:
   enum class TaskState : uint8_t { kQueued, kLeased };
+  // Queue order: larger rank first, then smaller sequence number.
+  struct QueueKey {
+    uint64_t rank = 0;
+    int64_t seq = 0;
+    friend bool operator<(const QueueKey& a, const QueueKey& b) {
+      return a.rank != b.rank ? a.rank > b.rank : a.seq < b.seq;
+    }
+  };
   struct TaskEntry {
     TaskState state = TaskState::kQueued;
     uint32_t attempts = 0;     // leases handed out
     uint32_t lost_leases = 0;  // leases that expired
     std::string lease_id;      // live lease while kLeased
     absl::Time expires;
+    QueueKey key;              // its place in queue_ while kQueued
   };
+  // Puts a task (already in tasks_) into the queue at `key`.
+  void QueueLocked(const std::string& task_id, TaskEntry& task, QueueKey key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   bool HasQueuedTask() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Returns the task if it is leased under `lease_id`, else null.
@@ -139,10 +161,10 @@ class JobScheduler {
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, TaskEntry> tasks_ ABSL_GUARDED_BY(mu_);
-  // Task ids in queue order; entries whose task is no longer kQueued are
-  // skipped lazily.
-  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);
-  size_t queued_ ABSL_GUARDED_BY(mu_) = 0;
+  // Queued task ids in lease order.
+  std::map<QueueKey, std::string> queue_ ABSL_GUARDED_BY(mu_);
+  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;   // for the back of the queue
+  int64_t front_seq_ ABSL_GUARDED_BY(mu_) = 0;  // for Release (the front)
   uint64_t next_lease_ ABSL_GUARDED_BY(mu_) = 0;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
 };

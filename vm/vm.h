@@ -29,6 +29,10 @@
 
 namespace flamefleet::vm {
 
+// Identifies the behaviour of this VM and profiler: change it whenever a program's stack,
+// cycles or profile could come out differently, so that cached results are not reused.
+inline constexpr char kEngineVersion[] = "flamefleet-vm v0.16 r2";
+
 struct RunResult {
   std::vector<Felt> stack;  // the final operand stack, top 16, top first
   uint64_t cycles = 0;      // number of rows executed (the main trace length)

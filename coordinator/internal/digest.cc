@@ -8,6 +8,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "vm/vm.h"
 
 namespace flamefleet::coordinator::internal {
 namespace {
@@ -64,6 +65,25 @@ std::string LibrarySetDigest(const v1::LibrarySet& set) {
       AppendLengthPrefixed(file->source(), &canonical);
     }
   }
+  return Sha256Hex(canonical);
+}
+
+std::string ProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest) {
+  std::string canonical = "flamefleet.Program.v1";
+  AppendLengthPrefixed(spec.source(), &canonical);
+  AppendLengthPrefixed(absl::StrCat(static_cast<int>(spec.inputs_format())), &canonical);
+  AppendLengthPrefixed(spec.inputs(), &canonical);
+  AppendLengthPrefixed(spec.snapshot(), &canonical);
+  AppendLengthPrefixed(spec.snapshot().empty() ? library_digest : "", &canonical);
+  return Sha256Hex(canonical);
+}
+
+std::string ResultCacheKey(absl::string_view program_digest, const v1::BatchOptions& options) {
+  std::string canonical = "flamefleet.Result.v1";
+  AppendLengthPrefixed(program_digest, &canonical);
+  AppendLengthPrefixed(vm::kEngineVersion, &canonical);
+  AppendLengthPrefixed(absl::StrCat(options.max_cycles()), &canonical);
+  AppendLengthPrefixed(options.flat() ? "flat" : "nested", &canonical);
   return Sha256Hex(canonical);
 }
 

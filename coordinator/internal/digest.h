@@ -22,6 +22,17 @@ bool IsSha256Hex(absl::string_view s);
 // they were sent in. The `digest` field of `set` is ignored.
 std::string LibrarySetDigest(const v1::LibrarySet& set);
 
+// Returns the identity of a job's program: hex SHA-256 over its source, inputs (format and
+// text), snapshot bytes and, unless it replays a snapshot (which carries its own modules), the
+// digest of the batch's library set. Not the job's name: the same program under another name
+// is the same program. Keys the cycle history that orders the queue longest first.
+std::string ProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest);
+
+// Returns the result-cache key of a job: its program digest plus everything else a profile
+// depends on (the cycle cap, flat or nested stacks) and the VM engine version, so a result is
+// reused only where a fresh run would give the same one.
+std::string ResultCacheKey(absl::string_view program_digest, const v1::BatchOptions& options);
+
 }  // namespace flamefleet::coordinator::internal
 
 #endif  // FLAMEFLEET_COORDINATOR_INTERNAL_DIGEST_H_
