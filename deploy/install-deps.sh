@@ -10,6 +10,7 @@ PACKAGES=(
   libssl-dev libsqlite3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev
   libgoogle-glog-dev
   chromium
+  golang-go
 )
 
 missing=()
@@ -38,4 +39,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ ! -d "$ROOT/tests/browser/node_modules/playwright-core" ]]; then
   echo "install-deps: npm ci in tests/browser"
   (cd "$ROOT/tests/browser" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
+fi
+# ajv, the speedscope app (with its file-format schema) and playwright-core for the export
+# tests in tests/cli/speedscope.
+if [[ ! -d "$ROOT/tests/cli/speedscope/node_modules/playwright-core" ]]; then
+  echo "install-deps: npm ci in tests/cli/speedscope"
+  (cd "$ROOT/tests/cli/speedscope" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
 fi
