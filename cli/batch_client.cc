@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
@@ -14,6 +15,9 @@
 #include "common/grpc_status.h"
 #include "common/server.h"
 #include "common/status_macros.h"
+#include "profile/folded.h"
+#include "profile/profile_proto.h"
+#include "renderer/profile_file.h"
 
 // toml++ header-only with exceptions off (see vm/inputs.cc for why).
 #undef TOML_EXCEPTIONS
@@ -282,29 +286,68 @@ absl::StatusOr<BatchClient::Aggregated> BatchClient::Aggregate(
   return out;
 }
 
-absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::string& dir) {
+absl::StatusOr<profile::Profile> BatchClient::FetchProfile(const std::string& batch_id,
+                                                           const std::string& job_name) {
+  absl::StatusOr<std::string> bytes = Fetch(batch_id, job_name, v1::ARTIFACT_FORMAT_PROFILE);
+  if (bytes.ok()) return profile::ParseProfile(*bytes);
+  if (!absl::IsNotFound(bytes.status()) && !absl::IsInvalidArgument(bytes.status()) &&
+      !absl::IsUnimplemented(bytes.status())) {
+    return bytes.status();
+  }
+  // An older coordinator, or one that keeps only rendered artifacts: parse the folded stacks.
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::string folded,
+                              Fetch(batch_id, job_name, v1::ARTIFACT_FORMAT_FOLDED));
+  profile::Profile p;
+  profile::FoldedReader reader(&p);
+  FLAMEFLEET_RETURN_IF_ERROR(
+      reader.ReadString(folded, job_name.empty() ? "aggregate.folded" : job_name));
+  return p;
+}
+
+absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::string& dir,
+                                   const std::vector<profile::ProfileFormat>& formats) {
+  const std::vector<profile::ProfileFormat> wanted =
+      formats.empty()
+          ? std::vector<profile::ProfileFormat>{profile::ProfileFormat::kSvg,
+                                                profile::ProfileFormat::kFolded}
+          : formats;
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::Batch batch, Get(batch_id));
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("mkdir ", dir, ": ", ec.message()));
-  auto write = [&](const std::string& job, v1::ArtifactFormat format,
-                   const fs::path& path) -> absl::Status {
-    FLAMEFLEET_ASSIGN_OR_RETURN(std::string data, Fetch(batch_id, job, format));
-    fs::create_directories(path.parent_path(), ec);
-    return WriteFileAtomically(path.string(), data);
+  // Writes one artifact of `job` ("" = the aggregate) to base + suffix.
+  auto write = [&](const std::string& job, const std::string& title,
+                   const std::string& base) -> absl::Status {
+    fs::create_directories(fs::path(base).parent_path(), ec);
+    std::optional<profile::Profile> p;  // fetched once for all converted formats
+    for (profile::ProfileFormat format : wanted) {
+      const std::string path = absl::StrCat(base, profile::ProfileFormatSuffix(format));
+      std::string data;
+      if (format == profile::ProfileFormat::kSvg) {
+        FLAMEFLEET_ASSIGN_OR_RETURN(data, Fetch(batch_id, job, v1::ARTIFACT_FORMAT_SVG));
+      } else if (format == profile::ProfileFormat::kFolded) {
+        FLAMEFLEET_ASSIGN_OR_RETURN(data, Fetch(batch_id, job, v1::ARTIFACT_FORMAT_FOLDED));
+      } else {
+        if (!p.has_value()) {
+          FLAMEFLEET_ASSIGN_OR_RETURN(p, FetchProfile(batch_id, job));
+        }
+        renderer::RenderOptions options;
+        options.title = title;
+        FLAMEFLEET_ASSIGN_OR_RETURN(data,
+                                    renderer::EncodeProfile(*p, {format, false}, options));
+      }
+      FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(path, data));
+    }
+    return absl::OkStatus();
   };
   if (batch.jobs_succeeded() > 0) {
-    FLAMEFLEET_RETURN_IF_ERROR(write("", v1::ARTIFACT_FORMAT_SVG, fs::path(dir) / "aggregate.svg"));
-    FLAMEFLEET_RETURN_IF_ERROR(
-        write("", v1::ARTIFACT_FORMAT_FOLDED, fs::path(dir) / "aggregate.folded"));
+    FLAMEFLEET_RETURN_IF_ERROR(write("", absl::StrCat("batch ", batch_id, " aggregate"),
+                                     (fs::path(dir) / "aggregate").string()));
   }
   for (const v1::JobStatus& job : batch.jobs()) {
     if (job.state() != v1::JOB_STATE_SUCCEEDED) continue;
-    fs::path base = fs::path(dir) / "jobs" / job.name();
     FLAMEFLEET_RETURN_IF_ERROR(
-        write(job.name(), v1::ARTIFACT_FORMAT_SVG, base.string() + ".svg"));
-    FLAMEFLEET_RETURN_IF_ERROR(
-        write(job.name(), v1::ARTIFACT_FORMAT_FOLDED, base.string() + ".folded"));
+        write(job.name(), job.name(), (fs::path(dir) / "jobs" / job.name()).string()));
   }
   return absl::OkStatus();
 }

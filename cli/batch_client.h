@@ -17,6 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
+#include "profile/export.h"
+#include "profile/profile.h"
 
 namespace flamefleet::cli {
 
@@ -54,8 +56,19 @@ class BatchClient {
     std::string data;
   };
   absl::StatusOr<Aggregated> Aggregate(const v1::AggregateRequest& request);
-  // Fetches aggregate.svg/.folded and jobs/<name>.svg/.folded of succeeded jobs into `dir`.
-  absl::Status FetchAll(const std::string& batch_id, const std::string& dir);
+  // Fetches the profile of a job (job_name empty = the aggregate): the PROFILE artifact, or,
+  // if the coordinator has none (NotFound, InvalidArgument or Unimplemented), its folded
+  // stacks parsed locally. Other errors are returned as the RPC gave them.
+  absl::StatusOr<profile::Profile> FetchProfile(const std::string& batch_id,
+                                                const std::string& job_name);
+  // Writes the aggregate and every succeeded job of the batch into `dir`, as
+  // aggregate<suffix> and jobs/<name><suffix> for each of `formats` (suffixes as
+  // profile::ProfileFormatSuffix: .svg, .folded, .pb.gz, .speedscope.json). Empty `formats`
+  // means {kSvg, kFolded}. SVG and folded are the coordinator's artifacts; pprof and speedscope
+  // are converted here from FetchProfile's profile. Files are written atomically. Returns the
+  // first RPC or file error.
+  absl::Status FetchAll(const std::string& batch_id, const std::string& dir,
+                        const std::vector<profile::ProfileFormat>& formats = {});
 
  private:
   std::unique_ptr<v1::Coordinator::Stub> stub_;

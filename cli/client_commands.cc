@@ -20,6 +20,7 @@
 #include "common/channel.h"
 #include "common/subprocess.h"
 #include "nlohmann/json.hpp"
+#include "profile/export.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -454,13 +455,30 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   });
 
   auto fetch_out = std::make_shared<std::string>("out");
+  auto fetch_formats = std::make_shared<std::vector<std::string>>();
   CLI::App* fetch_cmd = app.add_subcommand(
-      "fetch", "Download aggregate.svg/.folded and jobs/<name>.svg/.folded into a directory");
+      "fetch",
+      "Download aggregate.svg/.folded and jobs/<name>.svg/.folded into a directory "
+      "(--format: only that format, e.g. pprof -> aggregate.pb.gz, jobs/<name>.pb.gz)");
   fetch_cmd->add_option("batch_id", *id, "batch id")->required();
   fetch_cmd->add_option("-o,--output", *fetch_out, "output directory");
+  fetch_cmd->add_option("--format", *fetch_formats,
+                        "svg, folded, pprof (.pb.gz) or speedscope (.speedscope.json); "
+                        "repeatable (default: svg and folded)");
   add_coordinator(fetch_cmd);
   fetch_cmd->callback([=] {
-    absl::Status st = BatchClient(MakeChannel(*coordinator)).FetchAll(*id, *fetch_out);
+    std::vector<profile::ProfileFormat> formats;
+    for (const std::string& name : *fetch_formats) {
+      absl::StatusOr<profile::ProfileFormat> f = profile::ParseProfileFormat(name);
+      if (!f.ok()) {
+        *exit_code = Fail(
+            absl::InvalidArgumentError(absl::StrCat("--format: ", f.status().message())));
+        return;
+      }
+      formats.push_back(*f);
+    }
+    absl::Status st =
+        BatchClient(MakeChannel(*coordinator)).FetchAll(*id, *fetch_out, formats);
     *exit_code = st.ok() ? kExitOk : Fail(st);
   });
 

@@ -6,15 +6,15 @@
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/vm_commands.h"
 #include "common/status_macros.h"
 #include "profile/folded.h"
+#include "profile/export.h"
 #include "renderer/flamegraph.h"
+#include "renderer/profile_file.h"
 #include "vm/vm.h"
 #include "worker/profile_run.h"
 
@@ -89,29 +89,21 @@ int RunProfile(const ProfileFlags& flags) {
   }
   std::cerr << "Executed " << run->result.cycles << " cycles across "
             << UniqueStacks(run->profile) << " unique stack paths\n";
-  std::string lower = absl::AsciiStrToLower(flags.output);
-  if (absl::EndsWith(lower, ".svg") || absl::EndsWith(lower, ".svgz")) {
-    renderer::RenderOptions options_svg;
-    options_svg.title = flags.title;
-    options_svg.count_name = "cycles";
-    std::ostringstream svg;
-    absl::Status st = renderer::RenderSvg(run->profile, options_svg, svg);
-    if (st.ok()) st = renderer::WriteFileByExtension(flags.output, svg.str());
-    if (!st.ok()) {
-      std::cerr << "error: " << st.message() << "\n";
-      return 1;
-    }
-    std::cerr << "Wrote flame graph to " << flags.output << "\n";
-    return 0;
-  }
-  std::ostringstream folded;
-  absl::Status st = profile::WriteFolded(run->profile, folded);
-  if (st.ok()) st = renderer::WriteFileByExtension(flags.output, folded.str());
+  renderer::RenderOptions options;
+  options.title = flags.title;
+  options.count_name = "cycles";
+  const profile::OutputFormat format = profile::OutputFormatForPath(flags.output);
+  absl::Status st = renderer::WriteProfileFile(run->profile, flags.output, options);
   if (!st.ok()) {
     std::cerr << "error: " << st.message() << "\n";
     return 1;
   }
-  std::cerr << "Wrote folded stacks to " << flags.output << "\n";
+  std::cerr << "Wrote "
+            << (format.format == profile::ProfileFormat::kSvg ? "flame graph"
+                : format.format == profile::ProfileFormat::kFolded
+                    ? "folded stacks"
+                    : absl::StrCat(profile::ProfileFormatName(format.format), " profile"))
+            << " to " << flags.output << "\n";
   return 0;
 }
 
@@ -133,12 +125,12 @@ void AddProfileCommands(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ProfileFlags>();
   CLI::App* cmd = app.add_subcommand(
       "profile",
-      "Run a MASM program and write its cycle profile: OUT ending in .svg/.svgz gets a "
-      "flamegraph, anything else folded stacks");
+      "Run a MASM program and write its cycle profile; the format follows OUT's name: "
+      ".svg/.svgz flamegraph, .pb.gz pprof, .speedscope.json speedscope, else folded stacks");
   cmd->add_option("program", flags->program, "MASM program (.masm)");
   cmd->add_option("--replay", flags->replay,
                   "profile a replay of a snapshot (flamefleet record) instead of a program");
-  cmd->add_option("-o,--output", flags->output, "output path (default flamegraph.svg)");
+  cmd->add_option("-o,--output", flags->output, "output path (default flamegraph.svg): .svg, .svgz, .pb.gz, .speedscope.json, .folded");
   cmd->add_option("--inputs", flags->inputs,
                   "inputs file (.inputs JSON or .toml); default: beside the program");
   cmd->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable)");

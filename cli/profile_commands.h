@@ -1,5 +1,6 @@
 // `flamefleet profile`: run a MASM program and write its cycle profile as a nested (or
-// --flat, miden-debug compatible) flamegraph SVG, or as folded stacks.
+// --flat, miden-debug compatible) flamegraph SVG, folded stacks, pprof or speedscope JSON; the
+// format follows the output name (renderer::WriteProfileFile, fallback folded).
 //
 //   AddProfileCommands(app, &exit_code);
 #ifndef FLAMEFLEET_CLI_PROFILE_COMMANDS_H_

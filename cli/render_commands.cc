@@ -1,8 +1,11 @@
 #include "cli/render_commands.h"
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -10,11 +13,19 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/batch_client.h"
 #include "cli/profile_commands.h"
+#include "cli/suite_diff.h"
+#include "common/channel.h"
+#include "common/status_macros.h"
 #include "profile/diff.h"
+#include "profile/export.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
 #include "renderer/flamegraph.h"
+#include "renderer/profile_file.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -27,6 +38,8 @@ using renderer::RenderOptions;
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitNoSamples = 2;
+constexpr int kExitRegression =
+    3;  // diff --fail-above: a job grew by more than PCT
 
 // Everything the two subcommands parse into.
 struct RenderArgs {
@@ -181,12 +194,20 @@ int RunRender(RenderArgs* a, bool title_given) {
     ReportStats(reader);
     two_column_lines = reader.stats().two_column_lines;
   }
-  if (absl::EndsWith(a->output, ".folded") ||
-      absl::EndsWith(a->output, ".txt")) {
-    std::ofstream file(a->output, std::ios::binary);
-    absl::Status st =
-        file ? profile::WriteFolded(after, file)
-             : absl::InvalidArgumentError("cannot create " + a->output);
+  const profile::OutputFormat format =
+      a->output == "-"
+          ? profile::OutputFormat{profile::ProfileFormat::kSvg, false}
+          : profile::OutputFormatForPath(a->output,
+                                         profile::ProfileFormat::kSvg);
+  if (format.format != profile::ProfileFormat::kSvg) {
+    // An export of the merged input (folded, pprof, speedscope): no drawing
+    // options apply.
+    if (two_column_lines != 0) {
+      std::cerr << "flamefleet: two-column (differential) input: writing the "
+                   "AFTER column "
+                   "only; use `flamefleet diff` for a differential graph\n";
+    }
+    absl::Status st = renderer::WriteProfileFile(after, a->output, o);
     if (!st.ok()) {
       std::cerr << "flamefleet: " << st.message() << "\n";
       return kExitError;
@@ -208,13 +229,70 @@ int RunRender(RenderArgs* a, bool title_given) {
   });
 }
 
-int RunDiff(RenderArgs* a, bool title_given, bool diff_inclusive,
-            bool normalize) {
+// The options only `diff` has, beyond the rendering ones.
+struct DiffFlags {
+  bool diff_inclusive = false;
+  bool normalize = false;
+  std::string coordinator = "127.0.0.1:7700";
+  size_t top = 10;
+  std::optional<double> fail_above;
+  bool json = false;
+};
+
+// Loads one side of a diff: `batch:ID`, a directory from `flamefleet fetch`, a
+// .masm program, a folded file (or "-"), else a batch id on the coordinator.
+absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg,
+                                       const RenderArgs& a,
+                                       const DiffFlags& flags,
+                                       const FoldedReadOptions& read_options) {
+  auto from_batch = [&](const std::string& id,
+                        bool explicit_batch) -> absl::StatusOr<DiffInput> {
+    BatchClient client(MakeChannel(flags.coordinator));
+    absl::StatusOr<DiffInput> in = LoadBatch(client, id);
+    if (in.ok()) {
+      in->label = arg;
+      return in;
+    }
+    return absl::Status(
+        in.status().code(),
+        absl::StrCat(
+            arg,
+            explicit_batch ? "" : ": no such file or directory; as a batch id",
+            " on ", flags.coordinator, ": ", in.status().message()));
+  };
+  if (absl::StartsWith(arg, "batch:")) return from_batch(arg.substr(6), true);
+  std::error_code ec;
+  if (arg != "-" && std::filesystem::is_directory(arg, ec)) {
+    return LoadOutputDirectory(arg, read_options);
+  }
+  DiffInput in;
+  in.kind = DiffInput::Kind::kProfile;
+  in.label = arg;
+  if (absl::EndsWith(arg, ".masm")) {
+    // A program: run it and diff its profile.
+    absl::StatusOr<Profile> p = ProfileMasmFile(arg, "", a.libs, false);
+    if (!p.ok()) {
+      return absl::Status(p.status().code(),
+                          absl::StrCat(arg, ": ", p.status().message()));
+    }
+    in.aggregate = *std::move(p);
+    return in;
+  }
+  if (arg == "-" || std::filesystem::exists(arg, ec)) {
+    FoldedReader reader(&in.aggregate, nullptr, read_options);
+    FLAMEFLEET_RETURN_IF_ERROR(ReadInput(&reader, arg));
+    ReportStats(reader);
+    return in;
+  }
+  return from_batch(arg, false);
+}
+
+int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
   if (!FinishOptions(a, title_given, "Differential Flame Graph"))
     return kExitError;
   RenderOptions& o = a->options;
-  o.diff_inclusive = diff_inclusive;
-  o.diff_normalize = normalize;
+  o.diff_inclusive = flags.diff_inclusive;
+  o.diff_normalize = flags.normalize;
   if (a->diff_width == "after") {
     o.diff_width = renderer::DiffWidth::kAfter;
   } else if (a->diff_width == "before") {
@@ -225,31 +303,44 @@ int RunDiff(RenderArgs* a, bool title_given, bool diff_inclusive,
     std::cerr << "flamefleet: --diff-width must be after, before or max\n";
     return kExitError;
   }
-  Profile before, after;
+  const profile::OutputFormat format =
+      a->output == "-"
+          ? profile::OutputFormat{profile::ProfileFormat::kSvg, false}
+          : profile::OutputFormatForPath(a->output,
+                                         profile::ProfileFormat::kSvg);
+  if (format.format != profile::ProfileFormat::kSvg &&
+      format.format != profile::ProfileFormat::kFolded) {
+    std::cerr << "flamefleet: diff writes a differential SVG (.svg, .svgz) or "
+                 "two-column "
+                 "folded stacks (.folded, .txt); "
+              << a->output << " asks for "
+              << profile::ProfileFormatName(format.format)
+              << ", which has no differential form\n";
+    return kExitError;
+  }
   FoldedReadOptions read_options;
   read_options.scale = a->scale;
-  FoldedReader before_reader(&before, nullptr, read_options);
-  FoldedReader after_reader(&after, nullptr, read_options);
-  for (auto [reader, path, target] :
-       {std::tuple{&before_reader, a->inputs[0], &before},
-        std::tuple{&after_reader, a->inputs[1], &after}}) {
-    if (absl::EndsWith(path, ".masm")) {
-      // A program: run it and diff its profile.
-      absl::StatusOr<Profile> p = ProfileMasmFile(path, "", a->libs, false);
-      if (!p.ok()) {
-        std::cerr << "flamefleet: " << path << ": " << p.status().message() << "\n";
-        return kExitError;
-      }
-      *target = *std::move(p);
-      continue;
-    }
-    absl::Status st = ReadInput(reader, path);
-    if (!st.ok()) {
-      std::cerr << "flamefleet: " << st.message() << "\n";
+  std::vector<DiffInput> sides;
+  for (const std::string& arg : a->inputs) {
+    absl::StatusOr<DiffInput> side = LoadDiffSide(arg, *a, flags, read_options);
+    if (!side.ok()) {
+      std::cerr << "flamefleet: " << side.status().message() << "\n";
       return kExitError;
     }
-    ReportStats(*reader);
+    sides.push_back(*std::move(side));
   }
+  const SuiteDiff suite = CompareSuites(sides[0], sides[1]);
+  // The tables go to stdout, unless the graph does.
+  std::ostream& table = a->output == "-" ? std::cerr : std::cout;
+  if (flags.json) {
+    table << SuiteDiffJson(suite, flags.top).dump(2) << "\n";
+  } else {
+    PrintSuiteDiff(suite, flags.top, table);
+  }
+  table.flush();
+
+  Profile& before = sides[0].aggregate;
+  Profile& after = sides[1].aggregate;
   if (o.reverse) {
     before = before.Reversed(0);
     after = after.Reversed(0);
@@ -257,9 +348,38 @@ int RunDiff(RenderArgs* a, bool title_given, bool diff_inclusive,
   }
   const profile::ProfileDiff diff =
       profile::ProfileDiff::Compute(before, after);
-  return Emit(*a, [&](std::ostream& out) {
-    return renderer::RenderDiffSvg(diff, o, out);
-  });
+  int code = kExitOk;
+  if (format.format == profile::ProfileFormat::kFolded) {
+    std::ostringstream folded;
+    absl::Status st = profile::WriteFoldedDiff(diff, folded);
+    absl::StatusOr<std::string> bytes = folded.str();
+    if (st.ok() && format.gzip) bytes = profile::GzipCompress(*bytes);
+    if (st.ok()) st = bytes.status();
+    if (st.ok()) st = renderer::WriteBytesToFile(a->output, *bytes);
+    if (!st.ok()) {
+      std::cerr << "flamefleet: " << st.message() << "\n";
+      code = kExitError;
+    }
+  } else {
+    code = Emit(*a, [&](std::ostream& out) {
+      return renderer::RenderDiffSvg(diff, o, out);
+    });
+  }
+  if (code != kExitOk || !flags.fail_above.has_value()) return code;
+  const std::vector<CycleDelta> regressions =
+      JobsAbove(suite, *flags.fail_above);
+  if (regressions.empty()) return kExitOk;
+  std::cerr << "flamefleet: " << regressions.size()
+            << " job(s) grew by more than " << *flags.fail_above << "%:";
+  for (const CycleDelta& job : regressions) {
+    std::cerr << " " << job.name << " ("
+              << (std::isinf(job.percent())
+                      ? std::string("new cycles")
+                      : absl::StrFormat("%+.2f%%", job.percent()))
+              << ")";
+  }
+  std::cerr << "\n";
+  return kExitRegression;
 }
 
 }  // namespace
@@ -280,29 +400,48 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   });
 
   auto diff = std::make_shared<RenderArgs>();
-  auto diff_inclusive = std::make_shared<bool>(false);
-  auto normalize = std::make_shared<bool>(false);
+  auto diff_flags = std::make_shared<DiffFlags>();
   CLI::App* diff_cmd =
       app.add_subcommand("diff",
-                         "render a differential flame graph of two folded "
-                         "inputs (red grew, blue shrank)");
+                         "compare two profiles, output directories or batches: "
+                         "a differential flame graph of "
+                         "the aggregates (red grew, blue shrank), per-job and "
+                         "per-frame cycle deltas, and a "
+                         "regression gate (--fail-above)");
   diff_cmd->add_option("--lib", diff->libs,
                        "library NAMESPACE=DIR for .masm inputs (repeatable)");
-  diff_cmd->add_option("inputs", diff->inputs,
-                       "BEFORE AFTER: folded files, or .masm programs to run and profile")
+  diff_cmd
+      ->add_option("inputs", diff->inputs,
+                   "BEFORE AFTER: each a folded file, a .masm program, a "
+                   "directory written "
+                   "by `flamefleet fetch`, or a batch id (batch:ID forces one)")
       ->required()
       ->expected(2);
   AddCommonOptions(diff_cmd, diff.get());
+  diff_cmd->get_option("--output")
+      ->description(
+          "output file: .svg/.svgz differential graph (default - = stdout) or "
+          ".folded two-column stacks");
   diff_cmd->add_option("--diff-width", diff->diff_width,
                        "frame widths from: max (default; shows new and "
                        "vanished), after, before");
-  diff_cmd->add_flag("--diff-inclusive", *diff_inclusive,
+  diff_cmd->add_flag("--diff-inclusive", diff_flags->diff_inclusive,
                      "colour by inclusive delta");
-  diff_cmd->add_flag("-n,--normalize", *normalize,
+  diff_cmd->add_flag("-n,--normalize", diff_flags->normalize,
                      "scale BEFORE to AFTER's total");
-  diff_cmd->callback([diff, diff_cmd, diff_inclusive, normalize, exit_code] {
-    *exit_code = RunDiff(diff.get(), diff_cmd->count("--title") != 0,
-                         *diff_inclusive, *normalize);
+  diff_cmd
+      ->add_option("--coordinator", diff_flags->coordinator,
+                   "coordinator HOST:PORT for batch-id inputs")
+      ->envname("FLAMEFLEET_COORDINATOR");
+  diff_cmd->add_option("--top", diff_flags->top,
+                       "rows in the jobs and frames tables (default 10)");
+  diff_cmd->add_option(
+      "--fail-above", diff_flags->fail_above,
+      "exit 3 if any job on both sides grew by more than PCT percent");
+  diff_cmd->add_flag("--json", diff_flags->json, "print the tables as JSON");
+  diff_cmd->callback([diff, diff_cmd, diff_flags, exit_code] {
+    *exit_code =
+        RunDiff(diff.get(), diff_cmd->count("--title") != 0, *diff_flags);
   });
 }
 

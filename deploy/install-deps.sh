@@ -11,6 +11,7 @@ PACKAGES=(
   libgoogle-glog-dev
   chromium
   yamllint docker-compose
+  golang-go
 )
 
 missing=()
@@ -52,4 +53,11 @@ fi
 if [[ ! -d "$ROOT/tests/deploy/node_modules/kubernetes-models" ]]; then
   echo "install-deps: npm ci in tests/deploy"
   (cd "$ROOT/tests/deploy" && npm ci --no-audit --no-fund --silent)
+fi
+
+# ajv, the speedscope app (with its file-format schema) and playwright-core for the export
+# tests in tests/cli/speedscope.
+if [[ ! -d "$ROOT/tests/cli/speedscope/node_modules/playwright-core" ]]; then
+  echo "install-deps: npm ci in tests/cli/speedscope"
+  (cd "$ROOT/tests/cli/speedscope" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
 fi

@@ -12,8 +12,10 @@
 #define FLAMEFLEET_PROFILE_DIFF_H_
 
 #include <cstdint>
+#include <ostream>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "profile/profile.h"
 
 namespace flamefleet::profile {
@@ -52,6 +54,15 @@ class ProfileDiff {
   Profile tree_;
   std::vector<uint64_t> before_self_, after_self_, before_incl_, after_incl_;
 };
+
+// Writes `diff` as two-column folded text, the differential input of
+// flamegraph.pl and difffolded.pl's output: one line `stack before after` per
+// call path with self cycles on either side, sorted by stack; frame names
+// sanitised as WriteFolded does, `[unknown]` for cycles on the root and a final
+// `[hidden]` frame for pruned (hidden) cycles, so both columns add up to
+// before_total() and after_total(). FoldedReader reads it back (with a `before`
+// profile). Returns DataLoss if the stream fails.
+absl::Status WriteFoldedDiff(const ProfileDiff& diff, std::ostream& out);
 
 }  // namespace flamefleet::profile
 

@@ -1,0 +1,267 @@
+#include "cli/suite_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+
+namespace flamefleet::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr absl::string_view kFoldedSuffix = ".folded";
+
+// Self cycles of `p` summed by frame name ("[unknown]" for the root, "[hidden]"
+// for pruned).
+std::map<std::string, uint64_t> SelfByName(const profile::Profile& p) {
+  std::map<std::string, uint64_t> out;
+  if (p.num_nodes() == 0) return out;
+  if (p.self(profile::Profile::kRoot) != 0)
+    out["[unknown]"] += p.self(profile::Profile::kRoot);
+  uint64_t hidden = p.hidden(profile::Profile::kRoot).cycles;
+  std::vector<uint64_t> by_frame(p.num_frames(), 0);
+  for (profile::Profile::NodeId n = 1; n < p.num_nodes(); ++n) {
+    by_frame[p.frame(n)] += p.self(n);
+    hidden += p.hidden(n).cycles;
+  }
+  for (size_t f = 0; f < by_frame.size(); ++f) {
+    if (by_frame[f] != 0) {
+      out[std::string(p.frame_name(
+          static_cast<profile::Profile::FrameId>(f)))] += by_frame[f];
+    }
+  }
+  if (hidden != 0) out["[hidden]"] += hidden;
+  return out;
+}
+
+bool GrewMore(const CycleDelta& a, const CycleDelta& b) {
+  if (a.delta() != b.delta()) return a.delta() > b.delta();
+  return a.name < b.name;
+}
+
+std::string Percent(const CycleDelta& d) {
+  const double p = d.percent();
+  if (std::isinf(p)) return "new";
+  return absl::StrFormat("%+.2f%%", p);
+}
+
+std::string Signed(int64_t v) {
+  return v > 0 ? absl::StrCat("+", v) : absl::StrCat(v);
+}
+
+void PrintRows(const std::vector<CycleDelta>& rows, size_t limit,
+               absl::string_view heading, std::ostream& out) {
+  size_t width = heading.size();
+  for (size_t i = 0; i < rows.size() && i < limit; ++i) {
+    width = std::max(width, std::min<size_t>(rows[i].name.size(), 72));
+  }
+  out << absl::StrFormat("  %-*s %14s %14s %14s %9s\n", static_cast<int>(width),
+                         heading, "before", "after", "delta", "percent");
+  for (size_t i = 0; i < rows.size() && i < limit; ++i) {
+    const CycleDelta& d = rows[i];
+    out << absl::StrFormat("  %-*s %14d %14d %14s %9s\n",
+                           static_cast<int>(width), d.name, d.before, d.after,
+                           Signed(d.delta()), Percent(d));
+  }
+}
+
+nlohmann::json RowJson(const CycleDelta& d) {
+  nlohmann::json j = {{"name", d.name},
+                      {"before", d.before},
+                      {"after", d.after},
+                      {"delta", d.delta()}};
+  const double p = d.percent();
+  j["percent"] = std::isinf(p) ? nlohmann::json(nullptr) : nlohmann::json(p);
+  return j;
+}
+
+}  // namespace
+
+double CycleDelta::percent() const {
+  if (before == 0)
+    return after == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return 100.0 * static_cast<double>(delta()) / static_cast<double>(before);
+}
+
+absl::StatusOr<DiffInput> LoadOutputDirectory(
+    const std::string& dir, const profile::FoldedReadOptions& options) {
+  DiffInput in;
+  in.kind = DiffInput::Kind::kDirectory;
+  in.label = dir;
+  const fs::path root(dir);
+  const fs::path jobs_dir = root / "jobs";
+  std::error_code ec;
+  std::vector<fs::path> files;
+  if (fs::is_directory(jobs_dir, ec)) {
+    for (auto it = fs::recursive_directory_iterator(jobs_dir, ec);
+         !ec && it != fs::end(it); it.increment(ec)) {
+      if (it->is_regular_file(ec) &&
+          absl::EndsWith(it->path().string(), kFoldedSuffix)) {
+        files.push_back(it->path());
+      }
+    }
+    if (ec)
+      return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
+  }
+  std::sort(files.begin(), files.end());
+  const bool has_aggregate = fs::is_regular_file(root / "aggregate.folded", ec);
+  if (files.empty() && !has_aggregate) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir,
+        ": not a fetched output directory (no aggregate.folded and no "
+        "jobs/*.folded; `flamefleet fetch ID -o DIR` writes them)"));
+  }
+  for (const fs::path& file : files) {
+    std::string name = file.lexically_relative(jobs_dir).generic_string();
+    name.resize(name.size() - kFoldedSuffix.size());
+    profile::Profile job;
+    profile::FoldedReader reader(&job, nullptr, options);
+    FLAMEFLEET_RETURN_IF_ERROR(reader.ReadFile(file.string()));
+    in.jobs[name] = job.total();
+    if (!has_aggregate) in.aggregate.MergeFrom(job);
+  }
+  if (has_aggregate) {
+    profile::FoldedReader reader(&in.aggregate, nullptr, options);
+    FLAMEFLEET_RETURN_IF_ERROR(
+        reader.ReadFile((root / "aggregate.folded").string()));
+  }
+  return in;
+}
+
+absl::StatusOr<DiffInput> LoadBatch(BatchClient& client,
+                                    const std::string& batch_id) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(v1::Batch batch, client.Get(batch_id));
+  if (batch.state() == v1::BATCH_STATE_RUNNING) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "batch ", batch_id, " is still running (wait with `flamefleet watch ",
+        batch_id, "`)"));
+  }
+  DiffInput in;
+  in.kind = DiffInput::Kind::kBatch;
+  in.label = batch_id;
+  for (const v1::JobStatus& job : batch.jobs()) {
+    if (job.state() == v1::JOB_STATE_SUCCEEDED)
+      in.jobs[job.name()] = job.cycles();
+  }
+  if (batch.jobs_succeeded() > 0) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(in.aggregate,
+                                client.FetchProfile(batch_id, ""));
+  }
+  return in;
+}
+
+SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
+  SuiteDiff d;
+  d.before_total = before.aggregate.total();
+  d.after_total = after.aggregate.total();
+  std::map<std::string, uint64_t> before_jobs = before.jobs;
+  std::map<std::string, uint64_t> after_jobs = after.jobs;
+  if (before.kind == DiffInput::Kind::kProfile ||
+      after.kind == DiffInput::Kind::kProfile) {
+    before_jobs = {{kWholeProfileJob, d.before_total}};
+    after_jobs = {{kWholeProfileJob, d.after_total}};
+  }
+  for (const auto& [name, cycles] : before_jobs) {
+    auto it = after_jobs.find(name);
+    if (it == after_jobs.end()) {
+      d.removed.push_back({name, cycles, 0});
+    } else {
+      d.jobs.push_back({name, cycles, it->second});
+    }
+  }
+  for (const auto& [name, cycles] : after_jobs) {
+    if (!before_jobs.contains(name)) d.added.push_back({name, 0, cycles});
+  }
+  std::sort(d.jobs.begin(), d.jobs.end(), GrewMore);
+
+  std::map<std::string, uint64_t> before_frames = SelfByName(before.aggregate);
+  std::map<std::string, uint64_t> after_frames = SelfByName(after.aggregate);
+  for (const auto& [name, cycles] : before_frames) {
+    auto it = after_frames.find(name);
+    d.frames.push_back(
+        {name, cycles, it == after_frames.end() ? 0 : it->second});
+  }
+  for (const auto& [name, cycles] : after_frames) {
+    if (!before_frames.contains(name)) d.frames.push_back({name, 0, cycles});
+  }
+  std::sort(d.frames.begin(), d.frames.end(), GrewMore);
+  return d;
+}
+
+std::vector<CycleDelta> JobsAbove(const SuiteDiff& diff, double percent) {
+  std::vector<CycleDelta> out;
+  for (const CycleDelta& job : diff.jobs) {
+    if (job.delta() > 0 && job.percent() > percent) out.push_back(job);
+  }
+  return out;
+}
+
+void PrintSuiteDiff(const SuiteDiff& diff, size_t top, std::ostream& out) {
+  std::vector<CycleDelta> grew;
+  size_t shrank = 0;
+  for (const CycleDelta& job : diff.jobs) {
+    if (job.delta() > 0) grew.push_back(job);
+    if (job.delta() < 0) ++shrank;
+  }
+  out << "jobs: " << diff.jobs.size() << " on both sides (" << grew.size()
+      << " grew, " << shrank << " shrank, "
+      << diff.jobs.size() - grew.size() - shrank << " unchanged), "
+      << diff.added.size() << " added, " << diff.removed.size() << " removed\n";
+  if (!grew.empty()) {
+    out << "jobs that grew most (top " << std::min(top, grew.size()) << "):\n";
+    PrintRows(grew, top, "job", out);
+  }
+  if (!diff.added.empty()) {
+    out << "added jobs (only in AFTER; not counted by --fail-above):\n";
+    PrintRows(diff.added, diff.added.size(), "job", out);
+  }
+  if (!diff.removed.empty()) {
+    out << "removed jobs (only in BEFORE):\n";
+    PrintRows(diff.removed, diff.removed.size(), "job", out);
+  }
+  std::vector<CycleDelta> frames;
+  for (const CycleDelta& f : diff.frames) {
+    if (f.delta() > 0) frames.push_back(f);
+  }
+  if (!frames.empty()) {
+    out << "frames whose self cycles grew most (aggregate, by name; top "
+        << std::min(top, frames.size()) << "):\n";
+    PrintRows(frames, top, "frame", out);
+  }
+  out << "total:\n";
+  PrintRows({{"all jobs", diff.before_total, diff.after_total}}, 1, "aggregate",
+            out);
+}
+
+nlohmann::json SuiteDiffJson(const SuiteDiff& diff, size_t top) {
+  const CycleDelta total{"total", diff.before_total, diff.after_total};
+  nlohmann::json j = RowJson(total);
+  j.erase("name");
+  auto rows = [](const std::vector<CycleDelta>& v, size_t limit) {
+    nlohmann::json a = nlohmann::json::array();
+    for (size_t i = 0; i < v.size() && i < limit; ++i)
+      a.push_back(RowJson(v[i]));
+    return a;
+  };
+  j["jobs"] = rows(diff.jobs, diff.jobs.size());
+  j["added"] = rows(diff.added, diff.added.size());
+  j["removed"] = rows(diff.removed, diff.removed.size());
+  std::vector<CycleDelta> frames;
+  for (const CycleDelta& f : diff.frames) {
+    if (f.delta() > 0) frames.push_back(f);
+  }
+  j["frames"] = rows(frames, top);
+  return j;
+}
+
+}  // namespace flamefleet::cli

@@ -1,0 +1,619 @@
+// The CLI's export and diff paths: BatchClient::FetchAll in every format (with
+// and without the coordinator's PROFILE artifacts), suite diffs of fetched
+// directories and batches, and the `flamefleet` binary's `profile -o`, `render
+// -o`, `fetch --format` and `diff` (exit codes, tables, --fail-above) against a
+// fake coordinator on localhost:0. `go tool pprof` reads what `profile -o
+// x.pb.gz` writes (when Go is installed at configure time).
+#include <grpcpp/grpcpp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
+#include "cli/batch_client.h"
+#include "cli/suite_diff.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "pprof/profile.pb.h"
+#include "profile/export.h"
+#include "profile/folded.h"
+#include "profile/profile_proto.h"
+
+namespace flamefleet::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using profile::Profile;
+using Stacks = std::map<std::string, uint64_t>;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+Stacks ParseFolded(const std::string& text) {
+  Stacks out;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const size_t sp = line.rfind(' ');
+    uint64_t n = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(line.substr(sp + 1), &n)) << line;
+    out[std::string(line.substr(0, sp))] += n;
+  }
+  return out;
+}
+
+Profile FromFolded(const std::string& text) {
+  Profile p;
+  profile::FoldedReader reader(&p);
+  EXPECT_TRUE(reader.ReadString(text).ok());
+  return p;
+}
+
+std::string Folded(const Profile& p) {
+  std::ostringstream out;
+  EXPECT_TRUE(profile::WriteFolded(p, out).ok());
+  return out.str();
+}
+
+// Decodes a .pb.gz file into folded stacks (leaf-first samples reversed).
+Stacks PprofStacks(const std::string& gz) {
+  Stacks out;
+  absl::StatusOr<std::string> raw = profile::GzipDecompress(gz);
+  EXPECT_TRUE(raw.ok()) << raw.status();
+  if (!raw.ok()) return out;
+  perftools::profiles::Profile pb;
+  EXPECT_TRUE(pb.ParseFromString(*raw));
+  std::map<uint64_t, std::string> fn;
+  for (const auto& f : pb.function())
+    fn[f.id()] = pb.string_table(static_cast<int>(f.name()));
+  std::map<uint64_t, std::string> loc;
+  for (const auto& l : pb.location()) loc[l.id()] = fn[l.line(0).function_id()];
+  for (const auto& s : pb.sample()) {
+    std::vector<std::string> frames;
+    for (auto it = s.location_id().rbegin(); it != s.location_id().rend();
+         ++it) {
+      frames.push_back(loc[*it]);
+    }
+    out[absl::StrJoin(frames, ";")] += static_cast<uint64_t>(s.value(0));
+  }
+  return out;
+}
+
+// A coordinator with fixed finished batches, serving GetBatch and FetchArtifact
+// only.
+class FakeCoordinator final : public v1::Coordinator::Service {
+ public:
+  struct Batch {
+    v1::BatchState state = v1::BATCH_STATE_SUCCEEDED;
+    std::map<std::string, std::string> jobs;  // name -> folded text
+  };
+
+  // Adds batch `id`; its aggregate is the sum of its jobs.
+  void AddBatch(const std::string& id, Batch batch) {
+    absl::MutexLock lock(&mu_);
+    batches_[id] = std::move(batch);
+  }
+  // Makes FetchArtifact answer NOT_FOUND for PROFILE (an older coordinator).
+  void DropProfileArtifacts() {
+    absl::MutexLock lock(&mu_);
+    serve_profiles_ = false;
+  }
+  int fetches(v1::ArtifactFormat format) {
+    absl::MutexLock lock(&mu_);
+    return fetches_[format];
+  }
+
+  grpc::Status GetBatch(grpc::ServerContext*, const v1::GetBatchRequest* req,
+                        v1::Batch* out) override {
+    absl::MutexLock lock(&mu_);
+    auto it = batches_.find(req->batch_id());
+    if (it == batches_.end())
+      return {grpc::StatusCode::NOT_FOUND, "no such batch"};
+    out->set_batch_id(req->batch_id());
+    out->set_state(it->second.state);
+    uint64_t total = 0;
+    for (const auto& [name, folded] : it->second.jobs) {
+      v1::JobStatus* job = out->add_jobs();
+      job->set_name(name);
+      job->set_state(v1::JOB_STATE_SUCCEEDED);
+      job->set_cycles(FromFolded(folded).total());
+      total += job->cycles();
+    }
+    out->set_jobs_total(static_cast<uint32_t>(it->second.jobs.size()));
+    out->set_jobs_succeeded(static_cast<uint32_t>(it->second.jobs.size()));
+    out->set_aggregate_cycles(total);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status FetchArtifact(
+      grpc::ServerContext*, const v1::FetchArtifactRequest* req,
+      grpc::ServerWriter<v1::ArtifactChunk>* writer) override {
+    Profile p;
+    {
+      absl::MutexLock lock(&mu_);
+      ++fetches_[req->format()];
+      auto it = batches_.find(req->batch_id());
+      if (it == batches_.end())
+        return {grpc::StatusCode::NOT_FOUND, "no such batch"};
+      if (req->format() == v1::ARTIFACT_FORMAT_PROFILE && !serve_profiles_) {
+        return {grpc::StatusCode::NOT_FOUND, "no profile artifact"};
+      }
+      for (const auto& [name, folded] : it->second.jobs) {
+        if (req->job_name().empty() || req->job_name() == name)
+          p.MergeFrom(FromFolded(folded));
+      }
+      if (!req->job_name().empty() &&
+          !it->second.jobs.contains(req->job_name())) {
+        return {grpc::StatusCode::NOT_FOUND, "no such job"};
+      }
+    }
+    v1::ArtifactChunk chunk;
+    switch (req->format()) {
+      case v1::ARTIFACT_FORMAT_PROFILE:
+        chunk.set_data(profile::SerializeProfile(p));
+        break;
+      case v1::ARTIFACT_FORMAT_FOLDED:
+        chunk.set_data(Folded(p));
+        break;
+      default:
+        chunk.set_data(absl::StrCat("<svg>", req->job_name(), "</svg>"));
+        break;
+    }
+    writer->Write(chunk);
+    return grpc::Status::OK;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, Batch> batches_ ABSL_GUARDED_BY(mu_);
+  bool serve_profiles_ ABSL_GUARDED_BY(mu_) = true;
+  std::map<int, int> fetches_ ABSL_GUARDED_BY(mu_);
+};
+
+constexpr char kFast[] = "$exec::$main;ex::fast 100\n$exec::$main 10\n";
+constexpr char kSlow[] =
+    "$exec::$main;ex::slow;std::mem::copy 400\n$exec::$main 20\n";
+constexpr char kSlower[] =
+    "$exec::$main;ex::slow;std::mem::copy 480\n$exec::$main 20\n";
+
+class CliTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(testing::TempDir()) /
+            absl::StrCat(
+                "cli_",
+                testing::UnitTest::GetInstance()->current_test_info()->name(),
+                "_", getpid());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    fake_.AddBatch(
+        "1", {.jobs = {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}}});
+    fake_.AddBatch("2", {.jobs = {{"fast.masm", kFast},
+                                  {"suite/slow.masm", kSlower},
+                                  {"new.masm", kFast}}});
+    fake_.AddBatch("3", {.state = v1::BATCH_STATE_RUNNING,
+                         .jobs = {{"fast.masm", kFast}}});
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port_);
+    builder.RegisterService(&fake_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port_, 0);
+  }
+  void TearDown() override {
+    server_->Shutdown();
+    fs::remove_all(root_);
+  }
+
+  BatchClient Client() {
+    return BatchClient(server_->InProcessChannel(grpc::ChannelArguments()));
+  }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+
+  // Runs the flamefleet binary with `args` (shell words); returns its exit code
+  // and keeps stdout / stderr in out_ / err_.
+  int Run(const std::string& args) {
+    const fs::path out = root_ / "stdout.txt";
+    const fs::path err = root_ / "stderr.txt";
+    const std::string cmd =
+        absl::StrCat("cd '", root_.string(), "' && ", FLAMEFLEET_CLI, " ", args,
+                     " >'", out.string(), "' 2>'", err.string(), "'");
+    const int status = std::system(cmd.c_str());
+    out_ = ReadFile(out);
+    err_ = ReadFile(err);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // Writes a fetched-style directory: jobs/<name>.folded per job and
+  // aggregate.folded.
+  fs::path WriteOutputDir(const std::string& name,
+                          const std::map<std::string, std::string>& jobs) {
+    const fs::path dir = root_ / name;
+    Profile aggregate;
+    for (const auto& [job, folded] : jobs) {
+      WriteFile(dir / "jobs" / (job + ".folded"), folded);
+      aggregate.MergeFrom(FromFolded(folded));
+    }
+    WriteFile(dir / "aggregate.folded", Folded(aggregate));
+    return dir;
+  }
+
+  fs::path root_;
+  FakeCoordinator fake_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string out_, err_;
+};
+
+// --- BatchClient::FetchAll
+// ------------------------------------------------------------------
+
+TEST_F(CliTest, FetchAllDefaultWritesSvgAndFolded) {
+  ASSERT_TRUE(Client().FetchAll("1", (root_ / "out").string()).ok());
+  EXPECT_EQ(ReadFile(root_ / "out/aggregate.svg"), "<svg></svg>");
+  EXPECT_EQ(ParseFolded(ReadFile(root_ / "out/aggregate.folded")),
+            ParseFolded(Folded(FromFolded(absl::StrCat(kFast, kSlow)))));
+  EXPECT_EQ(ReadFile(root_ / "out/jobs/suite/slow.masm.svg"),
+            "<svg>suite/slow.masm</svg>");
+  EXPECT_EQ(ParseFolded(ReadFile(root_ / "out/jobs/suite/slow.masm.folded")),
+            ParseFolded(kSlow));
+  EXPECT_FALSE(fs::exists(root_ / "out/aggregate.pb.gz"));
+}
+
+TEST_F(CliTest, FetchAllPprofWritesOnlyPprofForAggregateAndJobs) {
+  ASSERT_TRUE(Client()
+                  .FetchAll("1", (root_ / "out").string(),
+                            {profile::ProfileFormat::kPprof})
+                  .ok());
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/aggregate.pb.gz")),
+            ParseFolded(absl::StrCat(kFast, kSlow)));
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/fast.masm.pb.gz")),
+            ParseFolded(kFast));
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/suite/slow.masm.pb.gz")),
+            ParseFolded(kSlow));
+  EXPECT_FALSE(fs::exists(root_ / "out/aggregate.svg"));
+  EXPECT_FALSE(fs::exists(root_ / "out/aggregate.folded"));
+  EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_PROFILE), 3);
+  EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_FOLDED), 0);
+}
+
+TEST_F(CliTest, FetchAllConvertsFoldedWhenTheCoordinatorHasNoProfiles) {
+  fake_.DropProfileArtifacts();
+  ASSERT_TRUE(Client()
+                  .FetchAll("1", (root_ / "out").string(),
+                            {profile::ProfileFormat::kSpeedscope,
+                             profile::ProfileFormat::kPprof})
+                  .ok());
+  EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_FOLDED),
+            3);  // one fallback per artifact
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/suite/slow.masm.pb.gz")),
+            ParseFolded(kSlow));
+  const nlohmann::json j = nlohmann::json::parse(
+      ReadFile(root_ / "out/jobs/fast.masm.speedscope.json"));
+  EXPECT_EQ(j["profiles"][0]["endValue"], 110);
+  EXPECT_EQ(j["name"], "fast.masm");
+}
+
+TEST_F(CliTest, FetchProfileReportsUnknownBatch) {
+  EXPECT_TRUE(absl::IsNotFound(Client().FetchProfile("99", "").status()));
+}
+
+// --- suite diffs
+// -----------------------------------------------------------------------------
+
+TEST_F(CliTest, LoadBatchGivesJobTotalsAndAggregate) {
+  BatchClient client = Client();
+  absl::StatusOr<DiffInput> in = LoadBatch(client, "2");
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_EQ(
+      in->jobs,
+      (std::map<std::string, uint64_t>{
+          {"fast.masm", 110}, {"new.masm", 110}, {"suite/slow.masm", 500}}));
+  EXPECT_EQ(in->aggregate.total(), 720u);
+  EXPECT_TRUE(absl::IsFailedPrecondition(LoadBatch(client, "3").status()));
+  EXPECT_TRUE(absl::IsNotFound(LoadBatch(client, "99").status()));
+}
+
+TEST_F(CliTest, FetchedDirectoryAndBatchGiveTheSameDiffInput) {
+  BatchClient client = Client();
+  ASSERT_TRUE(client.FetchAll("2", (root_ / "two").string()).ok());
+  absl::StatusOr<DiffInput> dir =
+      LoadOutputDirectory((root_ / "two").string(), {});
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  absl::StatusOr<DiffInput> batch = LoadBatch(client, "2");
+  ASSERT_TRUE(batch.ok());
+  EXPECT_EQ(dir->jobs, batch->jobs);
+  EXPECT_EQ(Folded(dir->aggregate), Folded(batch->aggregate));
+  const SuiteDiff d = CompareSuites(*dir, *batch);
+  EXPECT_TRUE(JobsAbove(d, 0).empty());
+  EXPECT_TRUE(d.added.empty());
+  EXPECT_TRUE(d.removed.empty());
+}
+
+TEST_F(CliTest, SlowerJobComesFirstAndTripsTheGate) {
+  const fs::path a = WriteOutputDir(
+      "a",
+      {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}, {"gone.masm", kFast}});
+  const fs::path b = WriteOutputDir("b", {{"fast.masm", kFast},
+                                          {"suite/slow.masm", kSlower},
+                                          {"new.masm", kSlower}});
+  absl::StatusOr<DiffInput> before = LoadOutputDirectory(a.string(), {});
+  absl::StatusOr<DiffInput> after = LoadOutputDirectory(b.string(), {});
+  ASSERT_TRUE(before.ok() && after.ok());
+  const SuiteDiff d = CompareSuites(*before, *after);
+  ASSERT_EQ(d.jobs.size(), 2u);
+  EXPECT_EQ(d.jobs[0].name, "suite/slow.masm");
+  EXPECT_EQ(d.jobs[0].before, 420u);
+  EXPECT_EQ(d.jobs[0].after, 500u);
+  EXPECT_NEAR(d.jobs[0].percent(), 100.0 * 80 / 420, 1e-9);
+  ASSERT_EQ(d.added.size(), 1u);
+  EXPECT_EQ(d.added[0].name, "new.masm");
+  ASSERT_EQ(d.removed.size(), 1u);
+  EXPECT_EQ(d.removed[0].name, "gone.masm");
+  ASSERT_FALSE(d.frames.empty());
+  EXPECT_EQ(d.frames[0].name,
+            "std::mem::copy");  // +80 self (+500 from new.masm, -0)
+  EXPECT_EQ(JobsAbove(d, 5).size(), 1u);
+  EXPECT_TRUE(
+      JobsAbove(d, 20).empty());  // 19.05% growth; new.masm never counts
+}
+
+TEST_F(CliTest, TwoProfilesAreOneJob) {
+  DiffInput a, b;
+  a.aggregate = FromFolded(kSlow);
+  b.aggregate = FromFolded(kSlower);
+  const SuiteDiff d = CompareSuites(a, b);
+  ASSERT_EQ(d.jobs.size(), 1u);
+  EXPECT_EQ(d.jobs[0].name, kWholeProfileJob);
+  EXPECT_EQ(d.jobs[0].delta(), 80);
+  EXPECT_TRUE(d.added.empty());
+}
+
+TEST_F(CliTest, LoadOutputDirectoryRejectsOtherDirectories) {
+  fs::create_directories(root_ / "empty");
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      LoadOutputDirectory((root_ / "empty").string(), {}).status()));
+}
+
+// --- the flamefleet binary
+// -------------------------------------------------------------------
+
+TEST_F(CliTest, DiffOfDirectoriesPrintsTheSlowerJobFirstAndExitsThree) {
+  WriteOutputDir("a", {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}});
+  WriteOutputDir("b", {{"fast.masm", kFast}, {"suite/slow.masm", kSlower}});
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above 5"), 3) << err_;
+  EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "d.svg"), "<svg"));
+  EXPECT_TRUE(absl::StrContains(err_, "suite/slow.masm")) << err_;
+  // The first row under the jobs heading is the slower job.
+  const size_t heading = out_.find("jobs that grew most");
+  ASSERT_NE(heading, std::string::npos) << out_;
+  std::vector<std::string> lines = absl::StrSplit(out_.substr(heading), '\n');
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_TRUE(absl::StrContains(lines[2], "suite/slow.masm")) << out_;
+  EXPECT_TRUE(absl::StrContains(lines[2], "+80")) << out_;
+  EXPECT_TRUE(absl::StrContains(lines[2], "+19.05%")) << out_;
+  // Below the threshold: success.
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above 25"), 0) << err_;
+  // JSON.
+  EXPECT_EQ(Run("diff a b -o d.svg --json --top 1"), 0) << err_;
+  const nlohmann::json j = nlohmann::json::parse(out_);
+  EXPECT_EQ(j["jobs"][0]["name"], "suite/slow.masm");
+  EXPECT_EQ(j["jobs"][0]["delta"], 80);
+  EXPECT_EQ(j["delta"], 80);
+  EXPECT_EQ(j["frames"].size(), 1u);
+  EXPECT_EQ(j["frames"][0]["name"], "std::mem::copy");
+}
+
+TEST_F(CliTest, IdenticalDirectoriesPassAtZeroPercent) {
+  WriteOutputDir("a", {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}});
+  WriteOutputDir("b", {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}});
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above 0"), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "0 grew")) << out_;
+}
+
+TEST_F(CliTest, FoldedFileDiffStillWritesTheSvg) {
+  WriteFile(root_ / "a.folded", kSlow);
+  WriteFile(root_ / "b.folded", kSlower);
+  EXPECT_EQ(Run("diff a.folded b.folded -o d.svg --title T"), 0) << err_;
+  const std::string svg = ReadFile(root_ / "d.svg");
+  EXPECT_TRUE(absl::StrContains(svg, "<svg"));
+  EXPECT_TRUE(absl::StrContains(svg, "std::mem::copy"));
+  EXPECT_EQ(Run("diff a.folded b.folded -o d.svg --fail-above 10"), 3);
+  EXPECT_TRUE(absl::StrContains(err_, kWholeProfileJob)) << err_;
+  EXPECT_EQ(Run("diff a.folded a.folded -o d.svgz --fail-above 0"), 0) << err_;
+  EXPECT_EQ(ReadFile(root_ / "d.svgz").substr(0, 2), "\x1f\x8b");
+  // SVG on stdout: the table moves to stderr.
+  EXPECT_EQ(Run("diff a.folded b.folded"), 0) << err_;
+  EXPECT_TRUE(absl::StartsWith(out_, "<?xml") || absl::StartsWith(out_, "<svg"))
+      << out_.substr(0, 80);
+  EXPECT_TRUE(absl::StrContains(err_, "jobs that grew most")) << err_;
+}
+
+TEST_F(CliTest, DiffWritesTwoColumnFoldedAndRejectsExportFormats) {
+  WriteFile(root_ / "a.folded", kSlow);
+  WriteFile(root_ / "b.folded", kSlower);
+  EXPECT_EQ(Run("diff a.folded b.folded -o d.folded"), 0) << err_;
+  EXPECT_EQ(
+      ReadFile(root_ / "d.folded"),
+      "$exec::$main 20 20\n$exec::$main;ex::slow;std::mem::copy 400 480\n");
+  EXPECT_EQ(Run("diff a.folded b.folded -o d.pb.gz"), 1);
+  EXPECT_TRUE(absl::StrContains(err_, "no differential form")) << err_;
+  EXPECT_FALSE(fs::exists(root_ / "d.pb.gz"));
+  EXPECT_EQ(Run("diff a.folded b.folded -o d.speedscope.json"), 1);
+}
+
+TEST_F(CliTest, DiffOfBatchIdsThroughTheCoordinator) {
+  const std::string coord = absl::StrCat(" --coordinator ", address());
+  EXPECT_EQ(Run(absl::StrCat("diff 1 2 -o d.svg --fail-above 5", coord)), 3)
+      << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "added jobs")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "new.masm")) << out_;
+  EXPECT_EQ(Run(absl::StrCat("diff 1 batch:1 -o d.svg --fail-above 0", coord)),
+            0)
+      << err_;
+  // A fetched directory against its own batch.
+  ASSERT_EQ(Run(absl::StrCat("fetch 2 -o two", coord)), 0) << err_;
+  EXPECT_EQ(Run(absl::StrCat("diff two 2 -o d.svg --fail-above 0", coord)), 0)
+      << err_;
+  // Unknown id, running batch.
+  EXPECT_EQ(Run(absl::StrCat("diff 1 99 -o d.svg", coord)), 1);
+  EXPECT_TRUE(absl::StrContains(err_, "no such file or directory")) << err_;
+  EXPECT_EQ(Run(absl::StrCat("diff 1 batch:3 -o d.svg", coord)), 1);
+  EXPECT_TRUE(absl::StrContains(err_, "still running")) << err_;
+}
+
+TEST_F(CliTest, FetchFormatWritesThatFormatOnly) {
+  const std::string coord = absl::StrCat(" --coordinator ", address());
+  ASSERT_EQ(Run(absl::StrCat("fetch 1 -o p --format pprof", coord)), 0) << err_;
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "p/aggregate.pb.gz")),
+            ParseFolded(absl::StrCat(kFast, kSlow)));
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "p/jobs/suite/slow.masm.pb.gz")),
+            ParseFolded(kSlow));
+  EXPECT_FALSE(fs::exists(root_ / "p/aggregate.svg"));
+  ASSERT_EQ(Run(absl::StrCat("fetch 1 -o s --format speedscope", coord)), 0)
+      << err_;
+  EXPECT_EQ(
+      nlohmann::json::parse(ReadFile(
+          root_ / "s/aggregate.speedscope.json"))["profiles"][0]["endValue"],
+      530);
+  ASSERT_EQ(Run(absl::StrCat("fetch 1 -o f --format folded", coord)), 0)
+      << err_;
+  EXPECT_TRUE(fs::exists(root_ / "f/jobs/fast.masm.folded"));
+  EXPECT_FALSE(fs::exists(root_ / "f/jobs/fast.masm.svg"));
+  EXPECT_EQ(Run(absl::StrCat("fetch 1 -o x --format png", coord)), 2);
+}
+
+TEST_F(CliTest, ProfileWritesEveryFormatByName) {
+  const std::string program = absl::StrCat(FLAMEFLEET_EXAMPLES, "/primes.masm");
+  ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.folded")), 0) << err_;
+  const Stacks folded = ParseFolded(ReadFile(root_ / "p.folded"));
+  uint64_t total = 0;
+  for (const auto& [stack, n] : folded) total += n;
+  ASSERT_GT(total, 0u);
+  ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.pb.gz")), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "pprof")) << err_;
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "p.pb.gz")), folded);
+  ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.speedscope.json")), 0)
+      << err_;
+  const nlohmann::json j =
+      nlohmann::json::parse(ReadFile(root_ / "p.speedscope.json"));
+  EXPECT_EQ(j["profiles"][0]["endValue"].get<uint64_t>(), total);
+  ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.svgz")), 0) << err_;
+  EXPECT_TRUE(
+      absl::StrContains(*profile::GzipDecompress(ReadFile(root_ / "p.svgz")),
+                        "Miden VM Flame Graph"));
+}
+
+TEST_F(CliTest, RenderExportsFoldedInputByName) {
+  WriteFile(root_ / "in.folded", absl::StrCat(kFast, kSlow));
+  ASSERT_EQ(Run("render in.folded -o r.pb.gz"), 0) << err_;
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "r.pb.gz")),
+            ParseFolded(absl::StrCat(kFast, kSlow)));
+  ASSERT_EQ(Run("render in.folded -o r.speedscope.json --title Mine"), 0)
+      << err_;
+  EXPECT_EQ(
+      nlohmann::json::parse(ReadFile(root_ / "r.speedscope.json"))["name"],
+      "Mine");
+  ASSERT_EQ(Run("render in.folded -o r.svg"), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "r.svg"), "<svg"));
+  ASSERT_EQ(Run("render in.folded -o r.html"), 0)
+      << err_;  // unclaimed name: SVG as before
+  EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "r.html"), "<svg"));
+}
+
+#ifdef FLAMEFLEET_GO
+// `go tool pprof -traces` prints every sample leaf first between separator
+// lines:
+//   -----------+-------------------------------------------------------
+//         400   std::mem::copy
+//               ex::slow
+//               $exec::$main
+Stacks GoTraces(const std::string& text, std::string* type) {
+  Stacks out;
+  std::vector<std::string> frames;
+  uint64_t value = 0;
+  auto flush = [&] {
+    if (frames.empty()) return;
+    std::reverse(frames.begin(), frames.end());
+    out[absl::StrJoin(frames, ";")] += value;
+    frames.clear();
+  };
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (absl::StartsWith(line, "Type: ")) *type = std::string(line.substr(6));
+    if (absl::StartsWith(line, "-----------+")) {
+      flush();
+      continue;
+    }
+    if (line.size() < 14 || line[11] != ' ') continue;
+    const absl::string_view count =
+        absl::StripAsciiWhitespace(line.substr(0, 11));
+    const absl::string_view name = absl::StripAsciiWhitespace(line.substr(11));
+    if (name.empty()) continue;
+    if (!count.empty()) {
+      flush();
+      if (!absl::SimpleAtoi(count, &value)) continue;
+    }
+    frames.emplace_back(name);
+  }
+  flush();
+  return out;
+}
+
+TEST_F(CliTest, GoToolPprofReadsTheProfileExactly) {
+  const std::string program = absl::StrCat(FLAMEFLEET_EXAMPLES, "/primes.masm");
+  ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.folded")), 0) << err_;
+  ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.pb.gz")), 0) << err_;
+  const Stacks folded = ParseFolded(ReadFile(root_ / "p.folded"));
+  // Go needs a writable home and build cache; keep them inside the test's
+  // directory.
+  const std::string env =
+      absl::StrCat("HOME='", root_.string(), "' GOCACHE='", root_.string(),
+                   "/gocache' GOFLAGS= GOPATH='", root_.string(),
+                   "/gopath' PPROF_TMPDIR='", root_.string(), "' ");
+  const std::string cmd =
+      absl::StrCat("cd '", root_.string(), "' && ", env, FLAMEFLEET_GO,
+                   " tool pprof -traces p.pb.gz > traces.txt 2> go_err.txt");
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << ReadFile(root_ / "go_err.txt");
+  std::string type;
+  const Stacks traces = GoTraces(ReadFile(root_ / "traces.txt"), &type);
+  EXPECT_EQ(type, "cycles");
+  EXPECT_EQ(traces, folded);
+  // -top: the total line names every cycle.
+  uint64_t total = 0;
+  for (const auto& [stack, n] : folded) total += n;
+  const std::string top_cmd =
+      absl::StrCat("cd '", root_.string(), "' && ", env, FLAMEFLEET_GO,
+                   " tool pprof -top p.pb.gz > top.txt 2>&1");
+  ASSERT_EQ(std::system(top_cmd.c_str()), 0) << ReadFile(root_ / "top.txt");
+  EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "top.txt"),
+                                absl::StrCat(" of ", total, " total")))
+      << ReadFile(root_ / "top.txt");
+}
+#endif
+
+}  // namespace
+}  // namespace flamefleet::cli

@@ -1,0 +1,199 @@
+// Exports and batch diffs through a real fleet: flamefleet-renderer,
+// flamefleet-coordinator and one flamefleet-worker as child processes on
+// loopback (OS-chosen ports), driven by the `flamefleet` binary: `fetch
+// --format pprof|speedscope` and `diff BATCH BATCH --fail-above`.
+#include "profile/export.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/time.h"
+#include "common/subprocess.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "pprof/profile.pb.h"
+
+namespace flamefleet {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// A program that loops `iterations` times through two nested procedures.
+std::string Program(int iterations) {
+  return absl::StrCat(R"(
+proc.mix
+  dup.0 u32shl.3 u32xor u32wrapping_add.7
+end
+proc.step
+  exec.mix
+  u32and.65535
+end
+begin
+  push.1 push.)",
+                      iterations, R"(
+  dup.0 neq.0
+  while.true
+    swap exec.step swap sub.1 dup.0 neq.0
+  end
+  drop drop
+end
+)");
+}
+
+class ExportFleetTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    root_ =
+        fs::path(testing::TempDir()) / absl::StrCat("export_fleet_", getpid());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "state");
+    renderer_ = Start({FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
+    absl::StatusOr<int> rport =
+        renderer_->WaitForListeningPort(absl::Seconds(60));
+    ASSERT_TRUE(rport.ok()) << rport.status();
+    coordinator_ = Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0",
+                          "--state-dir", (root_ / "state").string(),
+                          "--renderer", absl::StrCat("127.0.0.1:", *rport)});
+    absl::StatusOr<int> cport =
+        coordinator_->WaitForListeningPort(absl::Seconds(60));
+    ASSERT_TRUE(cport.ok()) << cport.status();
+    address_ = absl::StrCat("127.0.0.1:", *cport);
+    worker_ =
+        Start({FLAMEFLEET_WORKER, "--coordinator", address_, "--slots", "1"});
+  }
+  void TearDown() override {
+    for (auto* p : {&worker_, &coordinator_, &renderer_}) {
+      if (*p != nullptr) (*p)->Stop(absl::Seconds(10));
+    }
+    fs::remove_all(root_);
+  }
+
+  static std::unique_ptr<Subprocess> Start(
+      const std::vector<std::string>& argv) {
+    auto p = Subprocess::Start(argv);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? std::move(*p) : nullptr;
+  }
+
+  // Runs `flamefleet ARGS --coordinator ADDR` in root_; returns the exit code.
+  int Cli(const std::string& args) {
+    const std::string cmd =
+        absl::StrCat("cd '", root_.string(), "' && ", FLAMEFLEET_CLI, " ", args,
+                     " --coordinator ", address_, " > out.txt 2> err.txt");
+    const int status = std::system(cmd.c_str());
+    out_ = ReadFile(root_ / "out.txt");
+    err_ = ReadFile(root_ / "err.txt");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // Submits the programs under `dir` and waits for the batch; returns its id.
+  std::string SubmitAndWait(const fs::path& dir) {
+    EXPECT_EQ(Cli(absl::StrCat("submit ", dir.string())), 0) << err_;
+    const std::string id(absl::StripAsciiWhitespace(out_));
+    EXPECT_EQ(Cli(absl::StrCat("watch ", id)), 0) << err_;
+    return id;
+  }
+
+  fs::path root_;
+  std::unique_ptr<Subprocess> renderer_, coordinator_, worker_;
+  std::string address_;
+  std::string out_, err_;
+};
+
+TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
+  WriteFile(root_ / "v1/a.masm", Program(50));
+  WriteFile(root_ / "v1/b.masm", Program(200));
+  WriteFile(root_ / "v2/a.masm", Program(50));
+  WriteFile(root_ / "v2/b.masm", Program(300));  // ~50% slower
+  WriteFile(root_ / "v2/c.masm", Program(10));   // new job: never a regression
+  const std::string before = SubmitAndWait(root_ / "v1");
+  const std::string after = SubmitAndWait(root_ / "v2");
+  ASSERT_FALSE(HasFailure());
+
+  // fetch --format pprof: aggregate + jobs, totals as the folded artifacts say.
+  ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o folded")), 0) << err_;
+  ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o pprof --format pprof")), 0)
+      << err_;
+  ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o ss --format speedscope")), 0)
+      << err_;
+  for (const std::string name :
+       {"aggregate", "jobs/a.masm", "jobs/b.masm", "jobs/c.masm"}) {
+    uint64_t folded_total = 0;
+    for (absl::string_view line :
+         absl::StrSplit(ReadFile(root_ / "folded" / (name + ".folded")), '\n',
+                        absl::SkipEmpty())) {
+      uint64_t n = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &n));
+      folded_total += n;
+    }
+    EXPECT_GT(folded_total, 0u) << name;
+    absl::StatusOr<std::string> raw =
+        profile::GzipDecompress(ReadFile(root_ / "pprof" / (name + ".pb.gz")));
+    ASSERT_TRUE(raw.ok()) << name << ": " << raw.status();
+    perftools::profiles::Profile pb;
+    ASSERT_TRUE(pb.ParseFromString(*raw)) << name;
+    int64_t sum = 0;
+    for (const auto& s : pb.sample()) sum += s.value(0);
+    EXPECT_EQ(static_cast<uint64_t>(sum), folded_total) << name;
+    const nlohmann::json j = nlohmann::json::parse(
+        ReadFile(root_ / "ss" / (name + ".speedscope.json")));
+    EXPECT_EQ(j["profiles"][0]["endValue"].get<uint64_t>(), folded_total)
+        << name;
+    EXPECT_FALSE(fs::exists(root_ / "pprof" / (name + ".svg"))) << name;
+  }
+
+  // diff of two batches: b grew ~50%, c is new.
+  EXPECT_EQ(Cli(absl::StrCat("diff ", before, " ", after,
+                             " -o d.svg --fail-above 5")),
+            3)
+      << err_;
+  const size_t heading = out_.find("jobs that grew most");
+  ASSERT_NE(heading, std::string::npos) << out_;
+  std::vector<std::string> lines = absl::StrSplit(out_.substr(heading), '\n');
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_TRUE(absl::StrContains(lines[2], "b.masm")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "c.masm")) << out_;  // listed as added
+  EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "d.svg"), "<svg"));
+  EXPECT_EQ(Cli(absl::StrCat("diff ", before, " ", after,
+                             " -o d.svg --fail-above 80")),
+            0)
+      << err_;
+  // Identical: the batch against itself, and against its fetched directory.
+  EXPECT_EQ(Cli(absl::StrCat("diff ", after, " batch:", after,
+                             " -o d.svg --fail-above 0")),
+            0)
+      << err_;
+  EXPECT_EQ(
+      Cli(absl::StrCat("diff folded ", after, " -o d.svg --fail-above 0")), 0)
+      << err_;
+}
+
+}  // namespace
+}  // namespace flamefleet
