@@ -21,6 +21,8 @@
 #include "common/subprocess.h"
 #include "nlohmann/json.hpp"
 #include "profile/export.h"
+#include "profile/profile_proto.h"
+#include "renderer/profile_file.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -480,6 +482,65 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     absl::Status st =
         BatchClient(MakeChannel(*coordinator)).FetchAll(*id, *fetch_out, formats);
     *exit_code = st.ok() ? kExitOk : Fail(st);
+  });
+
+  struct AggregateFlags {
+    std::vector<std::string> labels;
+    std::string since;
+    std::string title;
+    std::string output;
+  };
+  auto agg = std::make_shared<AggregateFlags>();
+  CLI::App* agg_cmd = app.add_subcommand(
+      "aggregate",
+      "Merge the job profiles of every ended batch that matches (e.g. last night's suite) "
+      "into one profile; the output name picks the format (.svg, .svgz, .pb.gz, "
+      ".speedscope.json, else folded)");
+  agg_cmd->add_option("--label", agg->labels, "only batches with KEY=VALUE (repeatable)");
+  agg_cmd->add_option("--since", agg->since,
+                      "only batches created in the last DURATION (e.g. 24h; default: all)");
+  agg_cmd->add_option("--title", agg->title, "title of the flamegraph");
+  agg_cmd->add_option("-o,--output", agg->output, "output file")->required();
+  add_coordinator(agg_cmd);
+  agg_cmd->callback([=] {
+    v1::AggregateRequest req;
+    absl::Status labels = ParseLabels(agg->labels, req.mutable_labels());
+    absl::StatusOr<int64_t> since = ParseSince(agg->since);
+    if (!labels.ok() || !since.ok()) {
+      *exit_code = Fail(labels.ok() ? since.status() : labels);
+      return;
+    }
+    req.set_since_unix_ms(*since);
+    req.set_title(agg->title);
+    // A plain SVG is drawn by the fleet's renderer; every other format is converted here
+    // from the merged profile.
+    const profile::OutputFormat format = profile::OutputFormatForPath(agg->output);
+    const bool server_svg = format.format == profile::ProfileFormat::kSvg && !format.gzip;
+    req.set_format(server_svg ? v1::ARTIFACT_FORMAT_SVG : v1::ARTIFACT_FORMAT_PROFILE);
+    absl::StatusOr<BatchClient::Aggregated> result =
+        BatchClient(MakeChannel(*coordinator)).Aggregate(req);
+    absl::Status st = result.status();
+    if (st.ok() && server_svg) {
+      st = renderer::WriteBytesToFile(agg->output, result->data);
+    } else if (st.ok()) {
+      absl::StatusOr<profile::Profile> merged = profile::ParseProfile(result->data);
+      st = merged.status();
+      if (st.ok()) {
+        renderer::RenderOptions options;
+        options.title = agg->title.empty() ? "flamefleet aggregate" : agg->title;
+        options.count_name = "cycles";
+        st = renderer::WriteProfileFile(*merged, agg->output, options);
+      }
+    }
+    if (!st.ok()) {
+      *exit_code = Fail(st);
+      return;
+    }
+    std::cerr << "merged " << result->header.batch_ids_size() << " batches ("
+              << absl::StrJoin(result->header.batch_ids(), " ") << "), "
+              << result->header.jobs() << " jobs, " << result->header.cycles()
+              << " cycles -> " << agg->output << "\n";
+    *exit_code = kExitOk;
   });
 
   auto run = std::make_shared<RunFlags>();
