@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "cli/batch_client.h"
 #include "common/channel.h"
+#include "common/security.h"
 #include "common/subprocess.h"
 #include "nlohmann/json.hpp"
 
@@ -307,9 +308,28 @@ int RunLocal(const RunFlags& flags) {
 
 void AddClientCommands(CLI::App& app, int* exit_code) {
   auto coordinator = std::make_shared<std::string>("127.0.0.1:7700");
-  auto add_coordinator = [coordinator](CLI::App* cmd) {
+  auto security = std::make_shared<SecurityOptions>();
+  auto add_coordinator = [coordinator, security](CLI::App* cmd) {
     cmd->add_option("--coordinator", *coordinator, "coordinator address HOST:PORT")
         ->envname("FLAMEFLEET_COORDINATOR");
+    cmd->add_option("--tls-ca", security->tls_ca_file,
+                    "CA bundle (PEM) to verify the coordinator; enables TLS")
+        ->envname("FLAMEFLEET_TLS_CA");
+    cmd->add_option("--tls-cert", security->tls_cert_file,
+                    "client certificate (PEM) for mutual TLS; enables TLS (system roots "
+                    "without --tls-ca)")
+        ->envname("FLAMEFLEET_TLS_CERT");
+    cmd->add_option("--tls-key", security->tls_key_file, "private key (PEM) of --tls-cert")
+        ->envname("FLAMEFLEET_TLS_KEY");
+    cmd->add_option("--auth-token-file", security->auth_token_file,
+                    "file holding the fleet's bearer token")
+        ->envname("FLAMEFLEET_AUTH_TOKEN_FILE");
+  };
+  // The channel to the coordinator, with the security flags loaded (their files are read here).
+  auto connect = [coordinator, security]() -> absl::StatusOr<std::shared_ptr<grpc::Channel>> {
+    absl::StatusOr<Security> loaded = LoadSecurity(*security);
+    if (!loaded.ok()) return loaded.status();
+    return MakeChannel(*coordinator, *loaded);
   };
 
   auto submit = std::make_shared<SubmitFlags>();
@@ -322,7 +342,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
       *exit_code = Fail(req.status());
       return;
     }
-    auto id = BatchClient(MakeChannel(*coordinator)).Submit(*req);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    auto id = BatchClient(*channel).Submit(*req);
     if (!id.ok()) {
       *exit_code = Fail(id.status());
       return;
@@ -338,7 +363,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   status_cmd->add_flag("--json", *json, "machine-readable output");
   add_coordinator(status_cmd);
   status_cmd->callback([=] {
-    auto b = BatchClient(MakeChannel(*coordinator)).Get(*id);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    auto b = BatchClient(*channel).Get(*id);
     if (!b.ok()) {
       *exit_code = Fail(b.status());
       return;
@@ -386,7 +416,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
       }
       req.set_state(*st);
     }
-    auto batches = BatchClient(MakeChannel(*coordinator)).List(req);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    auto batches = BatchClient(*channel).List(req);
     if (!batches.ok()) {
       *exit_code = Fail(batches.status());
       return;
@@ -409,7 +444,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   watch_cmd->add_option("batch_id", *id, "batch id")->required();
   add_coordinator(watch_cmd);
   watch_cmd->callback([=] {
-    BatchClient client(MakeChannel(*coordinator));
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    BatchClient client(*channel);
     auto b = WatchWithProgress(client, *id);
     if (!b.ok()) {
       *exit_code = Fail(b.status());
@@ -423,7 +463,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   cancel_cmd->add_option("batch_id", *id, "batch id")->required();
   add_coordinator(cancel_cmd);
   cancel_cmd->callback([=] {
-    auto b = BatchClient(MakeChannel(*coordinator)).Cancel(*id);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    auto b = BatchClient(*channel).Cancel(*id);
     if (!b.ok()) {
       *exit_code = Fail(b.status());
       return;
@@ -439,7 +484,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   fetch_cmd->add_option("-o,--output", *fetch_out, "output directory");
   add_coordinator(fetch_cmd);
   fetch_cmd->callback([=] {
-    absl::Status st = BatchClient(MakeChannel(*coordinator)).FetchAll(*id, *fetch_out);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    absl::Status st = BatchClient(*channel).FetchAll(*id, *fetch_out);
     *exit_code = st.ok() ? kExitOk : Fail(st);
   });
 

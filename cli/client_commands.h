@@ -1,7 +1,9 @@
 // The fleet subcommands of the `flamefleet` CLI: `submit`, `status`, `list`, `watch`,
-// `cancel`, `fetch` (all with --coordinator ADDR) and `run` (starts an embedded local fleet —
-// coordinator, renderer and one worker per core as child processes on loopback — runs the
-// batch, fetches the results and stops everything).
+// `cancel`, `fetch` (all with --coordinator ADDR and the client security flags --tls-ca,
+// --tls-cert, --tls-key, --auth-token-file, each also read from FLAMEFLEET_COORDINATOR,
+// FLAMEFLEET_TLS_CA, ...; see common/security.h) and `run` (starts an embedded local fleet —
+// coordinator, renderer and one worker per core as child processes on loopback, plaintext and
+// without a token — runs the batch, fetches the results and stops everything).
 //
 //   AddClientCommands(app, &exit_code);
 #ifndef FLAMEFLEET_CLI_CLIENT_COMMANDS_H_
