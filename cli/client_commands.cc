@@ -18,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "cli/batch_client.h"
 #include "common/channel.h"
+#include "common/security.h"
 #include "common/subprocess.h"
 #include "nlohmann/json.hpp"
 #include "profile/export.h"
@@ -338,12 +339,35 @@ int RunLocal(const RunFlags& flags) {
 
 }  // namespace
 
+void AddCoordinatorFlags(CLI::App* cmd, CoordinatorFlags* flags) {
+  cmd->add_option("--coordinator", flags->address, "coordinator address HOST:PORT")
+      ->envname("FLAMEFLEET_COORDINATOR");
+  cmd->add_option("--tls-ca", flags->security.tls_ca_file,
+                  "CA bundle (PEM) to verify the coordinator; enables TLS")
+      ->envname("FLAMEFLEET_TLS_CA");
+  cmd->add_option("--tls-cert", flags->security.tls_cert_file,
+                  "client certificate (PEM) for mutual TLS; enables TLS (system roots "
+                  "without --tls-ca)")
+      ->envname("FLAMEFLEET_TLS_CERT");
+  cmd->add_option("--tls-key", flags->security.tls_key_file, "private key (PEM) of --tls-cert")
+      ->envname("FLAMEFLEET_TLS_KEY");
+  cmd->add_option("--auth-token-file", flags->security.auth_token_file,
+                  "file holding the fleet's bearer token")
+      ->envname("FLAMEFLEET_AUTH_TOKEN_FILE");
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectToCoordinator(
+    const CoordinatorFlags& flags) {
+  absl::StatusOr<Security> loaded = LoadSecurity(flags.security);
+  if (!loaded.ok()) return loaded.status();
+  return MakeChannel(flags.address, *loaded);
+}
+
 void AddClientCommands(CLI::App& app, int* exit_code) {
-  auto coordinator = std::make_shared<std::string>("127.0.0.1:7700");
-  auto add_coordinator = [coordinator](CLI::App* cmd) {
-    cmd->add_option("--coordinator", *coordinator, "coordinator address HOST:PORT")
-        ->envname("FLAMEFLEET_COORDINATOR");
-  };
+  auto target = std::make_shared<CoordinatorFlags>();
+  auto add_coordinator = [target](CLI::App* cmd) { AddCoordinatorFlags(cmd, target.get()); };
+  // The channel to the coordinator, with the security flags loaded (their files are read here).
+  auto connect = [target] { return ConnectToCoordinator(*target); };
 
   auto submit = std::make_shared<SubmitFlags>();
   CLI::App* submit_cmd = app.add_subcommand("submit", "Submit a batch; prints its id");
@@ -355,7 +379,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
       *exit_code = Fail(req.status());
       return;
     }
-    auto id = BatchClient(MakeChannel(*coordinator)).Submit(*req);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    auto id = BatchClient(*channel).Submit(*req);
     if (!id.ok()) {
       *exit_code = Fail(id.status());
       return;
@@ -371,7 +400,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   status_cmd->add_flag("--json", *json, "machine-readable output");
   add_coordinator(status_cmd);
   status_cmd->callback([=] {
-    auto b = BatchClient(MakeChannel(*coordinator)).Get(*id);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    auto b = BatchClient(*channel).Get(*id);
     if (!b.ok()) {
       *exit_code = Fail(b.status());
       return;
@@ -410,7 +444,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
       }
       req.set_state(*st);
     }
-    auto batches = BatchClient(MakeChannel(*coordinator)).List(req);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    auto batches = BatchClient(*channel).List(req);
     if (!batches.ok()) {
       *exit_code = Fail(batches.status());
       return;
@@ -433,7 +472,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   watch_cmd->add_option("batch_id", *id, "batch id")->required();
   add_coordinator(watch_cmd);
   watch_cmd->callback([=] {
-    BatchClient client(MakeChannel(*coordinator));
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    BatchClient client(*channel);
     auto b = WatchWithProgress(client, *id);
     if (!b.ok()) {
       *exit_code = Fail(b.status());
@@ -447,7 +491,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   cancel_cmd->add_option("batch_id", *id, "batch id")->required();
   add_coordinator(cancel_cmd);
   cancel_cmd->callback([=] {
-    auto b = BatchClient(MakeChannel(*coordinator)).Cancel(*id);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    auto b = BatchClient(*channel).Cancel(*id);
     if (!b.ok()) {
       *exit_code = Fail(b.status());
       return;
@@ -479,8 +528,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
       }
       formats.push_back(*f);
     }
-    absl::Status st =
-        BatchClient(MakeChannel(*coordinator)).FetchAll(*id, *fetch_out, formats);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    absl::Status st = BatchClient(*channel).FetchAll(*id, *fetch_out, formats);
     *exit_code = st.ok() ? kExitOk : Fail(st);
   });
 
@@ -517,8 +570,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     const profile::OutputFormat format = profile::OutputFormatForPath(agg->output);
     const bool server_svg = format.format == profile::ProfileFormat::kSvg && !format.gzip;
     req.set_format(server_svg ? v1::ARTIFACT_FORMAT_SVG : v1::ARTIFACT_FORMAT_PROFILE);
-    absl::StatusOr<BatchClient::Aggregated> result =
-        BatchClient(MakeChannel(*coordinator)).Aggregate(req);
+    auto channel = connect();
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    absl::StatusOr<BatchClient::Aggregated> result = BatchClient(*channel).Aggregate(req);
     absl::Status st = result.status();
     if (st.ok() && server_svg) {
       st = renderer::WriteBytesToFile(agg->output, result->data);

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/batch_client.h"
+#include "cli/client_commands.h"
 #include "cli/profile_commands.h"
 #include "cli/suite_diff.h"
 #include "common/channel.h"
@@ -233,7 +234,7 @@ int RunRender(RenderArgs* a, bool title_given) {
 struct DiffFlags {
   bool diff_inclusive = false;
   bool normalize = false;
-  std::string coordinator = "127.0.0.1:7700";
+  CoordinatorFlags coordinator;  // for batch-id inputs
   size_t top = 10;
   std::optional<double> fail_above;
   bool json = false;
@@ -247,7 +248,10 @@ absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg,
                                        const FoldedReadOptions& read_options) {
   auto from_batch = [&](const std::string& id,
                         bool explicit_batch) -> absl::StatusOr<DiffInput> {
-    BatchClient client(MakeChannel(flags.coordinator));
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        ConnectToCoordinator(flags.coordinator);
+    if (!channel.ok()) return channel.status();
+    BatchClient client(*channel);
     absl::StatusOr<DiffInput> in = LoadBatch(client, id);
     if (in.ok()) {
       in->label = arg;
@@ -258,7 +262,7 @@ absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg,
         absl::StrCat(
             arg,
             explicit_batch ? "" : ": no such file or directory; as a batch id",
-            " on ", flags.coordinator, ": ", in.status().message()));
+            " on ", flags.coordinator.address, ": ", in.status().message()));
   };
   if (absl::StartsWith(arg, "batch:")) return from_batch(arg.substr(6), true);
   std::error_code ec;
@@ -429,10 +433,7 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
                      "colour by inclusive delta");
   diff_cmd->add_flag("-n,--normalize", diff_flags->normalize,
                      "scale BEFORE to AFTER's total");
-  diff_cmd
-      ->add_option("--coordinator", diff_flags->coordinator,
-                   "coordinator HOST:PORT for batch-id inputs")
-      ->envname("FLAMEFLEET_COORDINATOR");
+  AddCoordinatorFlags(diff_cmd, &diff_flags->coordinator);  // for batch-id inputs
   diff_cmd->add_option("--top", diff_flags->top,
                        "rows in the jobs and frames tables (default 10)");
   diff_cmd->add_option(

@@ -6,8 +6,8 @@
 
 namespace flamefleet {
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, int max_message_bytes,
-                                           const std::string& lb_policy) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, const Security& security,
+                                           int max_message_bytes, const std::string& lb_policy) {
   grpc::ChannelArguments args;
   if (!lb_policy.empty()) args.SetLoadBalancingPolicyName(lb_policy);
   args.SetMaxReceiveMessageSize(max_message_bytes);
@@ -16,7 +16,12 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, int max_me
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  return grpc::experimental::CreateCustomChannelWithInterceptors(
+      target, MakeChannelCredentials(security), args, MakeTokenInterceptors(security.token));
+}
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target, int max_message_bytes) {
+  return MakeChannel(target, Security{}, max_message_bytes);
 }
 
 }  // namespace flamefleet

@@ -40,13 +40,44 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& con
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::string& listen) {
+  grpc::EnableDefaultHealthCheckService(true);
+  // The reflection plugin is process-wide (GrpcServer::Start registers it too). It gives this
+  // server the synchronous service that gRPC needs before it polls; the credentials refuse
+  // reflection, like everything but Health, before it runs.
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(listen, MakeHealthOnlyServerCredentials(), &port);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", listen, " (health)"));
+  }
+  server->GetHealthCheckService()->SetServingStatus(true);
+  return std::unique_ptr<HealthServer>(new HealthServer(std::move(server), port));
+}
+
+HealthServer::~HealthServer() { Shutdown(); }
+
+void HealthServer::SetServing(bool serving) {
+  if (server_ != nullptr) server_->GetHealthCheckService()->SetServingStatus(serving);
+}
+
+void HealthServer::Shutdown() {
+  if (server_ == nullptr) return;
+  server_->GetHealthCheckService()->SetServingStatus(false);
+  server_->Shutdown(absl::ToChronoTime(absl::Now()));
+  server_->Wait();
+  server_.reset();
+}
+
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     const ServerOptions& options, const std::vector<grpc::Service*>& services) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(options.listen, MakeServerCredentials(options.security), &port);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(options.max_message_bytes);
   // Long-polls and streams sit idle for a while: allow client keepalive pings.
@@ -58,6 +89,16 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
   server->GetHealthCheckService()->SetServingStatus(true);
+  std::unique_ptr<HealthServer> health;
+  if (!options.health_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<HealthServer>> started =
+        HealthServer::Start(options.health_listen);
+    if (!started.ok()) {
+      server->Shutdown();
+      return started.status();
+    }
+    health = std::move(*started);
+  }
   if (!options.port_file.empty()) {
     absl::Status st = WriteFileAtomically(options.port_file, absl::StrCat(port, "\n"));
     if (!st.ok()) {
@@ -65,7 +106,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(
       return st;
     }
   }
-  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), port));
+  return std::unique_ptr<GrpcServer>(new GrpcServer(std::move(server), port, std::move(health)));
 }
 
 GrpcServer::~GrpcServer() { Shutdown(absl::ZeroDuration()); }
@@ -73,9 +114,11 @@ GrpcServer::~GrpcServer() { Shutdown(absl::ZeroDuration()); }
 void GrpcServer::Shutdown(absl::Duration grace) {
   if (server_ == nullptr) return;
   server_->GetHealthCheckService()->SetServingStatus(false);
+  if (health_ != nullptr) health_->SetServing(false);
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   server_->Wait();
   server_.reset();
+  if (health_ != nullptr) health_->Shutdown();
 }
 
 void WaitForShutdownSignal() {

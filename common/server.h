@@ -1,9 +1,12 @@
 // Server and process helpers shared by every flamefleet service: a gRPC server with the
 // grpc.health.v1 health service (SERVING) and server reflection, listening on an address whose
-// port may be 0 (the OS picks one; it is reported and optionally written to a file), and
+// port may be 0 (the OS picks one; it is reported and optionally written to a file), served in
+// plaintext or TLS and with or without a bearer token (common/security.h), optionally with a
+// second plaintext port that answers only the health service (for Kubernetes gRPC probes), and
 // graceful shutdown on SIGTERM / SIGINT.
 //
-//   ServerOptions options{.listen = "127.0.0.1:0", .port_file = "/tmp/x.port"};
+//   ServerOptions options{.listen = "127.0.0.1:0", .port_file = "/tmp/x.port",
+//                         .security = security, .health_listen = "0.0.0.0:8081"};
 //   FLAMEFLEET_ASSIGN_OR_RETURN(auto server, GrpcServer::Start(options, {&service}));
 //   WaitForShutdownSignal();
 //   server->Shutdown(absl::Seconds(10));
@@ -19,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/security.h"
 
 namespace grpc {
 class Service;
@@ -31,14 +35,46 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:0";
   // If set, the chosen port is written there as "PORT\n" (temp file + rename) once serving.
   std::string port_file;
-  // Largest message accepted (the default gRPC limit is 4 MiB).
+  // Largest message accepted or sent (the default gRPC limit is 4 MiB); a larger request is
+  // refused by gRPC with RESOURCE_EXHAUSTED.
   int max_message_bytes = 64 << 20;
+  // TLS and bearer token of the main port (default: plaintext, no token). Health is always
+  // answered without a token.
+  Security security;
+  // If set, host:port of an extra plaintext port that answers only grpc.health.v1.Health (every
+  // other method: UNIMPLEMENTED) and follows the main port's health status.
+  std::string health_listen;
+};
+
+// A plaintext server that answers only grpc.health.v1.Health (every other method is refused
+// with UNIMPLEMENTED before it reaches a service; no token). For the --health-listen port of
+// the services; the worker, which serves nothing else, uses it directly.
+class HealthServer {
+ public:
+  // Starts serving on `listen` (port 0: OS-chosen) and reports SERVING. Unavailable when the
+  // address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<HealthServer>> Start(const std::string& listen);
+  ~HealthServer();
+
+  int port() const { return port_; }
+  // Sets the status that Check and Watch report. Not to be called concurrently with Shutdown.
+  void SetServing(bool serving);
+  // Reports NOT_SERVING and stops the server. Idempotent; call from one thread.
+  void Shutdown();
+
+ private:
+  HealthServer(std::unique_ptr<grpc::Server> server, int port)
+      : server_(std::move(server)), port_(port) {}
+
+  std::unique_ptr<grpc::Server> server_;
+  int port_;
 };
 
 class GrpcServer {
  public:
   // Builds and starts a server with `services` (kept; they must outlive the server), the
-  // health service reporting SERVING, and reflection. Returns Unavailable when the address
+  // health service reporting SERVING, and reflection, with the security of `options`, plus the
+  // health-only port if `options.health_listen` is set. Returns Unavailable when an address
   // cannot be bound, Internal if the port file cannot be written.
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
       const ServerOptions& options, const std::vector<grpc::Service*>& services);
@@ -47,18 +83,23 @@ class GrpcServer {
 
   // The port the server listens on.
   int port() const { return port_; }
+  // The health-only port, or 0 without one.
+  int health_port() const { return health_ == nullptr ? 0 : health_->port(); }
   grpc::Server* server() { return server_.get(); }
 
-  // Marks the health service NOT_SERVING, stops accepting RPCs and waits up to `grace` for
-  // running ones before cancelling them. Idempotent. Thread-safe.
+  // Marks the health service NOT_SERVING (on both ports), stops accepting RPCs and waits up to
+  // `grace` for running ones before cancelling them, then stops the health-only port.
+  // Idempotent. Thread-safe.
   void Shutdown(absl::Duration grace);
 
  private:
-  GrpcServer(std::unique_ptr<grpc::Server> server, int port)
-      : server_(std::move(server)), port_(port) {}
+  GrpcServer(std::unique_ptr<grpc::Server> server, int port,
+             std::unique_ptr<HealthServer> health)
+      : server_(std::move(server)), port_(port), health_(std::move(health)) {}
 
   std::unique_ptr<grpc::Server> server_;
   int port_;
+  std::unique_ptr<HealthServer> health_;
 };
 
 // Blocks until the process receives SIGTERM or SIGINT. Call from main() only (it installs the

@@ -6,6 +6,7 @@
 
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "common/logging.h"
 
 namespace flamefleet {
@@ -32,6 +33,15 @@ void InitServiceMain(int argc, char** argv, const char* usage) {
 void AnnounceListening(int port) {
   std::printf("LISTENING %d\n", port);
   std::fflush(stdout);
+}
+
+void AnnounceHealthListening(const std::string& requested, int port) {
+  LOG(INFO) << "health-only port (plaintext, grpc.health.v1.Health) on " << requested
+            << ", port " << port;
+  if (absl::EndsWith(requested, ":0")) {
+    std::printf("HEALTH_LISTENING %d\n", port);
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace flamefleet

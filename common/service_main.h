@@ -12,6 +12,8 @@
 #ifndef FLAMEFLEET_COMMON_SERVICE_MAIN_H_
 #define FLAMEFLEET_COMMON_SERVICE_MAIN_H_
 
+#include <string>
+
 namespace flamefleet {
 
 // Rewrites dashes in "--flag-name[=...]" arguments to underscores (in place), parses the abseil
@@ -21,6 +23,10 @@ void InitServiceMain(int argc, char** argv, const char* usage);
 
 // Prints "LISTENING <port>" on stdout and flushes it.
 void AnnounceListening(int port);
+
+// Logs the health-only port and, if `requested` (the --health-listen address) asked for port 0,
+// prints "HEALTH_LISTENING <port>" on stdout and flushes it. Call after AnnounceListening.
+void AnnounceHealthListening(const std::string& requested, int port);
 
 }  // namespace flamefleet
 

@@ -4,9 +4,13 @@
 //   flamefleet-coordinator --listen 127.0.0.1:0 --state-dir /var/lib/flamefleet
 //       [--renderer HOST:PORT] [--renderer-lb round_robin] [--port-file PATH]
 //       [--lease-ms 10000] [--keep-days N] [--schedule longest-first|fifo]
+//       [--tls-cert FILE --tls-key FILE] [--tls-ca FILE] [--tls-client-auth]
+//       [--auth-token-file FILE] [--health-listen ADDR] [--max-message-bytes N]
+//       [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N]
+//       [--max-cycle-cap N] [--max-leases-per-worker N]
 //
-// Without --renderer, SVGs are rendered in this process. SIGTERM / SIGINT drain
-// and exit 0.
+// Without --renderer, SVGs are rendered in this process. The TLS identity and
+// token are also used to call the renderer. SIGTERM / SIGINT drain and exit 0.
 #include <pthread.h>
 #include <signal.h>
 
@@ -19,10 +23,12 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/channel.h"
 #include "common/logging.h"
 #include "common/server.h"
+#include "common/service_flags.h"
 #include "common/service_main.h"
 #include "coordinator/coordinator_service.h"
 
@@ -45,11 +51,62 @@ ABSL_FLAG(double, keep_days, 0,
 ABSL_FLAG(std::string, schedule, "longest-first",
           "queue order: longest-first (by cycles of earlier runs of the same "
           "program; unknown first) or fifo");
-
+ABSL_FLAG(int64_t, max_jobs_per_batch, 10000, "most jobs in one SubmitBatch");
+ABSL_FLAG(int64_t, max_program_bytes, 1 << 20,
+          "largest program, inputs file or library file of a batch, in bytes");
+ABSL_FLAG(int64_t, max_request_bytes, 48 << 20,
+          "largest serialized SubmitBatch request, in bytes");
+ABSL_FLAG(uint64_t, max_cycle_cap, 0,
+          "ceiling of a batch's max_cycles; batches without a cap get it (0: none, "
+          "workers default to 2^32)");
+ABSL_FLAG(int64_t, max_leases_per_worker, 0,
+          "unexpired leases one worker id may hold (0: unlimited)");
 namespace flamefleet::coordinator {
 namespace {
 
+// Reads the limit flags; InvalidArgument naming a flag that is out of range.
+absl::StatusOr<CoordinatorServiceOptions> ServiceOptionsFromFlags() {
+  CoordinatorServiceOptions options;
+  struct {
+    const char* name;
+    int64_t value;
+    int64_t min;
+  } const checks[] = {
+      {"--max-jobs-per-batch", absl::GetFlag(FLAGS_max_jobs_per_batch), 1},
+      {"--max-program-bytes", absl::GetFlag(FLAGS_max_program_bytes), 1},
+      {"--max-request-bytes", absl::GetFlag(FLAGS_max_request_bytes), 1},
+      {"--max-leases-per-worker", absl::GetFlag(FLAGS_max_leases_per_worker), 0},
+  };
+  for (const auto& c : checks) {
+    if (c.value < c.min) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(c.name, ": ", c.value, " is below the minimum of ", c.min));
+    }
+  }
+  options.submit_limits.max_jobs =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_jobs_per_batch));
+  options.submit_limits.max_source_bytes =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_program_bytes));
+  options.submit_limits.max_request_bytes =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_request_bytes));
+  options.submit_limits.max_cycle_cap = absl::GetFlag(FLAGS_max_cycle_cap);
+  options.max_leases_per_worker =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_leases_per_worker));
+  return options;
+}
+
 int Run() {
+  absl::StatusOr<ServiceFlags> flags = ReadServiceFlags();
+  if (!flags.ok()) {
+    LOG(ERROR) << flags.status().message();
+    return 2;
+  }
+  absl::StatusOr<CoordinatorServiceOptions> service_options =
+      ServiceOptionsFromFlags();
+  if (!service_options.ok()) {
+    LOG(ERROR) << service_options.status().message();
+    return 2;
+  }
   std::string state_dir = absl::GetFlag(FLAGS_state_dir);
   if (state_dir.empty()) {
     LOG(ERROR) << "--state-dir is required";
@@ -78,11 +135,14 @@ int Run() {
   }
   std::unique_ptr<RenderClient> render;
   std::string renderer = absl::GetFlag(FLAGS_renderer);
+  LogServiceSecurity(flags->security, /*serves=*/true,
+                     /*calls=*/!renderer.empty());
   if (renderer.empty()) {
     render = std::make_unique<InProcessRenderClient>();
   } else {
     render = std::make_unique<GrpcRenderClient>(
-        MakeChannel(renderer, 64 << 20, absl::GetFlag(FLAGS_renderer_lb)),
+        MakeChannel(renderer, flags->security, flags->max_message_bytes,
+                    absl::GetFlag(FLAGS_renderer_lb)),
         absl::Milliseconds(absl::GetFlag(FLAGS_render_deadline_ms)));
   }
   RealClock clock;
@@ -100,10 +160,13 @@ int Run() {
     LOG(ERROR) << "cannot load state: " << recovered;
     return 1;
   }
-  CoordinatorServiceImpl service(&manager, {});
+  CoordinatorServiceImpl service(&manager, *service_options);
   ServerOptions server_options;
   server_options.listen = absl::GetFlag(FLAGS_listen);
   server_options.port_file = absl::GetFlag(FLAGS_port_file);
+  server_options.max_message_bytes = flags->max_message_bytes;
+  server_options.security = flags->security;
+  server_options.health_listen = flags->health_listen;
   absl::StatusOr<std::unique_ptr<GrpcServer>> server =
       GrpcServer::Start(server_options, {&service});
   if (!server.ok()) {
@@ -115,6 +178,9 @@ int Run() {
             << (renderer.empty() ? std::string("in process")
                                  : "via " + renderer);
   AnnounceListening((*server)->port());
+  if (!flags->health_listen.empty()) {
+    AnnounceHealthListening(flags->health_listen, (*server)->health_port());
+  }
   WaitForShutdownSignal();
   LOG(INFO) << "shutting down";
   manager.Shutdown();  // wakes long-polls and watchers so the drain is quick
@@ -126,8 +192,11 @@ int Run() {
 }  // namespace flamefleet::coordinator
 
 int main(int argc, char** argv) {
-  flamefleet::InitServiceMain(argc, argv,
-                              "flamefleet-coordinator --state-dir DIR [--listen ADDR] "
-                              "[--renderer ADDR] [--port-file PATH] [--lease-ms N]");
+  flamefleet::InitServiceMain(
+      argc, argv,
+      "flamefleet-coordinator --state-dir DIR [--listen ADDR] [--renderer ADDR] "
+      "[--port-file PATH] [--lease-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
+      " [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N] "
+      "[--max-cycle-cap N] [--max-leases-per-worker N]");
   return flamefleet::coordinator::Run();
 }

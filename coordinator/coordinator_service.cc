@@ -1,6 +1,7 @@
 #include "coordinator/coordinator_service.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,7 +50,9 @@ absl::Status RequireBatchId(const std::string& batch_id) {
 
 CoordinatorServiceImpl::CoordinatorServiceImpl(
     BatchManager* manager, CoordinatorServiceOptions options)
-    : manager_(manager), options_(std::move(options)) {}
+    : manager_(manager),
+      options_(std::move(options)),
+      worker_leases_(options_.max_leases_per_worker) {}
 
 grpc::Status CoordinatorServiceImpl::SubmitBatch(
     grpc::ServerContext* /*context*/, const v1::SubmitBatchRequest* request,
@@ -57,8 +60,17 @@ grpc::Status CoordinatorServiceImpl::SubmitBatch(
   RpcLog log("SubmitBatch", request->request_id());
   absl::Status status =
       internal::ValidateSubmitBatchRequest(*request, options_.submit_limits);
+  std::optional<v1::SubmitBatchRequest> capped;
+  if (status.ok() && request->options().max_cycles() == 0 &&
+      options_.submit_limits.max_cycle_cap != 0) {
+    // No cap asked for: the ceiling is the cap (workers otherwise use 2^32).
+    capped = *request;
+    capped->mutable_options()->set_max_cycles(
+        options_.submit_limits.max_cycle_cap);
+  }
   if (status.ok()) {
-    absl::StatusOr<std::string> id = manager_->SubmitBatch(*request);
+    absl::StatusOr<std::string> id =
+        manager_->SubmitBatch(capped ? *capped : *request);
     status = id.status();
     if (id.ok()) {
       log.set_id(absl::StrCat(*id, " (", request->jobs_size(), " jobs)"));
@@ -208,6 +220,13 @@ grpc::Status CoordinatorServiceImpl::LeaseTask(
     grpc::ServerContext* context, const v1::LeaseTaskRequest* request,
     v1::LeaseTaskResponse* response) {
   RpcLog log("LeaseTask", request->worker_id());
+  if (!worker_leases_.TryReserve(request->worker_id(), absl::Now())) {
+    return ToGrpcStatus(log.Done(absl::ResourceExhaustedError(absl::StrCat(
+        "worker \"", request->worker_id(), "\": already holds ",
+        options_.max_leases_per_worker,
+        " leases, the limit of max_leases_per_worker; no more until one "
+        "ends"))));
+  }
   absl::Duration wait =
       std::min(absl::Milliseconds(request->wait_ms()), options_.max_lease_wait);
   std::vector<std::string> cached(request->cached_library_digests().begin(),
@@ -218,7 +237,15 @@ grpc::Status CoordinatorServiceImpl::LeaseTask(
     // The worker gave up waiting; do not let the task sit on a lease nobody
     // holds.
     manager_->ReleaseTask((*task)->task_id(), (*task)->lease_id());
+    worker_leases_.CancelReservation(request->worker_id());
     return ToGrpcStatus(log.Done(absl::CancelledError("worker went away")));
+  }
+  if (task.ok() && task->has_value()) {
+    worker_leases_.Commit(request->worker_id(), (*task)->task_id(),
+                          (*task)->lease_id(),
+                          absl::Now() + absl::Milliseconds((*task)->lease_ms()));
+  } else {
+    worker_leases_.CancelReservation(request->worker_id());
   }
   if (task.ok() && task->has_value()) {
     log.set_id(absl::StrCat(request->worker_id(), " -> ", (*task)->task_id(),
@@ -235,6 +262,12 @@ grpc::Status CoordinatorServiceImpl::RenewLease(
   std::optional<absl::Duration> lease =
       manager_->RenewLease(request->task_id(), request->lease_id());
   response->set_ok(lease.has_value());
+  if (lease) {
+    worker_leases_.Renew(request->task_id(), request->lease_id(),
+                         absl::Now() + *lease);
+  } else {
+    worker_leases_.End(request->task_id(), request->lease_id());
+  }
   if (lease)
     response->set_lease_ms(
         static_cast<uint32_t>(absl::ToInt64Milliseconds(*lease)));
@@ -281,6 +314,8 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(
   if (status.ok()) {
     absl::StatusOr<bool> accepted = manager_->CompleteTask(header, profile);
     status = accepted.status();
+    // Accepted or stale, the lease is over (a malformed upload keeps it live).
+    if (accepted.ok()) worker_leases_.End(header.task_id(), header.lease_id());
     if (accepted.ok()) {
       response->set_accepted(*accepted);
       if (!*accepted)

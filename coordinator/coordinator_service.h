@@ -42,13 +42,19 @@
 #include "absl/time/time.h"
 #include "coordinator/batch_manager.h"
 #include "coordinator/internal/validation.h"
+#include "coordinator/internal/worker_leases.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 
 namespace flamefleet::coordinator {
 
 struct CoordinatorServiceOptions {
-  // Limits on SubmitBatch requests (jobs, program size, request size).
+  // Limits on SubmitBatch requests (jobs, program size, request size, cycle cap
+  // ceiling). A request without max_cycles gets submit_limits.max_cycle_cap
+  // (when set) as its cap.
   internal::SubmitLimits submit_limits;
+  // Unexpired leases one worker may hold; at the limit LeaseTask answers
+  // RESOURCE_EXHAUSTED (the worker backs off) until one ends. 0 = unlimited.
+  size_t max_leases_per_worker = 0;
   // FetchArtifact chunk size.
   size_t chunk_bytes = 1 << 20;
   // Largest profile a worker may upload with CompleteTask.
@@ -99,6 +105,7 @@ class CoordinatorServiceImpl final : public v1::Coordinator::Service {
  private:
   BatchManager* const manager_;
   const CoordinatorServiceOptions options_;
+  internal::WorkerLeases worker_leases_;
 };
 
 }  // namespace flamefleet::coordinator

@@ -2,6 +2,8 @@
 // reflection).
 //
 //   flamefleet-renderer --listen 127.0.0.1:0 [--port-file PATH]
+//       [--tls-cert FILE --tls-key FILE] [--tls-ca FILE] [--tls-client-auth]
+//       [--auth-token-file FILE] [--health-listen ADDR] [--max-message-bytes N]
 //
 // Once serving it prints "LISTENING <port>" on stdout (what Subprocess waits
 // for) and, with
@@ -15,6 +17,7 @@
 #include "absl/time/time.h"
 #include "common/logging.h"
 #include "common/server.h"
+#include "common/service_flags.h"
 #include "common/service_main.h"
 #include "renderer/renderer_service.h"
 
@@ -28,12 +31,22 @@ ABSL_FLAG(absl::Duration, grace, absl::Seconds(10),
 
 int main(int argc, char** argv) {
   flamefleet::InitServiceMain(argc, argv,
-                              "flamefleet-renderer --listen ADDR [--port-file PATH]");
+                              "flamefleet-renderer --listen ADDR [--port-file PATH] "
+                              FLAMEFLEET_SERVICE_FLAGS_USAGE);
+  absl::StatusOr<flamefleet::ServiceFlags> flags = flamefleet::ReadServiceFlags();
+  if (!flags.ok()) {
+    LOG(ERROR) << flags.status().message();
+    return 2;
+  }
+  flamefleet::LogServiceSecurity(flags->security, /*serves=*/true, /*calls=*/false);
 
   flamefleet::renderer::RendererServiceImpl service;
   flamefleet::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.port_file = absl::GetFlag(FLAGS_port_file);
+  options.max_message_bytes = flags->max_message_bytes;
+  options.security = flags->security;
+  options.health_listen = flags->health_listen;
   absl::StatusOr<std::unique_ptr<flamefleet::GrpcServer>> server =
       flamefleet::GrpcServer::Start(options, {&service});
   if (!server.ok()) {
@@ -41,6 +54,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   flamefleet::AnnounceListening((*server)->port());
+  if (!flags->health_listen.empty()) {
+    flamefleet::AnnounceHealthListening(flags->health_listen, (*server)->health_port());
+  }
   LOG(INFO) << "renderer listening on port " << (*server)->port();
   flamefleet::WaitForShutdownSignal();
   LOG(INFO) << "shutting down";

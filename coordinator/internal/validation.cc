@@ -37,6 +37,12 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
         absl::StrCat("request: ", request_bytes, " bytes exceeds the limit of ",
                      limits.max_request_bytes, " bytes"));
   }
+  if (limits.max_cycle_cap != 0 &&
+      request.options().max_cycles() > limits.max_cycle_cap) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "options.max_cycles: ", request.options().max_cycles(),
+        " exceeds the limit of ", limits.max_cycle_cap, " cycles"));
+  }
   if (request.jobs().empty()) {
     return absl::InvalidArgumentError("jobs: a batch needs at least one job");
   }

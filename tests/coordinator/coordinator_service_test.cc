@@ -73,7 +73,7 @@ class CoordinatorServiceTest : public ::testing::Test {
         store_.get(), scheduler_.get(), &render_, &clock_,
         BatchManagerOptions{.sweep_interval = absl::ZeroDuration()});
     ASSERT_TRUE(manager_->Recover().ok());
-    CoordinatorServiceOptions options;
+    CoordinatorServiceOptions options = options_;
     options.chunk_bytes = 1000;  // several chunks even for small artifacts
     service_ =
         std::make_unique<CoordinatorServiceImpl>(manager_.get(), options);
@@ -107,10 +107,11 @@ class CoordinatorServiceTest : public ::testing::Test {
     return status;
   }
 
-  std::optional<v1::Task> Lease(std::vector<std::string> cached = {}) {
+  std::optional<v1::Task> Lease(std::vector<std::string> cached = {},
+                                const std::string& worker_id = "w1") {
     grpc::ClientContext context;
     v1::LeaseTaskRequest request;
-    request.set_worker_id("w1");
+    request.set_worker_id(worker_id);
     request.set_wait_ms(0);
     for (const std::string& digest : cached)
       request.add_cached_library_digests(digest);
@@ -175,6 +176,7 @@ class CoordinatorServiceTest : public ::testing::Test {
     return reader->Finish();
   }
 
+  CoordinatorServiceOptions options_;  // used by Start()
   FakeClock clock_;
   InProcessRenderClient render_;
   std::unique_ptr<JobStore> store_;
@@ -434,6 +436,53 @@ TEST_F(CoordinatorServiceTest, OversizedRequestsAreResourceExhausted) {
     job.set_source(std::string(1 << 20, 'x'));
   status = Submit(huge, &id);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(CoordinatorServiceTest, CycleCapAboveTheCeilingIsRefusedAndNoCapGetsIt) {
+  Stop();
+  options_.submit_limits.max_cycle_cap = 1000;
+  Start(std::make_unique<InMemoryJobStore>());
+  v1::SubmitBatchRequest request = MakeRequest(1);
+  request.mutable_options()->set_max_cycles(1001);
+  std::string id;
+  grpc::Status status = Submit(request, &id);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "options.max_cycles: 1001 exceeds the limit of 1000 cycles");
+  request.mutable_options()->set_max_cycles(0);  // no cap: gets the ceiling
+  ASSERT_TRUE(Submit(request, &id).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->options().max_cycles(), 1000u);
+}
+
+TEST_F(CoordinatorServiceTest, WorkerAtTheLeaseLimitGetsNoMoreUntilOneEnds) {
+  Stop();
+  options_.max_leases_per_worker = 1;
+  Start(std::make_unique<InMemoryJobStore>());
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(3), &id).ok());
+  std::optional<v1::Task> first = Lease({}, "w1");
+  ASSERT_TRUE(first);
+  {
+    grpc::ClientContext context;
+    v1::LeaseTaskRequest request;
+    request.set_worker_id("w1");
+    v1::LeaseTaskResponse response;
+    grpc::Status status = stub_->LeaseTask(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_NE(status.error_message().find("max_leases_per_worker"),
+              std::string::npos);
+    EXPECT_FALSE(response.has_task());
+  }
+  EXPECT_EQ(Get(id).jobs_queued(), 2u);  // the refused call leased nothing
+  std::optional<v1::Task> other = Lease({}, "w2");  // other workers are not affected
+  ASSERT_TRUE(other);
+  bool accepted = false;
+  profile::Profile profile = FromFolded("$main 1\n");
+  ASSERT_TRUE(Complete(*first, &profile, &accepted).ok());
+  EXPECT_TRUE(accepted);
+  EXPECT_TRUE(Lease({}, "w1"));  // the lease ended: w1 may lease again
 }
 
 TEST_F(CoordinatorServiceTest, CompleteTaskChecksProfileSize) {
