@@ -3,6 +3,8 @@
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "common/server.h"
+#include "coordinator/internal/digest.h"
 #include "coordinator/clock.h"
 #include "coordinator/job_store.h"
 #include "coordinator/render_client.h"
@@ -69,9 +72,8 @@ class CoordinatorServiceTest : public ::testing::Test {
     scheduler_ = std::make_unique<JobScheduler>(
         &clock_, SchedulerOptions{.lease_duration = absl::Seconds(10),
                                   .max_lost_leases = 3});
-    manager_ = std::make_unique<BatchManager>(
-        store_.get(), scheduler_.get(), &render_, &clock_,
-        BatchManagerOptions{.sweep_interval = absl::ZeroDuration()});
+    manager_ = std::make_unique<BatchManager>(store_.get(), scheduler_.get(),
+                                              &render_, &clock_, manager_options_);
     ASSERT_TRUE(manager_->Recover().ok());
     CoordinatorServiceOptions options = options_;
     options.chunk_bytes = 1000;  // several chunks even for small artifacts
@@ -176,7 +178,40 @@ class CoordinatorServiceTest : public ::testing::Test {
     return reader->Finish();
   }
 
+  // Aggregate RPC: the header and the artifact bytes.
+  grpc::Status Aggregate(const v1::AggregateRequest& request, v1::AggregateHeader* header,
+                         std::string* data) {
+    grpc::ClientContext context;
+    auto reader = stub_->Aggregate(&context, request);
+    v1::AggregateChunk chunk;
+    data->clear();
+    while (reader->Read(&chunk)) {
+      if (chunk.has_header()) {
+        *header = chunk.header();
+      } else {
+        *data += chunk.data();
+      }
+    }
+    return reader->Finish();
+  }
+
+  // Leases and completes every queued task with profile(task) until none is left; returns the
+  // job names in lease order.
+  std::vector<std::string> RunAll(
+      const std::function<profile::Profile(const v1::Task&)>& profile_of) {
+    std::vector<std::string> names;
+    while (std::optional<v1::Task> task = Lease()) {
+      names.push_back(task->job().name());
+      profile::Profile p = profile_of(*task);
+      bool accepted = false;
+      EXPECT_TRUE(Complete(*task, &p, &accepted).ok());
+      EXPECT_TRUE(accepted);
+    }
+    return names;
+  }
+
   CoordinatorServiceOptions options_;  // used by Start()
+  BatchManagerOptions manager_options_{.sweep_interval = absl::ZeroDuration()};
   FakeClock clock_;
   InProcessRenderClient render_;
   std::unique_ptr<JobStore> store_;
@@ -677,6 +712,187 @@ TEST_F(CoordinatorServiceTest, RestartKeepsFinishedResultsAndCompletesTheRest) {
   std::string next;
   ASSERT_TRUE(Submit(MakeRequest(1), &next).ok());
   EXPECT_NE(next, id);
+}
+
+
+// A batch of `jobs` programs whose sources are distinct per `tag` (so that no result is reused
+// across tags), labelled suite=`suite`.
+v1::SubmitBatchRequest TaggedRequest(const std::string& tag, int jobs, const std::string& suite) {
+  v1::SubmitBatchRequest request;
+  for (int i = 0; i < jobs; ++i) {
+    v1::JobSpec* job = request.add_jobs();
+    job->set_name("job" + std::to_string(i) + ".masm");
+    job->set_source("begin push." + std::to_string(i) + " drop end # " + tag);
+  }
+  (*request.mutable_labels())["suite"] = suite;
+  return request;
+}
+
+profile::Profile ProfileFor(const v1::Task& task) {
+  // Distinct per task: a frame named after the task and cycles from its id.
+  std::string id = task.task_id();
+  uint64_t cycles = 0;
+  for (char c : id) cycles = cycles * 7 + static_cast<unsigned char>(c);
+  return FromFolded("$main;" + task.job().name() + ";" + id + " " +
+                    std::to_string(cycles % 1000 + 1) + "\n$main 3\n");
+}
+
+TEST_F(CoordinatorServiceTest, AggregateAcrossBatchesIsTheSumOfTheirJobProfiles) {
+  profile::Profile expected;
+  std::vector<std::string> nightly;
+  for (const std::string tag : {"mon", "tue", "wed"}) {
+    std::string id;
+    ASSERT_TRUE(Submit(TaggedRequest(tag, 3, "nightly"), &id).ok());
+    nightly.push_back(id);
+    RunAll([&](const v1::Task& t) {
+      profile::Profile p = ProfileFor(t);
+      expected.MergeFrom(p);
+      return p;
+    });
+    clock_.Advance(absl::Hours(24));
+  }
+  std::string other;
+  ASSERT_TRUE(Submit(TaggedRequest("x", 2, "other"), &other).ok());
+  RunAll(ProfileFor);
+  std::string running;  // not ended: never merged
+  ASSERT_TRUE(Submit(TaggedRequest("y", 1, "nightly"), &running).ok());
+
+  v1::AggregateRequest request;
+  (*request.mutable_labels())["suite"] = "nightly";
+  request.set_format(v1::ARTIFACT_FORMAT_PROFILE);
+  v1::AggregateHeader header;
+  std::string data;
+  grpc::Status status = Aggregate(request, &header, &data);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(std::vector<std::string>(header.batch_ids().begin(), header.batch_ids().end()),
+            nightly);
+  EXPECT_EQ(header.jobs(), 9u);
+  EXPECT_EQ(header.cycles(), expected.total());
+  absl::StatusOr<profile::Profile> merged = profile::ParseProfile(data);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  EXPECT_EQ(ToFolded(*merged), ToFolded(expected));
+
+  request.set_format(v1::ARTIFACT_FORMAT_FOLDED);
+  ASSERT_TRUE(Aggregate(request, &header, &data).ok());
+  EXPECT_EQ(data, ToFolded(expected));
+  request.set_format(v1::ARTIFACT_FORMAT_SVG);
+  request.set_title("last nights");
+  ASSERT_TRUE(Aggregate(request, &header, &data).ok());
+  EXPECT_NE(data.find("<svg"), std::string::npos);
+  EXPECT_NE(data.find("last nights"), std::string::npos);
+
+  // The time window: only the last two nights.
+  request.set_format(v1::ARTIFACT_FORMAT_PROFILE);
+  request.set_since_unix_ms(absl::ToUnixMillis(clock_.Now() - absl::Hours(48)));
+  ASSERT_TRUE(Aggregate(request, &header, &data).ok());
+  EXPECT_EQ(std::vector<std::string>(header.batch_ids().begin(), header.batch_ids().end()),
+            (std::vector<std::string>{nightly[1], nightly[2]}));
+
+  (*request.mutable_labels())["suite"] = "nobody";
+  EXPECT_EQ(Aggregate(request, &header, &data).error_code(), grpc::StatusCode::NOT_FOUND);
+  request.set_format(static_cast<v1::ArtifactFormat>(99));
+  EXPECT_EQ(Aggregate(request, &header, &data).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(CoordinatorServiceTest, CacheHitReturnsTheIdenticalProfileWithoutALease) {
+  std::string first;
+  ASSERT_TRUE(Submit(TaggedRequest("c", 2, "nightly"), &first).ok());
+  RunAll(ProfileFor);
+  ASSERT_EQ(Get(first).state(), v1::BATCH_STATE_SUCCEEDED);
+  auto* store = static_cast<InMemoryJobStore*>(store_.get());
+  const size_t attempts = store->AttemptCountForTest();
+
+  std::string second;
+  ASSERT_TRUE(Submit(TaggedRequest("c", 2, "nightly"), &second).ok());
+  EXPECT_FALSE(Lease().has_value());  // nothing to run: no lease was issued
+  EXPECT_EQ(store->AttemptCountForTest(), attempts);
+  v1::Batch batch = Get(second);
+  EXPECT_EQ(batch.state(), v1::BATCH_STATE_SUCCEEDED);
+  EXPECT_EQ(batch.aggregate_cycles(), Get(first).aggregate_cycles());
+  for (int i = 0; i < 2; ++i) {
+    const std::string name = "job" + std::to_string(i) + ".masm";
+    EXPECT_EQ(batch.jobs(i).cached_from(), first + "/" + name);
+    EXPECT_EQ(batch.jobs(i).attempts(), 0u);
+    std::string before, after;
+    ASSERT_TRUE(Fetch(first, name, v1::ARTIFACT_FORMAT_PROFILE, &before).ok());
+    ASSERT_TRUE(Fetch(second, name, v1::ARTIFACT_FORMAT_PROFILE, &after).ok());
+    EXPECT_EQ(before, after);
+  }
+  std::string aggregate_before, aggregate_after;
+  ASSERT_TRUE(Fetch(first, "", v1::ARTIFACT_FORMAT_FOLDED, &aggregate_before).ok());
+  ASSERT_TRUE(Fetch(second, "", v1::ARTIFACT_FORMAT_FOLDED, &aggregate_after).ok());
+  EXPECT_EQ(aggregate_before, aggregate_after);
+
+  // --no-cache, another cycle cap or one changed byte of a program: the jobs run.
+  v1::SubmitBatchRequest no_cache = TaggedRequest("c", 2, "nightly");
+  no_cache.mutable_options()->set_no_cache(true);
+  std::string third;
+  ASSERT_TRUE(Submit(no_cache, &third).ok());
+  EXPECT_EQ(RunAll(ProfileFor).size(), 2u);
+  v1::SubmitBatchRequest capped = TaggedRequest("c", 2, "nightly");
+  capped.mutable_options()->set_max_cycles(1000);
+  ASSERT_TRUE(Submit(capped, &third).ok());
+  EXPECT_EQ(RunAll(ProfileFor).size(), 2u);
+  v1::SubmitBatchRequest changed = TaggedRequest("c", 2, "nightly");
+  changed.mutable_jobs(1)->set_source(changed.jobs(1).source() + " ");
+  ASSERT_TRUE(Submit(changed, &third).ok());
+  EXPECT_EQ(RunAll(ProfileFor), (std::vector<std::string>{"job1.masm"}));
+  EXPECT_EQ(Get(third).jobs(0).cached_from().empty(), false);
+  EXPECT_EQ(Get(third).jobs(1).cached_from(), "");
+}
+
+TEST_F(CoordinatorServiceTest, JobsAreLeasedLongestFirstByEarlierRuns) {
+  std::string first;
+  ASSERT_TRUE(Submit(TaggedRequest("l", 4, "nightly"), &first).ok());
+  const std::map<std::string, uint64_t> cycles = {
+      {"job0.masm", 10}, {"job1.masm", 5000}, {"job2.masm", 70}, {"job3.masm", 900}};
+  RunAll([&](const v1::Task& t) {
+    return FromFolded("$main " + std::to_string(cycles.at(t.job().name())) + "\n");
+  });
+  // The same suite again (forced to run) plus one job never seen before.
+  v1::SubmitBatchRequest again = TaggedRequest("l", 4, "nightly");
+  again.mutable_options()->set_no_cache(true);
+  v1::JobSpec* fresh = again.add_jobs();
+  fresh->set_name("new.masm");
+  fresh->set_source("begin push.9 drop end");
+  std::string second;
+  ASSERT_TRUE(Submit(again, &second).ok());
+  EXPECT_EQ(RunAll(ProfileFor), (std::vector<std::string>{"new.masm", "job1.masm", "job3.masm",
+                                                          "job2.masm", "job0.masm"}));
+}
+
+TEST_F(CoordinatorServiceTest, RetentionRemovesOldBatchesAndTheirUnsharedArtifacts) {
+  Stop();
+  manager_options_.keep_for = absl::Hours(24);
+  manager_options_.garbage_min_age = absl::ZeroDuration();
+  Start(std::make_unique<InMemoryJobStore>());
+  std::string old_batch;
+  ASSERT_TRUE(Submit(TaggedRequest("old", 2, "nightly"), &old_batch).ok());
+  RunAll(ProfileFor);
+  std::string old_profile;
+  ASSERT_TRUE(Fetch(old_batch, "job0.masm", v1::ARTIFACT_FORMAT_PROFILE, &old_profile).ok());
+  clock_.Advance(absl::Hours(30));
+  std::string young;
+  ASSERT_TRUE(Submit(TaggedRequest("young", 1, "nightly"), &young).ok());
+  RunAll(ProfileFor);
+  std::string running;
+  ASSERT_TRUE(Submit(TaggedRequest("running", 1, "nightly"), &running).ok());
+  clock_.Advance(absl::Hours(30));  // old ended 60 h ago, young 30 h ago: both past 24 h
+
+  EXPECT_EQ(manager_->PruneExpiredBatches(), 2u);
+  grpc::ClientContext context;
+  v1::GetBatchRequest get;
+  get.set_batch_id(old_batch);
+  v1::Batch gone;
+  EXPECT_EQ(stub_->GetBatch(&context, get, &gone).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(Get(running).state(), v1::BATCH_STATE_RUNNING);  // unfinished: kept
+  EXPECT_TRUE(absl::IsNotFound(store_->GetArtifact(internal::Sha256Hex(old_profile)).status()));
+  EXPECT_EQ(manager_->PruneExpiredBatches(), 0u);
+  // Its results are no longer reused: the same suite runs again.
+  std::string again;
+  ASSERT_TRUE(Submit(TaggedRequest("old", 2, "nightly"), &again).ok());
+  EXPECT_EQ(RunAll(ProfileFor).size(), 3u);  // 2 jobs + the still running batch's job
 }
 
 }  // namespace

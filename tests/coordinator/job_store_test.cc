@@ -1,5 +1,6 @@
 #include "coordinator/job_store.h"
 
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -182,6 +183,86 @@ TEST(SqliteJobStoreTest, FinishedBatchLoadsWithoutSources) {
   EXPECT_EQ((*batches)[0].jobs[0].spec.source(), "");
   EXPECT_TRUE(absl::IsNotFound(
       (*store)->UpdateBatchState("404", v1::BATCH_STATE_FAILED, absl::Now())));
+}
+
+TEST(SqliteJobStoreTest, KeepsCacheKeysDeletesBatchesAndCollectsUnreferencedArtifacts) {
+  std::string dir = MakeTempDir();
+  std::string kept_digest, dropped_digest;
+  {
+    auto store = SqliteJobStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    BatchRecord a = SampleBatch("1");
+    a.jobs[0].program_digest = std::string(64, 'p');
+    a.jobs[0].cache_key = std::string(64, 'k');
+    a.jobs[0].cached_from = "0/job0.masm";
+    auto kept = (*store)->PutArtifact("shared profile");
+    auto dropped = (*store)->PutArtifact("profile of batch 1 only");
+    ASSERT_TRUE(kept.ok() && dropped.ok());
+    kept_digest = *kept;
+    dropped_digest = *dropped;
+    a.jobs[0].state = v1::JOB_STATE_SUCCEEDED;
+    a.jobs[0].profile_digest = dropped_digest;
+    ASSERT_TRUE((*store)->CreateBatch(a).ok());
+    BatchRecord b = SampleBatch("2");
+    b.jobs[0].state = v1::JOB_STATE_SUCCEEDED;
+    b.jobs[0].profile_digest = kept_digest;
+    ASSERT_TRUE((*store)->CreateBatch(b).ok());
+    ASSERT_TRUE((*store)->IndexArtifact("1", "", v1::ARTIFACT_FORMAT_FOLDED, kept_digest).ok());
+  }
+  auto store = SqliteJobStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto loaded = (*store)->GetBatch("1");
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->jobs[0].program_digest, std::string(64, 'p'));
+  EXPECT_EQ(loaded->jobs[0].cache_key, std::string(64, 'k'));
+  EXPECT_EQ(loaded->jobs[0].cached_from, "0/job0.masm");
+
+  // Nothing is old enough yet.
+  EXPECT_EQ(*(*store)->CollectGarbage(absl::Hours(1)), 0u);
+  ASSERT_TRUE((*store)->DeleteBatch("1").ok());
+  EXPECT_TRUE(absl::IsNotFound((*store)->DeleteBatch("1")));
+  EXPECT_TRUE(absl::IsNotFound((*store)->GetBatch("1").status()));
+  EXPECT_TRUE(absl::IsNotFound(
+      (*store)->FindArtifact("1", "", v1::ARTIFACT_FORMAT_FOLDED).status()));
+  EXPECT_EQ(*(*store)->CollectGarbage(absl::ZeroDuration()), 1u);
+  EXPECT_TRUE(absl::IsNotFound((*store)->GetArtifact(dropped_digest).status()));
+  EXPECT_TRUE((*store)->GetArtifact(kept_digest).ok());  // batch 2 still refers to it
+  auto all = (*store)->LoadBatches(false);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].id, "2");
+}
+
+TEST(SqliteJobStoreTest, MigratesASchemaVersionOneStateDirectory) {
+  std::string dir = MakeTempDir();
+  {
+    auto store = SqliteJobStore::Open(dir);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->CreateBatch(SampleBatch("1")).ok());
+  }
+  {
+    // Turn it back into what a version-1 build wrote.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir + "/state.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "ALTER TABLE jobs DROP COLUMN program_digest;"
+                           "ALTER TABLE jobs DROP COLUMN cache_key;"
+                           "ALTER TABLE jobs DROP COLUMN cached_from;"
+                           "UPDATE schema_version SET version = 1;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  auto store = SqliteJobStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto loaded = (*store)->GetBatch("1");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->jobs.size(), 3u);
+  EXPECT_EQ(loaded->jobs[0].cache_key, "");
+  JobRecord job = loaded->jobs[0];
+  job.cached_from = "x/y";
+  ASSERT_TRUE((*store)->UpdateJob("1", job).ok());
 }
 
 TEST(InMemoryJobStoreTest, RoundTripsJobUpdates) {

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "coordinator/clock.h"
 #include "gtest/gtest.h"
@@ -163,6 +164,46 @@ TEST_F(JobSchedulerTest, ShutdownWakesLongPoll) {
   scheduler_.Shutdown();
   waiter.join();
   EXPECT_FALSE(lease.has_value());
+}
+
+TEST_F(JobSchedulerTest, LongestFirstLeasesUnknownThenLargestCostThenOldest) {
+  ASSERT_TRUE(scheduler_.Enqueue("b/small", 0, 10).ok());
+  ASSERT_TRUE(scheduler_.Enqueue("b/large", 0, 1000).ok());
+  ASSERT_TRUE(scheduler_.Enqueue("b/new", 0).ok());  // no history: before every estimate
+  ASSERT_TRUE(scheduler_.Enqueue("b/mid", 0, 100).ok());
+  ASSERT_TRUE(scheduler_.Enqueue("b/mid2", 0, 100).ok());
+  std::vector<std::string> order;
+  std::optional<Lease> first = scheduler_.LeaseTask(absl::ZeroDuration());
+  ASSERT_TRUE(first);
+  order.push_back(first->task_id);
+  // A released task goes back to the front of its rank.
+  ASSERT_TRUE(scheduler_.Release(first->task_id, first->lease_id));
+  while (std::optional<Lease> lease = scheduler_.LeaseTask(absl::ZeroDuration())) {
+    order.push_back(lease->task_id);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"b/new", "b/new", "b/large", "b/mid", "b/mid2",
+                                             "b/small"}));
+  EXPECT_EQ(scheduler_.queued(), 0u);
+}
+
+TEST(JobSchedulerFifoTest, FifoIgnoresCosts) {
+  FakeClock clock;
+  JobScheduler scheduler(&clock, SchedulerOptions{.longest_first = false});
+  ASSERT_TRUE(scheduler.Enqueue("b/0", 0, 1).ok());
+  ASSERT_TRUE(scheduler.Enqueue("b/1", 0, 1000).ok());
+  ASSERT_TRUE(scheduler.Enqueue("b/2", 0).ok());
+  EXPECT_EQ(scheduler.LeaseTask(absl::ZeroDuration())->task_id, "b/0");
+  EXPECT_EQ(scheduler.LeaseTask(absl::ZeroDuration())->task_id, "b/1");
+  EXPECT_EQ(scheduler.LeaseTask(absl::ZeroDuration())->task_id, "b/2");
+}
+
+TEST_F(JobSchedulerTest, CancelledQueuedTaskIsNeverLeased) {
+  ASSERT_TRUE(scheduler_.Enqueue("b/0", 0, 5).ok());
+  ASSERT_TRUE(scheduler_.Enqueue("b/1", 0, 7).ok());
+  scheduler_.Cancel({"b/1"});
+  EXPECT_EQ(scheduler_.queued(), 1u);
+  EXPECT_EQ(scheduler_.LeaseTask(absl::ZeroDuration())->task_id, "b/0");
+  EXPECT_FALSE(scheduler_.LeaseTask(absl::ZeroDuration()).has_value());
 }
 
 }  // namespace
