@@ -44,8 +44,13 @@ for d in "$results"/20??-??-??; do
   [[ -d $d && $d != "$dir" && -s $d/aggregate.folded ]] && prev="$d"  # glob order = date order
 done
 if [[ -n $prev && -s $dir/aggregate.folded ]]; then
-  flamefleet diff "$prev/aggregate.folded" "$dir/aggregate.folded" -o "$dir/diff.svg" \
-    --fail-above "$fail_above"
+  # Per-job deltas (the gate applies to every test) when both nights were fetched whole;
+  # else the two aggregates, as one job.
+  before="$prev/aggregate.folded" after="$dir/aggregate.folded"
+  if [[ -s $prev/batch/aggregate.folded && -s $dir/batch/aggregate.folded ]]; then
+    before="$prev/batch" after="$dir/batch"
+  fi
+  flamefleet diff "$before" "$after" -o "$dir/diff.svg" --fail-above "$fail_above"
   rc=$?
   if ((rc != 0)); then
     echo "nightly: diff against ${prev##*/} is above ${fail_above}% (exit $rc)" >&2
