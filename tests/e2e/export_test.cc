@@ -1,7 +1,8 @@
 // Exports and batch diffs through a real fleet: flamefleet-renderer,
 // flamefleet-coordinator and one flamefleet-worker as child processes on
 // loopback (OS-chosen ports), driven by the `flamefleet` binary: `fetch
-// --format pprof|speedscope` and `diff BATCH BATCH --fail-above`.
+// --format pprof|speedscope`, `diff BATCH BATCH --fail-above`, `aggregate`
+// across batches and the result cache.
 #include "profile/export.h"
 
 #include <sys/wait.h>
@@ -193,6 +194,84 @@ TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
   EXPECT_EQ(
       Cli(absl::StrCat("diff folded ", after, " -o d.svg --fail-above 0")), 0)
       << err_;
+}
+
+// Folded text -> stack -> count (summing repeated stacks).
+std::map<std::string, uint64_t> FoldedCounts(const std::string& text) {
+  std::map<std::string, uint64_t> counts;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    const size_t space = line.rfind(' ');
+    uint64_t n = 0;
+    EXPECT_TRUE(absl::SimpleAtoi(line.substr(space + 1), &n)) << line;
+    counts[std::string(line.substr(0, space))] += n;
+  }
+  return counts;
+}
+
+TEST_F(ExportFleetTest, NightlyAggregateAcrossBatchesAndTheResultCache) {
+  WriteFile(root_ / "n1/a.masm", Program(40));
+  WriteFile(root_ / "n1/b.masm", Program(90));
+  WriteFile(root_ / "n2/a.masm", Program(40));
+  WriteFile(root_ / "n2/b.masm", Program(120));
+  WriteFile(root_ / "other/x.masm", Program(7));
+  std::vector<std::string> nights;
+  for (const std::string dir : {"n1", "n2", "n2"}) {  // the third night changed nothing
+    ASSERT_EQ(Cli(absl::StrCat("submit ", (root_ / dir).string(), " --label suite=nightly")), 0)
+        << err_;
+    nights.push_back(std::string(absl::StripAsciiWhitespace(out_)));
+    ASSERT_EQ(Cli(absl::StrCat("watch ", nights.back())), 0) << err_;
+  }
+  ASSERT_EQ(Cli(absl::StrCat("submit ", (root_ / "other").string(), " --label suite=other")), 0);
+  ASSERT_EQ(Cli(absl::StrCat("watch ", std::string(absl::StripAsciiWhitespace(out_)))), 0);
+
+  // The third night ran nothing: both results came from the second.
+  ASSERT_EQ(Cli(absl::StrCat("status ", nights[2], " --json")), 0) << err_;
+  nlohmann::json status = nlohmann::json::parse(out_);
+  ASSERT_EQ(status["job_status"].size(), 2u) << out_;
+  for (const auto& job : status["job_status"]) {
+    EXPECT_EQ(job["cached_from"].get<std::string>(),
+              absl::StrCat(nights[1], "/", job["name"].get<std::string>()))
+        << out_;
+  }
+  // --no-cache runs them.
+  ASSERT_EQ(Cli(absl::StrCat("submit ", (root_ / "n2").string(), " --no-cache")), 0) << err_;
+  const std::string forced(absl::StripAsciiWhitespace(out_));
+  ASSERT_EQ(Cli(absl::StrCat("watch ", forced)), 0) << err_;
+  ASSERT_EQ(Cli(absl::StrCat("status ", forced, " --json")), 0) << err_;
+  for (const auto& job : nlohmann::json::parse(out_)["job_status"]) {
+    EXPECT_FALSE(job.contains("cached_from")) << out_;
+  }
+
+  // The aggregate of the three nights is the sum of their job profiles.
+  std::map<std::string, uint64_t> expected;
+  for (const std::string& id : nights) {
+    ASSERT_EQ(Cli(absl::StrCat("fetch ", id, " -o night", id)), 0) << err_;
+    for (const std::string job : {"a.masm", "b.masm"}) {
+      for (const auto& [stack, n] :
+           FoldedCounts(ReadFile(root_ / ("night" + id) / "jobs" / (job + ".folded")))) {
+        expected[stack] += n;
+      }
+    }
+  }
+  ASSERT_EQ(Cli("aggregate --label suite=nightly --since 1h -o agg.folded"), 0) << err_;
+  EXPECT_EQ(FoldedCounts(ReadFile(root_ / "agg.folded")), expected);
+  EXPECT_TRUE(absl::StrContains(err_, "merged 3 batches")) << err_;
+  ASSERT_EQ(Cli("aggregate --label suite=nightly -o agg.svg --title nightly"), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "agg.svg"), "<svg"));
+  ASSERT_EQ(Cli("aggregate --label suite=nightly -o agg.pb.gz"), 0) << err_;
+  absl::StatusOr<std::string> raw = profile::GzipDecompress(ReadFile(root_ / "agg.pb.gz"));
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  perftools::profiles::Profile pb;
+  ASSERT_TRUE(pb.ParseFromString(*raw));
+  uint64_t expected_total = 0, sum = 0;
+  for (const auto& [stack, n] : expected) expected_total += n;
+  for (const auto& sample : pb.sample()) sum += static_cast<uint64_t>(sample.value(0));
+  EXPECT_EQ(sum, expected_total);
+
+  EXPECT_NE(Cli("aggregate --label suite=nobody -o none.svg"), 0);
+  EXPECT_TRUE(absl::StrContains(err_, "no ended batch")) << err_;
+  EXPECT_NE(Cli("aggregate --label nokey -o none.svg"), 0);
+  EXPECT_TRUE(absl::StrContains(err_, "KEY=VALUE")) << err_;
 }
 
 }  // namespace
