@@ -48,6 +48,16 @@ int64_t UnixMs(absl::Time t) {
   return t == absl::UnixEpoch() ? 0 : absl::ToUnixMillis(t);
 }
 
+// True if the batch has every label of `wanted` with the same value.
+bool HasLabels(const BatchRecord& record,
+               const google::protobuf::Map<std::string, std::string>& wanted) {
+  for (const auto& [key, value] : wanted) {
+    auto label = record.labels.find(key);
+    if (label == record.labels.end() || label->second != value) return false;
+  }
+  return true;
+}
+
 v1::RenderOptions AggregateRenderOptions(const BatchRecord& batch, size_t jobs,
                                          uint64_t cycles) {
   v1::RenderOptions options;
@@ -327,15 +337,7 @@ std::vector<v1::Batch> BatchManager::ListBatches(
       continue;
     }
     if (UnixMs(record.created) < request.since_unix_ms()) continue;
-    bool labels_match = true;
-    for (const auto& [key, value] : request.labels()) {
-      auto label = record.labels.find(key);
-      if (label == record.labels.end() || label->second != value) {
-        labels_match = false;
-        break;
-      }
-    }
-    if (labels_match)
+    if (HasLabels(record, request.labels()))
       result.push_back(ToProtoLocked(batch, /*with_jobs=*/false));
   }
   return result;
@@ -772,15 +774,7 @@ absl::StatusOr<AggregateResult> BatchManager::Aggregate(
       }
       const int64_t created = UnixMs(record.created);
       if (created < request.since_unix_ms() || created >= until) continue;
-      bool labels_match = true;
-      for (const auto& [key, value] : request.labels()) {
-        auto label = record.labels.find(key);
-        if (label == record.labels.end() || label->second != value) {
-          labels_match = false;
-          break;
-        }
-      }
-      if (!labels_match) continue;
+      if (!HasLabels(record, request.labels())) continue;
       result.batch_ids.push_back(id);
       for (const JobRecord& job : record.jobs) {
         if (job.state == v1::JOB_STATE_SUCCEEDED && !job.profile_digest.empty()) {

@@ -32,36 +32,17 @@
 #include "profile/export.h"
 #include "profile/folded.h"
 #include "profile/profile_proto.h"
+#include "tests/testing/test_files.h"
 
 namespace flamefleet::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using testutil::ReadFile;
+using testutil::WriteFile;
 using profile::Profile;
-using Stacks = std::map<std::string, uint64_t>;
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
-
-Stacks ParseFolded(const std::string& text) {
-  Stacks out;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    const size_t sp = line.rfind(' ');
-    uint64_t n = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(line.substr(sp + 1), &n)) << line;
-    out[std::string(line.substr(0, sp))] += n;
-  }
-  return out;
-}
+using Stacks = testutil::FoldedCounts;
+using testutil::ParseFoldedCounts;
 
 Profile FromFolded(const std::string& text) {
   Profile p;
@@ -273,12 +254,12 @@ class CliTest : public testing::Test {
 TEST_F(CliTest, FetchAllDefaultWritesSvgAndFolded) {
   ASSERT_TRUE(Client().FetchAll("1", (root_ / "out").string()).ok());
   EXPECT_EQ(ReadFile(root_ / "out/aggregate.svg"), "<svg></svg>");
-  EXPECT_EQ(ParseFolded(ReadFile(root_ / "out/aggregate.folded")),
-            ParseFolded(Folded(FromFolded(absl::StrCat(kFast, kSlow)))));
+  EXPECT_EQ(ParseFoldedCounts(ReadFile(root_ / "out/aggregate.folded")),
+            ParseFoldedCounts(Folded(FromFolded(absl::StrCat(kFast, kSlow)))));
   EXPECT_EQ(ReadFile(root_ / "out/jobs/suite/slow.masm.svg"),
             "<svg>suite/slow.masm</svg>");
-  EXPECT_EQ(ParseFolded(ReadFile(root_ / "out/jobs/suite/slow.masm.folded")),
-            ParseFolded(kSlow));
+  EXPECT_EQ(ParseFoldedCounts(ReadFile(root_ / "out/jobs/suite/slow.masm.folded")),
+            ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.pb.gz"));
 }
 
@@ -288,11 +269,11 @@ TEST_F(CliTest, FetchAllPprofWritesOnlyPprofForAggregateAndJobs) {
                             {profile::ProfileFormat::kPprof})
                   .ok());
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/aggregate.pb.gz")),
-            ParseFolded(absl::StrCat(kFast, kSlow)));
+            ParseFoldedCounts(absl::StrCat(kFast, kSlow)));
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/fast.masm.pb.gz")),
-            ParseFolded(kFast));
+            ParseFoldedCounts(kFast));
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/suite/slow.masm.pb.gz")),
-            ParseFolded(kSlow));
+            ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.svg"));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.folded"));
   EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_PROFILE), 3);
@@ -309,7 +290,7 @@ TEST_F(CliTest, FetchAllConvertsFoldedWhenTheCoordinatorHasNoProfiles) {
   EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_FOLDED),
             3);  // one fallback per artifact
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/suite/slow.masm.pb.gz")),
-            ParseFolded(kSlow));
+            ParseFoldedCounts(kSlow));
   const nlohmann::json j = nlohmann::json::parse(
       ReadFile(root_ / "out/jobs/fast.masm.speedscope.json"));
   EXPECT_EQ(j["profiles"][0]["endValue"], 110);
@@ -488,9 +469,9 @@ TEST_F(CliTest, FetchFormatWritesThatFormatOnly) {
   const std::string coord = absl::StrCat(" --coordinator ", address());
   ASSERT_EQ(Run(absl::StrCat("fetch 1 -o p --format pprof", coord)), 0) << err_;
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "p/aggregate.pb.gz")),
-            ParseFolded(absl::StrCat(kFast, kSlow)));
+            ParseFoldedCounts(absl::StrCat(kFast, kSlow)));
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "p/jobs/suite/slow.masm.pb.gz")),
-            ParseFolded(kSlow));
+            ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "p/aggregate.svg"));
   ASSERT_EQ(Run(absl::StrCat("fetch 1 -o s --format speedscope", coord)), 0)
       << err_;
@@ -508,7 +489,7 @@ TEST_F(CliTest, FetchFormatWritesThatFormatOnly) {
 TEST_F(CliTest, ProfileWritesEveryFormatByName) {
   const std::string program = absl::StrCat(FLAMEFLEET_EXAMPLES, "/primes.masm");
   ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.folded")), 0) << err_;
-  const Stacks folded = ParseFolded(ReadFile(root_ / "p.folded"));
+  const Stacks folded = ParseFoldedCounts(ReadFile(root_ / "p.folded"));
   uint64_t total = 0;
   for (const auto& [stack, n] : folded) total += n;
   ASSERT_GT(total, 0u);
@@ -530,7 +511,7 @@ TEST_F(CliTest, RenderExportsFoldedInputByName) {
   WriteFile(root_ / "in.folded", absl::StrCat(kFast, kSlow));
   ASSERT_EQ(Run("render in.folded -o r.pb.gz"), 0) << err_;
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "r.pb.gz")),
-            ParseFolded(absl::StrCat(kFast, kSlow)));
+            ParseFoldedCounts(absl::StrCat(kFast, kSlow)));
   ASSERT_EQ(Run("render in.folded -o r.speedscope.json --title Mine"), 0)
       << err_;
   EXPECT_EQ(
@@ -585,7 +566,7 @@ TEST_F(CliTest, GoToolPprofReadsTheProfileExactly) {
   const std::string program = absl::StrCat(FLAMEFLEET_EXAMPLES, "/primes.masm");
   ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.folded")), 0) << err_;
   ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.pb.gz")), 0) << err_;
-  const Stacks folded = ParseFolded(ReadFile(root_ / "p.folded"));
+  const Stacks folded = ParseFoldedCounts(ReadFile(root_ / "p.folded"));
   // Go needs a writable home and build cache; keep them inside the test's
   // directory.
   const std::string env =

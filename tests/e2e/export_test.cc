@@ -28,23 +28,14 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "pprof/profile.pb.h"
+#include "tests/testing/test_files.h"
 
 namespace flamefleet {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+using testutil::ReadFile;
+using testutil::WriteFile;
 
 // A program that loops `iterations` times through two nested procedures.
 std::string Program(int iterations) {
@@ -196,18 +187,6 @@ TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
       << err_;
 }
 
-// Folded text -> stack -> count (summing repeated stacks).
-std::map<std::string, uint64_t> FoldedCounts(const std::string& text) {
-  std::map<std::string, uint64_t> counts;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    const size_t space = line.rfind(' ');
-    uint64_t n = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(line.substr(space + 1), &n)) << line;
-    counts[std::string(line.substr(0, space))] += n;
-  }
-  return counts;
-}
-
 TEST_F(ExportFleetTest, NightlyAggregateAcrossBatchesAndTheResultCache) {
   WriteFile(root_ / "n1/a.masm", Program(40));
   WriteFile(root_ / "n1/b.masm", Program(90));
@@ -248,13 +227,13 @@ TEST_F(ExportFleetTest, NightlyAggregateAcrossBatchesAndTheResultCache) {
     ASSERT_EQ(Cli(absl::StrCat("fetch ", id, " -o night", id)), 0) << err_;
     for (const std::string job : {"a.masm", "b.masm"}) {
       for (const auto& [stack, n] :
-           FoldedCounts(ReadFile(root_ / ("night" + id) / "jobs" / (job + ".folded")))) {
+           testutil::ParseFoldedCounts(ReadFile(root_ / ("night" + id) / "jobs" / (job + ".folded")))) {
         expected[stack] += n;
       }
     }
   }
   ASSERT_EQ(Cli("aggregate --label suite=nightly --since 1h -o agg.folded"), 0) << err_;
-  EXPECT_EQ(FoldedCounts(ReadFile(root_ / "agg.folded")), expected);
+  EXPECT_EQ(testutil::ParseFoldedCounts(ReadFile(root_ / "agg.folded")), expected);
   EXPECT_TRUE(absl::StrContains(err_, "merged 3 batches")) << err_;
   ASSERT_EQ(Cli("aggregate --label suite=nightly -o agg.svg --title nightly"), 0) << err_;
   EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "agg.svg"), "<svg"));

@@ -21,23 +21,14 @@
 #include "common/channel.h"
 #include "common/subprocess.h"
 #include "gtest/gtest.h"
+#include "tests/testing/test_files.h"
 
 namespace flamefleet {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+using testutil::ReadFile;
+using testutil::WriteFile;
 
 // Parses folded text into stack -> count.
 std::map<std::string, uint64_t> ParseFolded(const std::string& text) {

@@ -27,24 +27,19 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/generic_call.h"
+#include "tests/testing/test_files.h"
 
 namespace flamefleet {
 namespace {
 
 namespace fs = std::filesystem;
+using testutil::ReadFile;
 
 constexpr char kToken[] = "e2e-Token-0f9a8b7c6d5e4f3a2b1c";
 constexpr char kWrongToken[] = "e2e-Wrong-1122334455667788";
 constexpr char kReflection[] = "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo";
 
 std::string Tls(const std::string& name) { return absl::StrCat(FLAMEFLEET_TLS_TESTDATA, "/", name); }
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A small program: `iterations` loop turns of about 20 cycles.
 std::string Program(int iterations) {

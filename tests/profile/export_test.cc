@@ -21,30 +21,21 @@
 #include "profile/diff.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
+#include "tests/testing/test_files.h"
 
 namespace flamefleet::profile {
 namespace {
 
 using ::testing::ElementsAre;
 
-using Stacks = std::map<std::string, uint64_t>;
+using Stacks = testutil::FoldedCounts;
+using testutil::ParseFoldedCounts;
 
 // Folded text -> stack -> count (summing duplicate lines).
-Stacks ParseFoldedText(const std::string& text) {
-  Stacks out;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    const size_t sp = line.rfind(' ');
-    uint64_t n = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(line.substr(sp + 1), &n)) << line;
-    out[std::string(line.substr(0, sp))] += n;
-  }
-  return out;
-}
-
 Stacks FoldedStacks(const Profile& p) {
   std::ostringstream out;
   EXPECT_TRUE(WriteFolded(p, out).ok());
-  return ParseFoldedText(out.str());
+  return ParseFoldedCounts(out.str());
 }
 
 Profile FromFolded(
@@ -192,7 +183,7 @@ TEST(PprofExportTest, GeneratedProfileRoundTripsExactly) {
   const DecodedPprof d = DecodePprof(*EncodePprof(p));
   EXPECT_EQ(static_cast<uint64_t>(d.sum), p.total());
   EXPECT_EQ(d.stacks, FoldedStacks(p));
-  EXPECT_EQ(d.stacks, ParseFoldedText(text));
+  EXPECT_EQ(d.stacks, ParseFoldedCounts(text));
 }
 
 TEST(PprofExportTest, FlameChartStacksAreMergedIntoDistinctSamples) {
@@ -270,7 +261,7 @@ TEST(SpeedscopeExportTest, GeneratedProfileRoundTripsExactly) {
   const Profile p = FromFolded(text);
   uint64_t sum = 0;
   EXPECT_EQ(SpeedscopeStacks(nlohmann::json::parse(EncodeSpeedscope(p)), &sum),
-            ParseFoldedText(text));
+            ParseFoldedCounts(text));
   EXPECT_EQ(sum, p.total());
 }
 

@@ -17,20 +17,15 @@
 #include "pprof/profile.pb.h"
 #include "profile/export.h"
 #include "profile/folded.h"
+#include "tests/testing/test_files.h"
 
 namespace flamefleet::renderer {
 namespace {
 
 namespace fs = std::filesystem;
+using testutil::ReadFile;
 using profile::Profile;
 using profile::ProfileFormat;
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool IsGzip(const std::string& bytes) {
   return bytes.size() > 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
