@@ -217,7 +217,9 @@ TEST_F(ExportFleetTest, NightlyAggregateAcrossBatchesAndTheResultCache) {
   const std::string forced(absl::StripAsciiWhitespace(out_));
   ASSERT_EQ(Cli(absl::StrCat("watch ", forced)), 0) << err_;
   ASSERT_EQ(Cli(absl::StrCat("status ", forced, " --json")), 0) << err_;
-  for (const auto& job : nlohmann::json::parse(out_)["job_status"]) {
+  const nlohmann::json forced_status = nlohmann::json::parse(out_);
+  ASSERT_EQ(forced_status["job_status"].size(), 2u) << out_;
+  for (const auto& job : forced_status["job_status"]) {
     EXPECT_FALSE(job.contains("cached_from")) << out_;
   }
 
