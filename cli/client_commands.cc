@@ -18,8 +18,10 @@
 #include "absl/time/clock.h"
 #include "cli/batch_client.h"
 #include "common/channel.h"
+#include "common/grpc_status.h"
 #include "common/security.h"
 #include "common/subprocess.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "profile/export.h"
 #include "profile/profile_proto.h"
@@ -339,9 +341,11 @@ int RunLocal(const RunFlags& flags) {
 
 }  // namespace
 
-void AddCoordinatorFlags(CLI::App* cmd, CoordinatorFlags* flags) {
-  cmd->add_option("--coordinator", flags->address, "coordinator address HOST:PORT")
-      ->envname("FLAMEFLEET_COORDINATOR");
+void AddCoordinatorFlags(CLI::App* cmd, CoordinatorFlags* flags, bool with_address) {
+  if (with_address) {
+    cmd->add_option("--coordinator", flags->address, "coordinator address HOST:PORT")
+        ->envname("FLAMEFLEET_COORDINATOR");
+  }
   cmd->add_option("--tls-ca", flags->security.tls_ca_file,
                   "CA bundle (PEM) to verify the coordinator; enables TLS")
       ->envname("FLAMEFLEET_TLS_CA");
@@ -598,6 +602,45 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
               << result->header.jobs() << " jobs, " << result->header.cycles()
               << " cycles -> " << agg->output << "\n";
     *exit_code = kExitOk;
+  });
+
+  // health: a gRPC health check for container health checks and scripts (the health-only port
+  // needs neither TLS nor a token; on a main port pass the client security flags).
+  struct HealthFlags {
+    CoordinatorFlags target;
+    std::string service;
+    double timeout_s = 3;
+  };
+  auto health = std::make_shared<HealthFlags>();
+  CLI::App* health_cmd = app.add_subcommand(
+      "health", "Ask a service's grpc.health.v1 endpoint; exit 0 only if it is SERVING");
+  health_cmd->add_option("address", health->target.address, "HOST:PORT (e.g. a --health-listen port)")
+      ->required();
+  health_cmd->add_option("--service", health->service, "service name (default: the server)");
+  health_cmd->add_option("--timeout", health->timeout_s, "seconds to wait (default 3)");
+  AddCoordinatorFlags(health_cmd, &health->target, /*with_address=*/false);
+  health_cmd->callback([=] {
+    auto channel = ConnectToCoordinator(health->target);
+    if (!channel.ok()) {
+      *exit_code = Fail(channel.status());
+      return;
+    }
+    grpc::ClientContext ctx;
+    ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(health->timeout_s)));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(health->service);
+    grpc::health::v1::HealthCheckResponse response;
+    absl::Status st = FromGrpcStatus(
+        grpc::health::v1::Health::NewStub(*channel)->Check(&ctx, request, &response));
+    if (!st.ok()) {
+      *exit_code = Fail(st);
+      return;
+    }
+    std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())
+              << "\n";
+    *exit_code = response.status() == grpc::health::v1::HealthCheckResponse::SERVING
+                     ? kExitOk
+                     : kExitFailed;
   });
 
   auto run = std::make_shared<RunFlags>();

@@ -1,7 +1,8 @@
 // The fleet subcommands of the `flamefleet` CLI: `submit`, `status`, `list`, `watch`,
-// `cancel`, `fetch` (all with --coordinator ADDR and the client security flags --tls-ca,
-// --tls-cert, --tls-key, --auth-token-file, each also read from FLAMEFLEET_COORDINATOR,
-// FLAMEFLEET_TLS_CA, ...; see common/security.h) and `run` (starts an embedded local fleet —
+// `cancel`, `fetch`, `aggregate` (all with --coordinator ADDR and the client security flags
+// --tls-ca, --tls-cert, --tls-key, --auth-token-file, each also read from
+// FLAMEFLEET_COORDINATOR, FLAMEFLEET_TLS_CA, ...; see common/security.h), `health ADDR` (a
+// grpc.health.v1 check, e.g. for container health checks) and `run` (starts an embedded local fleet —
 // coordinator, renderer and one worker per core as child processes on loopback, plaintext and
 // without a token — runs the batch, fetches the results and stops everything).
 //
@@ -26,9 +27,9 @@ struct CoordinatorFlags {
   SecurityOptions security;
 };
 
-// Adds --coordinator, --tls-ca, --tls-cert, --tls-key and --auth-token-file (with their
-// FLAMEFLEET_* environment variables) to `cmd`; `flags` is kept.
-void AddCoordinatorFlags(CLI::App* cmd, CoordinatorFlags* flags);
+// Adds --coordinator (unless `with_address` is false), --tls-ca, --tls-cert, --tls-key and
+// --auth-token-file (with their FLAMEFLEET_* environment variables) to `cmd`; `flags` is kept.
+void AddCoordinatorFlags(CLI::App* cmd, CoordinatorFlags* flags, bool with_address = true);
 
 // Loads the security files named by `flags` and returns a channel to the coordinator.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectToCoordinator(const CoordinatorFlags& flags);

@@ -187,6 +187,21 @@ TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
       << err_;
 }
 
+TEST_F(ExportFleetTest, HealthCommandAsksTheHealthService) {
+  auto health = [&](const std::string& args) {
+    const std::string cmd = absl::StrCat(FLAMEFLEET_CLI, " health ", args, " > '",
+                                         (root_ / "h.txt").string(), "' 2>&1");
+    const int status = std::system(cmd.c_str());
+    out_ = ReadFile(root_ / "h.txt");
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(health(address_), 0) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "SERVING")) << out_;
+  EXPECT_NE(health(absl::StrCat(address_, " --service no.such.Service")), 0) << out_;
+  coordinator_->Stop(absl::Seconds(10));
+  EXPECT_NE(health(absl::StrCat(address_, " --timeout 2")), 0) << out_;
+}
+
 TEST_F(ExportFleetTest, NightlyAggregateAcrossBatchesAndTheResultCache) {
   WriteFile(root_ / "n1/a.masm", Program(40));
   WriteFile(root_ / "n1/b.masm", Program(90));
