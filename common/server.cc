@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -63,10 +64,10 @@ void HealthServer::SetServing(bool serving) {
   if (server_ != nullptr) server_->GetHealthCheckService()->SetServingStatus(serving);
 }
 
-void HealthServer::Shutdown() {
+void HealthServer::Shutdown(absl::Duration linger) {
   if (server_ == nullptr) return;
   server_->GetHealthCheckService()->SetServingStatus(false);
-  server_->Shutdown(absl::ToChronoTime(absl::Now()));
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + linger));
   server_->Wait();
   server_.reset();
 }
@@ -118,7 +119,8 @@ void GrpcServer::Shutdown(absl::Duration grace) {
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
   server_->Wait();
   server_.reset();
-  if (health_ != nullptr) health_->Shutdown();
+  // Watchers of the health port get the final NOT_SERVING before their streams end.
+  if (health_ != nullptr) health_->Shutdown(std::min(grace, absl::Milliseconds(500)));
 }
 
 void WaitForShutdownSignal() {

@@ -59,8 +59,9 @@ class HealthServer {
   int port() const { return port_; }
   // Sets the status that Check and Watch report. Not to be called concurrently with Shutdown.
   void SetServing(bool serving);
-  // Reports NOT_SERVING and stops the server. Idempotent; call from one thread.
-  void Shutdown();
+  // Reports NOT_SERVING and stops the server, giving open Watch streams up to `linger` to
+  // deliver that last status before they are cancelled. Idempotent; call from one thread.
+  void Shutdown(absl::Duration linger = absl::ZeroDuration());
 
  private:
   HealthServer(std::unique_ptr<grpc::Server> server, int port)
