@@ -564,6 +564,20 @@ void BatchManager::SweepExpiredLeases() {
   for (const std::string& id : to_finalize) FinalizeBatch(id);
 }
 
+absl::Status BatchManager::MergeStoredProfiles(
+    const std::vector<std::pair<std::string, std::string>>& profiles,
+    ProfileMerger* merger) {
+  for (const auto& [task_id, digest] : profiles) {
+    absl::StatusOr<std::string> bytes = store_->GetArtifact(digest);
+    if (!bytes.ok()) {
+      return absl::Status(bytes.status().code(),
+                          absl::StrCat(task_id, ": ", bytes.status().message()));
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(merger->AddSerialized(task_id, *bytes));
+  }
+  return absl::OkStatus();
+}
+
 void BatchManager::FinalizeBatch(const std::string& batch_id) {
   std::vector<std::pair<std::string, std::string>> profiles;  // task id, digest
   BatchRecord header;
@@ -580,18 +594,7 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
   }
   // Merge: each succeeded job once, from its stored result.
   ProfileMerger merger;
-  absl::Status status;
-  for (const auto& [task_id, digest] : profiles) {
-    absl::StatusOr<std::string> bytes = store_->GetArtifact(digest);
-    if (!bytes.ok()) {
-      status =
-          absl::Status(bytes.status().code(),
-                       absl::StrCat(task_id, ": ", bytes.status().message()));
-      break;
-    }
-    status = merger.AddSerialized(task_id, *bytes);
-    if (!status.ok()) break;
-  }
+  absl::Status status = MergeStoredProfiles(profiles, &merger);
   if (status.ok()) {
     const profile::Profile& aggregate = merger.aggregate();
     std::ostringstream folded;
@@ -788,14 +791,7 @@ absl::StatusOr<AggregateResult> BatchManager::Aggregate(
   }
   // Each job once, from its stored result (as the batch aggregates are built).
   ProfileMerger merger;
-  for (const auto& [task_id, digest] : profiles) {
-    absl::StatusOr<std::string> bytes = store_->GetArtifact(digest);
-    if (!bytes.ok()) {
-      return absl::Status(bytes.status().code(),
-                          absl::StrCat(task_id, ": ", bytes.status().message()));
-    }
-    FLAMEFLEET_RETURN_IF_ERROR(merger.AddSerialized(task_id, *bytes));
-  }
+  FLAMEFLEET_RETURN_IF_ERROR(MergeStoredProfiles(profiles, &merger));
   const profile::Profile& aggregate = merger.aggregate();
   result.jobs = static_cast<uint32_t>(profiles.size());
   result.cycles = aggregate.total();

@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -45,6 +46,7 @@
 #include "absl/time/time.h"
 #include "coordinator/clock.h"
 #include "coordinator/job_store.h"
+#include "coordinator/profile_merger.h"
 #include "coordinator/render_client.h"
 #include "coordinator/scheduler.h"
 #include "flamefleet/v1/coordinator.pb.h"
@@ -209,6 +211,11 @@ class BatchManager {
       v1::ArtifactFormat format, const std::string& profile_digest,
       const v1::RenderOptions& render_options) ABSL_LOCKS_EXCLUDED(mu_);
   void SweeperLoop();
+  // Adds each (task id, profile artifact digest) to `merger` from the store; the
+  // first unreadable one is the error, prefixed with its task id.
+  absl::Status MergeStoredProfiles(
+      const std::vector<std::pair<std::string, std::string>>& profiles,
+      ProfileMerger* merger) ABSL_LOCKS_EXCLUDED(mu_);
   // Registers a finished job's result for the cache and the cycle history.
   void RememberResultLocked(const Batch& batch, const JobRecord& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
