@@ -15,18 +15,10 @@
 #include "common/grpc_status.h"
 #include "common/server.h"
 #include "common/status_macros.h"
+#include "common/toml.h"
 #include "profile/folded.h"
 #include "profile/profile_proto.h"
 #include "renderer/profile_file.h"
-
-// toml++ header-only with exceptions off (see vm/inputs.cc for why).
-#undef TOML_EXCEPTIONS
-#define TOML_EXCEPTIONS 0
-#undef TOML_SHARED_LIB
-#define TOML_SHARED_LIB 0
-#undef TOML_HEADER_ONLY
-#define TOML_HEADER_ONLY 1
-#include <toml++/toml.h>
 #include "worker/snapshot.h"
 
 namespace flamefleet::cli {
