@@ -30,6 +30,10 @@ class Service;
 
 namespace flamefleet {
 
+// Default of ServerOptions::max_threads: every long-poll, watch stream and upload holds one
+// thread of the synchronous server while it runs.
+inline constexpr int kDefaultMaxServerThreads = 2048;
+
 struct ServerOptions {
   // host:port to listen on; port 0 lets the OS choose.
   std::string listen = "127.0.0.1:0";
@@ -44,6 +48,9 @@ struct ServerOptions {
   // If set, host:port of an extra plaintext port that answers only grpc.health.v1.Health (every
   // other method: UNIMPLEMENTED) and follows the main port's health status.
   std::string health_listen;
+  // Most threads the synchronous server may use for RPCs (grpc::ResourceQuota::SetMaxThreads);
+  // beyond it gRPC answers new calls RESOURCE_EXHAUSTED. 0: gRPC's default (unbounded).
+  int max_threads = kDefaultMaxServerThreads;
 };
 
 // A plaintext server that answers only grpc.health.v1.Health (every other method is refused
@@ -52,7 +59,8 @@ struct ServerOptions {
 class HealthServer {
  public:
   // Starts serving on `listen` (port 0: OS-chosen) and reports SERVING. Unavailable when the
-  // address cannot be bound.
+  // address cannot be bound, with the reason ("address already in use": SO_REUSEPORT is off,
+  // so a port held by another process is never shared).
   static absl::StatusOr<std::unique_ptr<HealthServer>> Start(const std::string& listen);
   ~HealthServer();
 
@@ -76,7 +84,9 @@ class GrpcServer {
   // Builds and starts a server with `services` (kept; they must outlive the server), the
   // health service reporting SERVING, and reflection, with the security of `options`, plus the
   // health-only port if `options.health_listen` is set. Returns Unavailable when an address
-  // cannot be bound, Internal if the port file cannot be written.
+  // cannot be bound, naming it and the reason ("cannot listen on 127.0.0.1:7070: address
+  // already in use"; SO_REUSEPORT is off, so a port is never shared with another process),
+  // Internal if the port file cannot be written.
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(
       const ServerOptions& options, const std::vector<grpc::Service*>& services);
 

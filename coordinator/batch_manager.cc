@@ -44,6 +44,14 @@ absl::StatusOr<std::pair<std::string, uint32_t>> ParseTaskId(
   return std::make_pair(std::string(task_id.substr(0, slash)), index);
 }
 
+// The error CompleteTask returns when the store failed: the store's code (so a
+// worker does not retry a result that was already given up on), with context.
+absl::Status ResultNotStoredError(const absl::Status& status) {
+  return absl::Status(status.code(),
+                      absl::StrCat("result not stored (the task is queued again): ",
+                                   status.message()));
+}
+
 int64_t UnixMs(absl::Time t) {
   return t == absl::UnixEpoch() ? 0 : absl::ToUnixMillis(t);
 }
@@ -225,6 +233,9 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
     const v1::SubmitBatchRequest& request) {
   BatchRecord record;
   record.request_id = request.request_id();
+  if (!record.request_id.empty()) {
+    record.request_digest = internal::SubmitRequestDigest(request);
+  }
   record.labels.insert(request.labels().begin(), request.labels().end());
   record.options = request.options();
   record.libraries = request.libraries();
@@ -247,7 +258,17 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
     absl::MutexLock lock(&mu_);
     if (!record.request_id.empty()) {
       auto it = by_request_id_.find(record.request_id);
-      if (it != by_request_id_.end()) return it->second;
+      if (it != by_request_id_.end()) {
+        const Batch* earlier = FindLocked(it->second);
+        if (earlier != nullptr && !earlier->record.request_digest.empty() &&
+            earlier->record.request_digest != record.request_digest) {
+          return absl::AlreadyExistsError(absl::StrCat(
+              "request_id: \"", record.request_id, "\" was used for batch ", it->second,
+              " with different content (jobs, libraries, labels or options); use a new "
+              "request_id for a new batch"));
+        }
+        return it->second;
+      }
     }
     record.id = absl::StrCat(next_id_);
     // Jobs whose identical run left a result are answered from the store (the
@@ -395,10 +416,11 @@ absl::StatusOr<v1::Batch> BatchManager::CancelBatch(
 
 absl::StatusOr<std::optional<v1::Task>> BatchManager::LeaseTask(
     absl::string_view worker_id, absl::Duration wait,
-    const std::vector<std::string>& cached_library_digests) {
+    const std::vector<std::string>& cached_library_digests,
+    const std::function<bool()>& gone) {
   absl::Time deadline = absl::Now() + wait;
   while (true) {
-    std::optional<Lease> lease = scheduler_->LeaseTask(deadline - absl::Now());
+    std::optional<Lease> lease = scheduler_->LeaseTask(deadline - absl::Now(), gone);
     if (!lease) return std::optional<v1::Task>();
     absl::MutexLock lock(&mu_);
     absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
@@ -419,7 +441,8 @@ absl::StatusOr<std::optional<v1::Task>> BatchManager::LeaseTask(
     }
     if (!stored.ok()) {
       SetJobStateLocked(batch, job, v1::JOB_STATE_QUEUED);
-      scheduler_->Release(lease->task_id, lease->lease_id);
+      scheduler_->Release(lease->task_id, lease->lease_id);  // not an attempt
+      job->attempts = lease->attempt - 1;
       return stored;
     }
     ++batch->version;
@@ -449,12 +472,13 @@ void BatchManager::ReleaseTask(const std::string& task_id,
   if (!found.ok() || found->second->state != v1::JOB_STATE_RUNNING) return;
   auto [batch, job] = *found;
   SetJobStateLocked(batch, job, v1::JOB_STATE_QUEUED);
-  absl::Status stored = store_->UpdateJob(batch->record.id, *job);
-  if (!stored.ok()) LOG(ERROR) << "task " << task_id << ": " << stored;
   store_
       ->FinishAttempt(batch->record.id, job->index, job->attempts,
                       "not delivered", clock_->Now())
-      .IgnoreError();  // history only
+      .IgnoreError();  // history only (the next lease reuses the attempt number)
+  if (job->attempts > 0) --job->attempts;  // never delivered: not an attempt
+  absl::Status stored = store_->UpdateJob(batch->record.id, *job);
+  if (!stored.ok()) LOG(ERROR) << "task " << task_id << ": " << stored;
   ++batch->version;
 }
 
@@ -469,7 +493,9 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
   FLAMEFLEET_RETURN_IF_ERROR(ParseTaskId(header.task_id()).status());
   // Check and store the profile before claiming the task, so that a bad upload
   // leaves the lease live and a stored result is never half-written. Identical
-  // bytes share one artifact.
+  // bytes share one artifact. A store failure (disk full) ends the lease as
+  // lost: the job is queued again with the attempt counted, and fails after
+  // max_lost_leases like a job whose worker keeps dying.
   std::string digest;
   if (header.succeeded() || !profile_bytes.empty()) {
     absl::StatusOr<profile::Profile> parsed =
@@ -478,18 +504,26 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
       return absl::InvalidArgumentError(
           absl::StrCat("profile_data: ", parsed.status().message()));
     }
-    FLAMEFLEET_ASSIGN_OR_RETURN(digest, store_->PutArtifact(profile_bytes));
+    absl::StatusOr<std::string> put = store_->PutArtifact(profile_bytes);
+    if (!put.ok()) return ResultNotStored(header, put.status());
+    digest = std::move(*put);
   }
-  if (!scheduler_->Complete(header.task_id(), header.lease_id())) return false;
 
   std::string batch_id;
   bool finalize = false;
+  absl::Status stored;
   {
     absl::MutexLock lock(&mu_);
+    // Claimed only once the result is stored: every Complete, Release, Cancel
+    // and sweep of the scheduler happens under mu_, so the lease cannot change
+    // in between.
+    if (!scheduler_->IsLeased(header.task_id(), header.lease_id())) return false;
     FLAMEFLEET_ASSIGN_OR_RETURN(auto found, FindTaskLocked(header.task_id()));
     auto [batch, job] = found;
-    if (IsTerminal(job->state))
+    if (IsTerminal(job->state)) {
+      scheduler_->Complete(header.task_id(), header.lease_id());
       return true;  // cancelled while it ran: the result is dropped
+    }
     JobRecord updated = *job;
     updated.cycles = header.cycles();
     updated.stack.assign(header.stack().begin(), header.stack().end());
@@ -497,36 +531,82 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
     updated.profile_digest = digest;
     updated.state =
         header.succeeded() ? v1::JOB_STATE_SUCCEEDED : v1::JOB_STATE_FAILED;
-    absl::Status stored = store_->UpdateJob(batch->record.id, updated);
+    stored = store_->UpdateJob(batch->record.id, updated);
     if (stored.ok() && !digest.empty()) {
       stored = store_->IndexArtifact(batch->record.id, job->spec.name(),
                                      v1::ARTIFACT_FORMAT_PROFILE, digest);
     }
-    if (!stored.ok()) {
-      // Not recorded: run it again rather than lose it.
-      scheduler_->Enqueue(header.task_id(), job->attempts)
-          .IgnoreError();  // was just forgotten
-      return stored;
-    }
-    store_
-        ->FinishAttempt(batch->record.id, job->index, job->attempts,
-                        header.succeeded()
-                            ? "succeeded"
-                            : absl::StrCat("failed: ", header.error()),
-                        clock_->Now())
-        .IgnoreError();  // history only; the job row above is what counts
-    job->cycles = updated.cycles;
-    job->stack = std::move(updated.stack);
-    job->error = std::move(updated.error);
-    job->profile_digest = std::move(updated.profile_digest);
-    SetJobStateLocked(batch, job, updated.state);
-    if (updated.state == v1::JOB_STATE_SUCCEEDED) RememberResultLocked(*batch, *job);
-    ++batch->version;
     batch_id = batch->record.id;
-    finalize = StartFinalizeLocked(batch);
+    if (!stored.ok()) {
+      // Not recorded: run it again rather than lose it, counting the attempt.
+      finalize = LoseLeaseLocked(batch, job, header.lease_id(), stored);
+    } else {
+      scheduler_->Complete(header.task_id(), header.lease_id());
+      store_
+          ->FinishAttempt(batch->record.id, job->index, job->attempts,
+                          header.succeeded()
+                              ? "succeeded"
+                              : absl::StrCat("failed: ", header.error()),
+                          clock_->Now())
+          .IgnoreError();  // history only; the job row above is what counts
+      job->cycles = updated.cycles;
+      job->stack = std::move(updated.stack);
+      job->error = std::move(updated.error);
+      job->profile_digest = std::move(updated.profile_digest);
+      SetJobStateLocked(batch, job, updated.state);
+      if (updated.state == v1::JOB_STATE_SUCCEEDED) RememberResultLocked(*batch, *job);
+      ++batch->version;
+      finalize = StartFinalizeLocked(batch);
+    }
   }
   if (finalize) FinalizeBatch(batch_id);
+  if (!stored.ok()) return ResultNotStoredError(stored);
   return true;
+}
+
+absl::Status BatchManager::ResultNotStored(const v1::TaskHeader& header,
+                                           const absl::Status& status) {
+  std::string batch_id;
+  bool finalize = false;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
+        FindTaskLocked(header.task_id());
+    if (found.ok() && scheduler_->IsLeased(header.task_id(), header.lease_id())) {
+      batch_id = found->first->record.id;
+      finalize = LoseLeaseLocked(found->first, found->second, header.lease_id(), status);
+    }
+  }
+  if (finalize) FinalizeBatch(batch_id);
+  return ResultNotStoredError(status);
+}
+
+bool BatchManager::LoseLeaseLocked(Batch* batch, JobRecord* job,
+                                   const std::string& lease_id,
+                                   const absl::Status& status) {
+  const std::string task_id = TaskId(batch->record.id, job->index);
+  const std::string reason =
+      absl::StrCat("result not stored: ", status.message());
+  std::optional<ExpiredLease> lost = scheduler_->LoseLease(task_id, lease_id, reason);
+  if (!lost) return false;
+  LOG(ERROR) << "task " << task_id << " attempt " << lost->attempt << ": " << reason
+             << (lost->failed ? "; " + lost->reason : "; queued again");
+  store_
+      ->FinishAttempt(batch->record.id, job->index, lost->attempt, reason, clock_->Now())
+      .IgnoreError();  // history only (the store is failing anyway)
+  if (lost->failed) {
+    job->error = lost->reason;
+    SetJobStateLocked(batch, job, v1::JOB_STATE_FAILED);
+  } else {
+    SetJobStateLocked(batch, job, v1::JOB_STATE_QUEUED);
+  }
+  absl::Status stored = store_->UpdateJob(batch->record.id, *job);
+  if (!stored.ok()) {
+    // Memory is right; a restart re-queues what the store still calls RUNNING.
+    LOG(ERROR) << "task " << task_id << ": " << stored;
+  }
+  ++batch->version;
+  return StartFinalizeLocked(batch);
 }
 
 void BatchManager::SweepExpiredLeases() {

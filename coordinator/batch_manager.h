@@ -30,6 +30,7 @@
 #define FLAMEFLEET_COORDINATOR_BATCH_MANAGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -97,8 +98,10 @@ class BatchManager {
 
   // Creates a batch from a validated request (see ValidateSubmitBatchRequest):
   // computes the library set digest, persists the batch and queues its jobs. A
-  // request_id seen before returns the existing batch's id without creating
-  // anything. Returns the batch id, or the store's error.
+  // request_id seen before with the same content (internal::SubmitRequestDigest)
+  // returns the existing batch's id without creating anything; with different
+  // content it is AlreadyExists naming the batch. Returns the batch id, or the
+  // store's error.
   absl::StatusOr<std::string> SubmitBatch(
       const v1::SubmitBatchRequest& request);
 
@@ -150,14 +153,17 @@ class BatchManager {
   // Long-polls (up to `wait`) for a runnable task and leases it to `worker_id`.
   // The task's libraries are left out if `cached_library_digests` holds their
   // digest. Returns nullopt if nothing was runnable in time.
+  // If `gone` is set, the poll ends (nullopt) as soon as it returns true (the
+  // client went away); see JobScheduler::LeaseTask.
   absl::StatusOr<std::optional<v1::Task>> LeaseTask(
       absl::string_view worker_id, absl::Duration wait,
-      const std::vector<std::string>& cached_library_digests);
+      const std::vector<std::string>& cached_library_digests,
+      const std::function<bool()>& gone = nullptr);
 
   // Gives back a task that LeaseTask handed out but that could not be delivered
   // (the worker went away during the long-poll): the job is queued again at
-  // once, without counting a lost lease. Does nothing if `lease_id` is no
-  // longer the live lease.
+  // once at the front, without counting a lost lease or the attempt. Does
+  // nothing if `lease_id` is no longer the live lease.
   void ReleaseTask(const std::string& task_id, const std::string& lease_id);
 
   // Extends a lease. Returns the lease length, or nullopt if the lease is gone.
@@ -168,7 +174,9 @@ class BatchManager {
   // (may be empty for a failed program). Returns true if accepted, false for a
   // duplicate or stale lease (ignored). Returns InvalidArgument for a malformed
   // task id or an unreadable profile (the lease stays live), or the store's
-  // error.
+  // error: then the lease counts as lost (the job is queued again, or FAILED
+  // once it lost SchedulerOptions::max_lost_leases leases), so a failing disk
+  // never leaves a job RUNNING.
   absl::StatusOr<bool> CompleteTask(const v1::TaskHeader& header,
                                     const std::string& profile_bytes);
 
@@ -211,6 +219,15 @@ class BatchManager {
       v1::ArtifactFormat format, const std::string& profile_digest,
       const v1::RenderOptions& render_options) ABSL_LOCKS_EXCLUDED(mu_);
   void SweeperLoop();
+  // The store could not record the result of `header`'s lease (PutArtifact
+  // failed): ends the lease as lost (LoseLeaseLocked) and returns the error.
+  absl::Status ResultNotStored(const v1::TaskHeader& header,
+                               const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends the job's live lease `lease_id` as lost because the store failed with
+  // `status`: re-queued or FAILED (JobScheduler::LoseLease), persisted as far as
+  // the store allows. Returns true if the caller must now call FinalizeBatch.
+  bool LoseLeaseLocked(Batch* batch, JobRecord* job, const std::string& lease_id,
+                       const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds each (task id, profile artifact digest) to `merger` from the store; the
   // first unreadable one is the error, prefixed with its task id.
   absl::Status MergeStoredProfiles(

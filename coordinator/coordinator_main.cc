@@ -8,6 +8,13 @@
 //       [--auth-token-file FILE] [--health-listen ADDR] [--max-message-bytes N]
 //       [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N]
 //       [--max-cycle-cap N] [--max-leases-per-worker N]
+//       [--max-name-bytes N] [--max-labels N] [--max-error-bytes N]
+//       [--max-lease-wait-ms N] [--max-lease-polls N] [--max-server-threads N]
+//       [--max-inflight-result-bytes N] [--result-budget-wait-ms N]
+//
+// The state dir is locked (DIR/LOCK, flock) while the coordinator runs: a second one on the
+// same dir exits 1 naming the holder's pid. Every port refuses to be shared (no SO_REUSEPORT):
+// a port in use makes the coordinator exit 1 with "address already in use".
 //
 // Without --renderer, SVGs are rendered in this process. The TLS identity and
 // token are also used to call the renderer. SIGTERM / SIGINT drain and exit 0.
@@ -61,6 +68,35 @@ ABSL_FLAG(uint64_t, max_cycle_cap, 0,
           "workers default to 2^32)");
 ABSL_FLAG(int64_t, max_leases_per_worker, 0,
           "unexpired leases one worker id may hold (0: unlimited)");
+ABSL_FLAG(int64_t, max_name_bytes,
+          static_cast<int64_t>(flamefleet::coordinator::internal::kDefaultMaxNameBytes),
+          "longest label key or value, title, request id, job name, library namespace or "
+          "library file path of a batch, in bytes");
+ABSL_FLAG(int64_t, max_labels,
+          static_cast<int64_t>(flamefleet::coordinator::internal::kDefaultMaxLabels),
+          "most labels on one batch");
+ABSL_FLAG(int64_t, max_error_bytes,
+          static_cast<int64_t>(flamefleet::coordinator::internal::kDefaultMaxErrorBytes),
+          "longest job error message stored; a worker's longer one keeps its head and tail "
+          "and says how many bytes were cut");
+ABSL_FLAG(int64_t, max_lease_wait_ms,
+          absl::ToInt64Milliseconds(flamefleet::coordinator::kDefaultMaxLeaseWait),
+          "longest LeaseTask long-poll honoured; a larger wait_ms is clamped");
+ABSL_FLAG(int64_t, max_lease_polls,
+          static_cast<int64_t>(flamefleet::coordinator::kDefaultMaxLeasePolls),
+          "most LeaseTask long-polls waiting at once; more get RESOURCE_EXHAUSTED (workers "
+          "back off); 0: unlimited");
+ABSL_FLAG(int64_t, max_inflight_result_bytes,
+          static_cast<int64_t>(flamefleet::coordinator::kDefaultMaxInflightResultBytes),
+          "bytes of CompleteTask results held in memory at once over all uploads; an upload "
+          "that does not fit waits --result-budget-wait-ms, then gets RESOURCE_EXHAUSTED and "
+          "the worker retries; 0: unlimited");
+ABSL_FLAG(int64_t, result_budget_wait_ms,
+          absl::ToInt64Milliseconds(flamefleet::coordinator::kDefaultResultBudgetWait),
+          "how long an upload waits for room in --max-inflight-result-bytes");
+ABSL_FLAG(int64_t, max_server_threads, flamefleet::kDefaultMaxServerThreads,
+          "most threads serving RPCs (each long-poll, watch and upload holds one); beyond it "
+          "gRPC answers RESOURCE_EXHAUSTED");
 namespace flamefleet::coordinator {
 namespace {
 
@@ -76,6 +112,14 @@ absl::StatusOr<CoordinatorServiceOptions> ServiceOptionsFromFlags() {
       {"--max-program-bytes", absl::GetFlag(FLAGS_max_program_bytes), 1},
       {"--max-request-bytes", absl::GetFlag(FLAGS_max_request_bytes), 1},
       {"--max-leases-per-worker", absl::GetFlag(FLAGS_max_leases_per_worker), 0},
+      {"--max-name-bytes", absl::GetFlag(FLAGS_max_name_bytes), 1},
+      {"--max-labels", absl::GetFlag(FLAGS_max_labels), 0},
+      {"--max-error-bytes", absl::GetFlag(FLAGS_max_error_bytes), 64},
+      {"--max-lease-wait-ms", absl::GetFlag(FLAGS_max_lease_wait_ms), 0},
+      {"--max-lease-polls", absl::GetFlag(FLAGS_max_lease_polls), 0},
+      {"--max-inflight-result-bytes", absl::GetFlag(FLAGS_max_inflight_result_bytes), 0},
+      {"--result-budget-wait-ms", absl::GetFlag(FLAGS_result_budget_wait_ms), 0},
+      {"--max-server-threads", absl::GetFlag(FLAGS_max_server_threads), 0},
   };
   for (const auto& c : checks) {
     if (c.value < c.min) {
@@ -92,6 +136,15 @@ absl::StatusOr<CoordinatorServiceOptions> ServiceOptionsFromFlags() {
   options.submit_limits.max_cycle_cap = absl::GetFlag(FLAGS_max_cycle_cap);
   options.max_leases_per_worker =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_leases_per_worker));
+  options.submit_limits.max_name_bytes =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_name_bytes));
+  options.submit_limits.max_labels = static_cast<size_t>(absl::GetFlag(FLAGS_max_labels));
+  options.max_error_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_error_bytes));
+  options.max_lease_wait = absl::Milliseconds(absl::GetFlag(FLAGS_max_lease_wait_ms));
+  options.max_lease_polls = static_cast<size_t>(absl::GetFlag(FLAGS_max_lease_polls));
+  options.max_inflight_result_bytes =
+      static_cast<size_t>(absl::GetFlag(FLAGS_max_inflight_result_bytes));
+  options.result_budget_wait = absl::Milliseconds(absl::GetFlag(FLAGS_result_budget_wait_ms));
   return options;
 }
 
@@ -167,6 +220,8 @@ int Run() {
   server_options.max_message_bytes = flags->max_message_bytes;
   server_options.security = flags->security;
   server_options.health_listen = flags->health_listen;
+  server_options.max_threads = static_cast<int>(
+      std::min<int64_t>(absl::GetFlag(FLAGS_max_server_threads), 1 << 20));
   absl::StatusOr<std::unique_ptr<GrpcServer>> server =
       GrpcServer::Start(server_options, {&service});
   if (!server.ok()) {
@@ -197,6 +252,8 @@ int main(int argc, char** argv) {
       "flamefleet-coordinator --state-dir DIR [--listen ADDR] [--renderer ADDR] "
       "[--port-file PATH] [--lease-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
       " [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N] "
-      "[--max-cycle-cap N] [--max-leases-per-worker N]");
+      "[--max-cycle-cap N] [--max-leases-per-worker N] [--max-name-bytes N] "
+      "[--max-labels N] [--max-error-bytes N] [--max-lease-wait-ms N] [--max-lease-polls N] "
+      "[--max-server-threads N] [--max-inflight-result-bytes N] [--result-budget-wait-ms N]");
   return flamefleet::coordinator::Run();
 }

@@ -1,5 +1,7 @@
 #include "coordinator/coordinator_service.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -41,6 +43,9 @@ bool IsTerminal(v1::BatchState state) {
          state == v1::BATCH_STATE_FAILED || state == v1::BATCH_STATE_CANCELLED;
 }
 
+// A result at least this large is followed by malloc_trim(0).
+constexpr size_t kTrimAfterBytes = size_t{32} << 20;
+
 absl::Status RequireBatchId(const std::string& batch_id) {
   if (batch_id.empty()) return absl::InvalidArgumentError("batch_id: empty");
   return absl::OkStatus();
@@ -52,7 +57,8 @@ CoordinatorServiceImpl::CoordinatorServiceImpl(
     BatchManager* manager, CoordinatorServiceOptions options)
     : manager_(manager),
       options_(std::move(options)),
-      worker_leases_(options_.max_leases_per_worker) {}
+      worker_leases_(options_.max_leases_per_worker),
+      result_budget_(options_.max_inflight_result_bytes) {}
 
 grpc::Status CoordinatorServiceImpl::SubmitBatch(
     grpc::ServerContext* /*context*/, const v1::SubmitBatchRequest* request,
@@ -220,6 +226,17 @@ grpc::Status CoordinatorServiceImpl::LeaseTask(
     grpc::ServerContext* context, const v1::LeaseTaskRequest* request,
     v1::LeaseTaskResponse* response) {
   RpcLog log("LeaseTask", request->worker_id());
+  // Bounded long-polls: each one holds a server thread while it waits.
+  const size_t polls = lease_polls_.fetch_add(1) + 1;
+  struct PollSlot {
+    std::atomic<size_t>* count;
+    ~PollSlot() { count->fetch_sub(1); }
+  } slot{&lease_polls_};
+  if (options_.max_lease_polls != 0 && polls > options_.max_lease_polls) {
+    return ToGrpcStatus(log.Done(absl::ResourceExhaustedError(absl::StrCat(
+        "LeaseTask: ", options_.max_lease_polls,
+        " long-polls are already waiting, the limit of --max-lease-polls; retry later"))));
+  }
   if (!worker_leases_.TryReserve(request->worker_id(), absl::Now())) {
     return ToGrpcStatus(log.Done(absl::ResourceExhaustedError(absl::StrCat(
         "worker \"", request->worker_id(), "\": already holds ",
@@ -231,11 +248,15 @@ grpc::Status CoordinatorServiceImpl::LeaseTask(
       std::min(absl::Milliseconds(request->wait_ms()), options_.max_lease_wait);
   std::vector<std::string> cached(request->cached_library_digests().begin(),
                                   request->cached_library_digests().end());
-  absl::StatusOr<std::optional<v1::Task>> task =
-      manager_->LeaseTask(request->worker_id(), wait, cached);
+  absl::StatusOr<std::optional<v1::Task>> task = manager_->LeaseTask(
+      request->worker_id(), wait, cached, [context] { return context->IsCancelled(); });
+  if (task.ok() && !task->has_value() && context->IsCancelled()) {
+    worker_leases_.CancelReservation(request->worker_id());
+    return ToGrpcStatus(log.Done(absl::CancelledError("worker went away")));
+  }
   if (task.ok() && task->has_value() && context->IsCancelled()) {
     // The worker gave up waiting; do not let the task sit on a lease nobody
-    // holds.
+    // holds: back to the front of the queue, the attempt not counted.
     manager_->ReleaseTask((*task)->task_id(), (*task)->lease_id());
     worker_leases_.CancelReservation(request->worker_id());
     return ToGrpcStatus(log.Done(absl::CancelledError("worker went away")));
@@ -275,7 +296,7 @@ grpc::Status CoordinatorServiceImpl::RenewLease(
 }
 
 grpc::Status CoordinatorServiceImpl::CompleteTask(
-    grpc::ServerContext* /*context*/,
+    grpc::ServerContext* context,
     grpc::ServerReader<v1::CompleteTaskChunk>* reader,
     v1::CompleteTaskResponse* response) {
   RpcLog log("CompleteTask", "");
@@ -292,6 +313,25 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(
         "header.profile_bytes: ", header.profile_bytes(),
         " bytes exceeds the limit of ", options_.max_profile_bytes, " bytes"));
   }
+  // What a worker reports is stored and served in every GetBatch/WatchBatch: bounded.
+  if (header.error().size() > options_.max_error_bytes) {
+    header.set_error(internal::TruncateMiddle(header.error(), options_.max_error_bytes));
+  }
+  if (static_cast<size_t>(header.stack_size()) > internal::kMaxResultStackValues) {
+    header.mutable_stack()->Truncate(static_cast<int>(internal::kMaxResultStackValues));
+  }
+  // The bytes held in memory until the result is stored count against the budget shared by
+  // every stream; a stream that does not fit waits, then is refused (the worker retries).
+  const size_t reserved = status.ok() ? header.profile_bytes() : 0;
+  if (status.ok()) {
+    status = result_budget_.Acquire(reserved, options_.result_budget_wait,
+                                    [context] { return context->IsCancelled(); });
+    if (!status.ok()) {
+      status = absl::Status(status.code(),
+                            absl::StrCat("header.profile_bytes: ", status.message()));
+    }
+  }
+  const bool budgeted = status.ok();
   std::string profile;
   if (status.ok()) profile.reserve(header.profile_bytes());
   while (status.ok() && reader->Read(&chunk)) {
@@ -322,6 +362,15 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(
         log.set_id(
             absl::StrCat(header.task_id(), " (rejected: stale or duplicate)"));
     }
+  }
+  if (budgeted) {
+    // No copy of the result outlives the call: free it, then give the bytes back.
+    std::string().swap(profile);
+    chunk.Clear();
+    result_budget_.Release(reserved);
+    // glibc keeps freed large blocks in its arenas; give them back to the OS after a large
+    // result so that RSS falls after a burst of uploads.
+    if (reserved >= kTrimAfterBytes) malloc_trim(0);
   }
   return ToGrpcStatus(log.Done(status));
 }

@@ -37,15 +37,30 @@
 #ifndef FLAMEFLEET_COORDINATOR_COORDINATOR_SERVICE_H_
 #define FLAMEFLEET_COORDINATOR_COORDINATOR_SERVICE_H_
 
+#include <atomic>
 #include <cstddef>
 
 #include "absl/time/time.h"
 #include "coordinator/batch_manager.h"
+#include "coordinator/internal/byte_budget.h"
 #include "coordinator/internal/validation.h"
 #include "coordinator/internal/worker_leases.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 
 namespace flamefleet::coordinator {
+
+// Defaults of the limits below (flags of flamefleet-coordinator in brackets).
+// Longest LeaseTask long-poll honoured; a larger wait_ms is clamped [--max-lease-wait-ms].
+inline constexpr absl::Duration kDefaultMaxLeaseWait = absl::Seconds(30);
+// Most LeaseTask calls waiting at once; more are answered RESOURCE_EXHAUSTED at once (workers
+// back off) [--max-lease-polls].
+inline constexpr size_t kDefaultMaxLeasePolls = 512;
+// Bytes of CompleteTask results held in memory at once, over all streams
+// [--max-inflight-result-bytes].
+inline constexpr size_t kDefaultMaxInflightResultBytes = size_t{512} << 20;
+// How long a CompleteTask stream waits for room in that budget before RESOURCE_EXHAUSTED
+// [--result-budget-wait-ms].
+inline constexpr absl::Duration kDefaultResultBudgetWait = absl::Seconds(10);
 
 struct CoordinatorServiceOptions {
   // Limits on SubmitBatch requests (jobs, program size, request size, cycle cap
@@ -60,7 +75,19 @@ struct CoordinatorServiceOptions {
   // Largest profile a worker may upload with CompleteTask.
   size_t max_profile_bytes = size_t{512} << 20;
   // Longest LeaseTask long-poll honoured (a larger wait_ms is clamped).
-  absl::Duration max_lease_wait = absl::Seconds(30);
+  absl::Duration max_lease_wait = kDefaultMaxLeaseWait;
+  // LeaseTask calls in progress at once (0 = unlimited); beyond it RESOURCE_EXHAUSTED. A
+  // poll whose client cancels ends within JobScheduler's kGoneCheckInterval and is never
+  // handed a task; one handed a task just before that gives it back (front of the queue, no
+  // attempt counted).
+  size_t max_lease_polls = kDefaultMaxLeasePolls;
+  // Budget of result bytes held by CompleteTask streams at once (0 = unlimited) and how long a
+  // stream waits for room before RESOURCE_EXHAUSTED (the worker retries later).
+  size_t max_inflight_result_bytes = kDefaultMaxInflightResultBytes;
+  absl::Duration result_budget_wait = kDefaultResultBudgetWait;
+  // Longest error message stored for a job: a worker's longer one is cut in the middle
+  // (internal::TruncateMiddle). The final stack keeps its top kMaxResultStackValues values.
+  size_t max_error_bytes = internal::kDefaultMaxErrorBytes;
   // How often a WatchBatch stream checks whether its client went away.
   absl::Duration watch_poll = absl::Seconds(1);
 };
@@ -102,10 +129,18 @@ class CoordinatorServiceImpl final : public v1::Coordinator::Service {
                             grpc::ServerReader<v1::CompleteTaskChunk>* reader,
                             v1::CompleteTaskResponse* response) override;
 
+  // Returns the LeaseTask calls in progress (waiting or about to return).
+  size_t lease_polls_in_progress() const { return lease_polls_.load(); }
+  // Returns the result bytes CompleteTask streams hold now (see
+  // max_inflight_result_bytes).
+  size_t result_bytes_in_flight() const { return result_budget_.in_use(); }
+
  private:
   BatchManager* const manager_;
   const CoordinatorServiceOptions options_;
   internal::WorkerLeases worker_leases_;
+  internal::ByteBudget result_budget_;
+  std::atomic<size_t> lease_polls_{0};  // LeaseTask calls in progress
 };
 
 }  // namespace flamefleet::coordinator

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,7 +132,7 @@ absl::Status InTransaction(sqlite3* db, Body body) {
   return Exec(db, "COMMIT");
 }
 
-constexpr int64_t kSchemaVersion = 2;
+constexpr int64_t kSchemaVersion = 3;
 
 // Version 1; Init() migrates to kSchemaVersion.
 constexpr const char* kSchema = R"sql(
@@ -200,6 +201,61 @@ absl::Status FsyncPath(const std::string& path, int flags) {
   return absl::OkStatus();
 }
 
+// Takes DIR/LOCK with flock(LOCK_EX | LOCK_NB) and writes our pid into it; the returned fd
+// holds the lock until it is closed (the process ends). FailedPrecondition naming the holder's
+// pid if another process has it.
+absl::StatusOr<int> LockStateDir(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "LOCK").string();
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("open", path);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char buf[32] = {};
+    ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+    ::close(fd);
+    if (err != EWOULDBLOCK) {
+      errno = err;
+      return ErrnoError("flock", path);
+    }
+    std::string holder(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "state dir ", dir, " is in use by another coordinator (pid ",
+        holder.empty() ? "unknown" : holder, " holds ", path, ")"));
+  }
+  const std::string pid = absl::StrCat(::getpid(), "\n");
+  if (::ftruncate(fd, 0) != 0 ||
+      ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    absl::Status status = ErrnoError("write", path);
+    ::close(fd);
+    return status;
+  }
+  return fd;
+}
+
+// An existing state dir whose artifacts are there but whose database is missing or empty has
+// lost its index: DataLoss rather than starting over with an empty store. A new (empty) dir
+// is fine.
+absl::Status CheckDatabaseNotLost(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path db = fs::path(dir) / "state.db";
+  const fs::path wal = fs::path(dir) / "state.db-wal";
+  auto has_bytes = [&](const fs::path& path) {
+    std::error_code size_ec;
+    const std::uintmax_t size = fs::file_size(path, size_ec);
+    return !size_ec && size > 0;
+  };
+  if (has_bytes(db) || has_bytes(wal)) return absl::OkStatus();
+  fs::directory_iterator it(fs::path(dir) / "artifacts", ec);
+  if (ec || it == fs::directory_iterator()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "state dir ", dir, ": ", db.string(),
+      fs::exists(db, ec) ? " is empty" : " is missing",
+      " but artifacts/ holds results: the database was lost or truncated; restore it from a "
+      "backup, or move the directory away to start with an empty store"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(
@@ -210,6 +266,12 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(
   if (ec)
     return absl::InternalError(
         absl::StrCat("state dir ", dir, ": ", ec.message()));
+  FLAMEFLEET_ASSIGN_OR_RETURN(int lock_fd, LockStateDir(dir));
+  absl::Status intact = CheckDatabaseNotLost(dir);
+  if (!intact.ok()) {
+    ::close(lock_fd);
+    return intact;
+  }
   std::string path = (std::filesystem::path(dir) / "state.db").string();
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db,
@@ -218,15 +280,19 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(
     std::string message =
         db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
+    ::close(lock_fd);
     return absl::InternalError(absl::StrCat("open ", path, ": ", message));
   }
-  std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(dir, db));
+  std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(dir, db, lock_fd));
   absl::MutexLock lock(&store->mu_);
   FLAMEFLEET_RETURN_IF_ERROR(store->Init());
   return store;
 }
 
-SqliteJobStore::~SqliteJobStore() { sqlite3_close(db_); }
+SqliteJobStore::~SqliteJobStore() {
+  sqlite3_close(db_);
+  ::close(lock_fd_);  // releases the state dir lock
+}
 
 absl::Status SqliteJobStore::Init() {
   sqlite3_busy_timeout(db_, 5000);
@@ -257,6 +323,14 @@ ALTER TABLE jobs ADD COLUMN cached_from TEXT NOT NULL DEFAULT '';
 UPDATE schema_version SET version = 2;
 )sql"));
     }
+    if (schema < 3) {
+      // 2 -> 3: the digest of the request a request_id was first used with (earlier batches
+      // keep '': their request ids are honoured without a content check).
+      FLAMEFLEET_RETURN_IF_ERROR(Exec(db_, R"sql(
+ALTER TABLE batches ADD COLUMN request_digest TEXT NOT NULL DEFAULT '';
+UPDATE schema_version SET version = 3;
+)sql"));
+    }
     // Crash recovery: what was running is queued again (its attempt stays
     // counted).
     Statement requeue(db_, "UPDATE jobs SET state = ? WHERE state = ?");
@@ -279,7 +353,7 @@ absl::Status SqliteJobStore::CreateBatch(const BatchRecord& batch) {
     Statement insert(
         db_,
         "INSERT INTO batches (id, request_id, options, libraries, created_ms, "
-        "finished_ms, state) VALUES (?, ?, ?, ?, ?, ?, ?)");
+        "finished_ms, state, request_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     FLAMEFLEET_RETURN_IF_ERROR(insert.status());
     FLAMEFLEET_RETURN_IF_ERROR(
         insert.Bind(1, batch.id)
@@ -289,6 +363,7 @@ absl::Status SqliteJobStore::CreateBatch(const BatchRecord& batch) {
             .Bind(5, ToUnixMs(batch.created))
             .Bind(6, ToUnixMs(batch.finished))
             .Bind(7, int64_t{batch.state})
+            .Bind(8, batch.request_digest)
             .Run());
     for (const auto& [key, value] : batch.labels) {
       Statement label(
@@ -382,12 +457,13 @@ absl::StatusOr<BatchRecord> ReadBatchRow(Statement& select) {
   batch.created = FromUnixMs(select.Int(4));
   batch.finished = FromUnixMs(select.Int(5));
   batch.state = static_cast<v1::BatchState>(select.Int(6));
+  batch.request_digest = select.Text(7);
   return batch;
 }
 
 constexpr const char* kSelectBatch =
-    "SELECT id, request_id, options, libraries, created_ms, finished_ms, state "
-    "FROM batches";
+    "SELECT id, request_id, options, libraries, created_ms, finished_ms, state, "
+    "request_digest FROM batches";
 
 }  // namespace
 

@@ -6,6 +6,8 @@
 // directory and survives a SIGKILL; `InMemoryJobStore` is for tests. Layout of
 // a state directory:
 //
+//   DIR/LOCK                   flock'ed by the one process that has the store
+//                              open; holds its pid
 //   DIR/state.db               SQLite (WAL): tables batches, batch_labels,
 //                              jobs, attempts, artifacts (the index)
 //   DIR/artifacts/<sha256>     artifact bytes, named by the hex SHA-256 of
@@ -71,6 +73,9 @@ struct JobRecord {
 struct BatchRecord {
   std::string id;
   std::string request_id;  // idempotency key ("" if none)
+  // internal::SubmitRequestDigest of the request that created the batch ("" for batches
+  // stored before schema version 3).
+  std::string request_digest;
   std::map<std::string, std::string> labels;
   v1::BatchOptions options;
   v1::LibrarySet libraries;  // with its digest set
@@ -165,7 +170,11 @@ class JobStore {
 class SqliteJobStore : public JobStore {
  public:
   // Opens (creating if needed) the store under `dir`, migrates the schema and
-  // recovers from a crash (RUNNING jobs back to QUEUED). Returns Internal if
+  // recovers from a crash (RUNNING jobs back to QUEUED). Takes an exclusive
+  // lock on DIR/LOCK (flock, holding our pid) for the store's lifetime.
+  // Returns FailedPrecondition naming the holder's pid if another process has
+  // the directory open, DataLoss if state.db is missing or empty while
+  // artifacts/ holds files (a lost database, not a new directory), Internal if
   // the directory or database cannot be created or opened.
   static absl::StatusOr<std::unique_ptr<SqliteJobStore>> Open(
       const std::string& dir);
@@ -197,8 +206,8 @@ class SqliteJobStore : public JobStore {
   absl::StatusOr<size_t> CollectGarbage(absl::Duration min_age) override;
 
  private:
-  SqliteJobStore(std::string dir, sqlite3* db)
-      : dir_(std::move(dir)), db_(db) {}
+  SqliteJobStore(std::string dir, sqlite3* db, int lock_fd)
+      : dir_(std::move(dir)), db_(db), lock_fd_(lock_fd) {}
   absl::Status Init() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LoadJobs(BatchRecord* batch, bool with_sources)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -209,6 +218,7 @@ class SqliteJobStore : public JobStore {
   sqlite3* const db_
       ABSL_PT_GUARDED_BY(mu_);  // owned; closed by the destructor
   uint64_t tmp_counter_ ABSL_GUARDED_BY(mu_) = 0;
+  const int lock_fd_;  // holds flock(DIR/LOCK) until the store is destroyed
 };
 
 // Keeps everything in memory. For tests and for running without a state

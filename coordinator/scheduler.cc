@@ -49,10 +49,20 @@ std::string JobScheduler::NewLeaseId() {
   return absl::StrCat(lease_prefix_, "-", ++next_lease_);
 }
 
-std::optional<Lease> JobScheduler::LeaseTask(absl::Duration wait) {
+std::optional<Lease> JobScheduler::LeaseTask(
+    absl::Duration wait, const std::function<bool()>& gone) {
   absl::MutexLock lock(&mu_);
-  mu_.AwaitWithTimeout(absl::Condition(this, &JobScheduler::HasQueuedTask),
-                       wait);
+  const absl::Time deadline = absl::Now() + wait;
+  // Woken by Enqueue/Release/Shutdown; the slices notice a client that went
+  // away while nothing else happens. `gone` runs only in this thread (the
+  // condition is evaluated by whichever thread unlocks).
+  while (true) {
+    const bool ready =
+        mu_.AwaitWithDeadline(absl::Condition(this, &JobScheduler::HasQueuedTask),
+                              std::min(deadline, absl::Now() + kGoneCheckInterval));
+    if (gone && gone()) return std::nullopt;
+    if (ready || absl::Now() >= deadline) break;
+  }
   if (shutdown_) return std::nullopt;
   if (!queue_.empty()) {
     std::string task_id = std::move(queue_.begin()->second);
@@ -100,8 +110,43 @@ bool JobScheduler::Release(const std::string& task_id,
   absl::MutexLock lock(&mu_);
   TaskEntry* task = FindLeased(task_id, lease_id);
   if (task == nullptr) return false;
+  if (task->attempts > 0) --task->attempts;  // never delivered: not an attempt
   QueueLocked(task_id, *task, QueueKey{task->key.rank, --front_seq_});
   return true;
+}
+
+bool JobScheduler::IsLeased(const std::string& task_id,
+                            const std::string& lease_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = tasks_.find(task_id);
+  return it != tasks_.end() && it->second.state == TaskState::kLeased &&
+         it->second.lease_id == lease_id;
+}
+
+std::optional<ExpiredLease> JobScheduler::LoseLease(const std::string& task_id,
+                                                    const std::string& lease_id,
+                                                    absl::string_view reason) {
+  absl::MutexLock lock(&mu_);
+  if (FindLeased(task_id, lease_id) == nullptr) return std::nullopt;
+  return LoseLocked(task_id, reason);
+}
+
+ExpiredLease JobScheduler::LoseLocked(const std::string& task_id,
+                                      absl::string_view reason) {
+  auto it = tasks_.find(task_id);
+  TaskEntry& task = it->second;
+  ++task.lost_leases;
+  ExpiredLease event{task_id, task.attempts, false, ""};
+  if (task.lost_leases >= options_.max_lost_leases) {
+    event.failed = true;
+    event.reason = absl::StrCat("worker lost ", task.lost_leases, " times (last: ",
+                                reason, ")");
+    tasks_.erase(it);
+  } else {
+    // Back in its old place: it keeps its rank and sequence number.
+    QueueLocked(task_id, task, task.key);
+  }
+  return event;
 }
 
 void JobScheduler::Cancel(const std::vector<std::string>& task_ids) {
@@ -126,20 +171,7 @@ std::vector<ExpiredLease> JobScheduler::SweepExpired() {
   std::sort(expired.begin(), expired.end());
   std::vector<ExpiredLease> result;
   for (auto& [expires, task_id] : expired) {
-    auto it = tasks_.find(task_id);
-    TaskEntry& task = it->second;
-    ++task.lost_leases;
-    ExpiredLease event{task_id, task.attempts, false, ""};
-    if (task.lost_leases >= options_.max_lost_leases) {
-      event.failed = true;
-      event.reason = absl::StrCat("worker lost ", task.lost_leases,
-                                  " times (last: lease expired)");
-      tasks_.erase(it);
-    } else {
-      // Back in its old place: it keeps its rank and sequence number.
-      QueueLocked(task_id, task, task.key);
-    }
-    result.push_back(std::move(event));
+    result.push_back(LoseLocked(task_id, "lease expired"));
   }
   return result;
 }

@@ -25,6 +25,7 @@
 #define FLAMEFLEET_COORDINATOR_SCHEDULER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "coordinator/clock.h"
@@ -49,6 +51,9 @@ struct SchedulerOptions {
   // before all others, ties in submission order). False: submission order.
   bool longest_first = true;
 };
+
+// How often a waiting LeaseTask checks its `gone` predicate.
+inline constexpr absl::Duration kGoneCheckInterval = absl::Milliseconds(200);
 
 // Expected cost of a task with no history: runs before every estimated task.
 inline constexpr uint64_t kUnknownCost = ~uint64_t{0};
@@ -87,8 +92,26 @@ class JobScheduler {
 
   // Leases the next queued task (largest expected cost first, or the oldest),
   // waiting up to `wait` (real time) for one to appear. A re-queued task keeps
-  // its place. Returns nullopt if none came in time or after Shutdown().
-  std::optional<Lease> LeaseTask(absl::Duration wait);
+  // its place. Returns nullopt if none came in time, after Shutdown(), or as
+  // soon as `gone` (if set; e.g. "the client cancelled the call") returns true:
+  // it is checked at least every kGoneCheckInterval while waiting and again just
+  // before a task is taken, so a dead poll is never handed a task. `gone` is
+  // called only from the calling thread, with the scheduler's lock held; it must
+  // be cheap and not block.
+  std::optional<Lease> LeaseTask(absl::Duration wait,
+                                 const std::function<bool()>& gone = nullptr);
+
+  // Returns true if `lease_id` is the task's live lease.
+  bool IsLeased(const std::string& task_id, const std::string& lease_id) const;
+
+  // Ends the live lease as lost, as an expiry would (the worker delivered a
+  // result that could not be recorded, e.g. the disk is full): the lost lease is
+  // counted and the task re-queued in its old place, or dropped once it lost
+  // max_lost_leases (failed = true, with `reason` and the count). Returns nullopt
+  // if `lease_id` is not the task's live lease.
+  std::optional<ExpiredLease> LoseLease(const std::string& task_id,
+                                        const std::string& lease_id,
+                                        absl::string_view reason);
 
   // Extends the lease by lease_duration from now. Returns the new expiry, or
   // nullopt if `lease_id` is not the task's live lease (expired, completed,
@@ -102,9 +125,10 @@ class JobScheduler {
   // accepted.
   bool Complete(const std::string& task_id, const std::string& lease_id);
 
-  // Puts a leased task back in the queue without counting a lost lease (the
-  // caller could not record its result). Returns false if `lease_id` is not the
-  // live lease.
+  // Puts a leased task back at the front of the queue (of its rank) without
+  // counting a lost lease or the attempt (the lease was never delivered: the
+  // client went away, or its start could not be recorded). Returns false if
+  // `lease_id` is not the live lease.
   bool Release(const std::string& task_id, const std::string& lease_id);
 
   // Forgets the tasks (queued or leased): their leases stop being renewable or
@@ -151,6 +175,10 @@ class JobScheduler {
   bool HasQueuedTask() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Returns the task if it is leased under `lease_id`, else null.
   TaskEntry* FindLeased(const std::string& task_id, const std::string& lease_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a lost lease of a leased task: re-queues it, or drops it at the
+  // limit. `reason` describes the last loss.
+  ExpiredLease LoseLocked(const std::string& task_id, absl::string_view reason)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string NewLeaseId() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

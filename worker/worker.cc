@@ -23,6 +23,9 @@ struct Worker::RunningTask {
   // Polled by the VM between slices; set together with `reason`.
   std::atomic<bool> cancel{false};
   std::atomic<int> reason{static_cast<int>(StopReason::kNone)};
+  // Set once the program has run: the watcher then only keeps the lease alive while the
+  // result is delivered (the wall deadline no longer applies).
+  std::atomic<bool> executed{false};
   absl::Mutex mu;
   bool done ABSL_GUARDED_BY(mu) = false;
 
@@ -192,15 +195,12 @@ void Worker::RunTask(const v1::Task& task) {
   }
   std::thread watcher([&] { Watch(task, running); });
   Outcome outcome = Execute(task, running);
-  {
-    absl::MutexLock lock(&running.mu);
-    running.done = true;
-  }
-  watcher.join();
+  running.executed.store(true);
   if (!outcome.abandon && running.stop_reason() == StopReason::kLeaseLost) {
     outcome.abandon = true;
     outcome.why = "lease lost";
   }
+  // The watcher keeps renewing the lease while the result is delivered (retries included).
   absl::Status status = absl::OkStatus();
   if (!outcome.abandon) {
     status = Complete(task, outcome);
@@ -209,6 +209,11 @@ void Worker::RunTask(const v1::Task& task) {
       outcome.why = absl::StrCat("result not delivered: ", status.ToString());
     }
   }
+  {
+    absl::MutexLock lock(&running.mu);
+    running.done = true;
+  }
+  watcher.join();
   if (outcome.abandon) {
     Count(&WorkerStats::tasks_abandoned);
     LOG(WARNING) << "task " << task.task_id() << " attempt " << task.attempt()
@@ -388,12 +393,13 @@ void Worker::Watch(const v1::Task& task, RunningTask& running) {
   while (true) {
     {
       absl::MutexLock lock(&running.mu);
-      if (running.mu.AwaitWithDeadline(absl::Condition(&running.done),
-                                       std::min(deadline, next_renewal))) {
+      const absl::Time wake =
+          running.executed.load() ? next_renewal : std::min(deadline, next_renewal);
+      if (running.mu.AwaitWithDeadline(absl::Condition(&running.done), wake)) {
         return;
       }
     }
-    if (absl::Now() >= deadline) {
+    if (!running.executed.load() && absl::Now() >= deadline) {
       running.Stop(StopReason::kDeadline);
       return;
     }
@@ -432,6 +438,11 @@ void Worker::Watch(const v1::Task& task, RunningTask& running) {
 
 absl::Status Worker::Complete(const v1::Task& task, const Outcome& outcome) {
   constexpr int kAttempts = 3;
+  // RESOURCE_EXHAUSTED answers retried with exponential backoff (from retry_backoff, at most
+  // 30 s apart; about 3 minutes in all with the defaults).
+  constexpr int kBusyRetries = 8;
+  int busy_retries = 0;
+  absl::Duration backoff = std::max(options_.retry_backoff, absl::Milliseconds(100));
   const size_t chunk_bytes = std::max<size_t>(options_.chunk_bytes, 1);
   absl::Status last = absl::OkStatus();
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
@@ -466,6 +477,17 @@ absl::Status Worker::Complete(const v1::Task& task, const Outcome& outcome) {
                   << ": result not accepted (duplicate or stale lease)";
       }
       return absl::OkStatus();
+    }
+    if (absl::IsResourceExhausted(last)) {
+      // The coordinator is short of room for results (its in-flight budget): not a lost
+      // task. Back off (the lease is renewed meanwhile) and send it again.
+      if (busy_retries++ >= kBusyRetries) break;
+      LOG(WARNING) << "task " << task.task_id() << ": CompleteTask: " << last
+                   << "; retrying in " << absl::FormatDuration(backoff);
+      if (WaitOrStop(backoff)) break;
+      backoff = std::min(backoff * 2, absl::Seconds(30));
+      --attempt;  // does not use up a transport retry
+      continue;
     }
     if (!absl::IsUnavailable(last) && !absl::IsDeadlineExceeded(last)) break;
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -84,6 +85,25 @@ std::string ResultCacheKey(absl::string_view program_digest, const v1::BatchOpti
   AppendLengthPrefixed(vm::kEngineVersion, &canonical);
   AppendLengthPrefixed(absl::StrCat(options.max_cycles()), &canonical);
   AppendLengthPrefixed(options.flat() ? "flat" : "nested", &canonical);
+  return Sha256Hex(canonical);
+}
+
+std::string SubmitRequestDigest(const v1::SubmitBatchRequest& request) {
+  // Field by field (no copy of a request that may be tens of MiB); labels sorted by key. The
+  // messages serialised here hold no maps, so their encoding is stable.
+  std::string canonical = "flamefleet.SubmitBatchRequest.v1";
+  AppendLengthPrefixed(absl::StrCat(request.jobs_size()), &canonical);
+  for (const v1::JobSpec& job : request.jobs()) {
+    AppendLengthPrefixed(job.SerializeAsString(), &canonical);
+  }
+  AppendLengthPrefixed(request.libraries().SerializeAsString(), &canonical);
+  AppendLengthPrefixed(request.options().SerializeAsString(), &canonical);
+  const std::map<std::string, std::string> labels(request.labels().begin(),
+                                                  request.labels().end());
+  for (const auto& [key, value] : labels) {
+    AppendLengthPrefixed(key, &canonical);
+    AppendLengthPrefixed(value, &canonical);
+  }
   return Sha256Hex(canonical);
 }
 

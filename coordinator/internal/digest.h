@@ -33,6 +33,11 @@ std::string ProgramDigest(const v1::JobSpec& spec, absl::string_view library_dig
 // reused only where a fresh run would give the same one.
 std::string ResultCacheKey(absl::string_view program_digest, const v1::BatchOptions& options);
 
+// Returns the hex SHA-256 of a SubmitBatchRequest's content without its request_id
+// (labels in key order, so their order does not matter): a request_id reused with a
+// different request is told apart from a retry of the same one.
+std::string SubmitRequestDigest(const v1::SubmitBatchRequest& request);
+
 }  // namespace flamefleet::coordinator::internal
 
 #endif  // FLAMEFLEET_COORDINATOR_INTERNAL_DIGEST_H_

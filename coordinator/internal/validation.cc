@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 
 namespace flamefleet::coordinator::internal {
 namespace {
@@ -19,6 +20,49 @@ bool IsSafeRelativeName(absl::string_view name) {
     if (part == "..") return false;
   }
   return true;
+}
+
+// A library namespace is the first component of `use` paths (`use.std::math::u64`): one MASM
+// identifier as the lexer reads it ([A-Za-z_][A-Za-z0-9_]*, not "_", not all upper case,
+// which would be a constant name). The worker takes exactly one component.
+bool IsNamespaceIdentifier(absl::string_view ns) {
+  auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (ns.empty() || digit(ns.front()) || ns == "_") return false;
+  bool has_lower = false;
+  for (char c : ns) {
+    if (!lower(c) && !upper(c) && !digit(c) && c != '_') return false;
+    has_lower |= lower(c);
+  }
+  return has_lower || !upper(ns.front());
+}
+
+// Why a library file path is unusable ("" if it is fine): it must be relative, with no empty,
+// "." or ".." component, as the worker requires.
+std::string LibraryPathProblem(absl::string_view path) {
+  if (path.front() == '/') return "must be relative, not absolute";
+  if (path.find('\0') != absl::string_view::npos) return "holds a NUL byte";
+  for (absl::string_view part : absl::StrSplit(path, '/')) {
+    if (part.empty()) return "has an empty component (\"//\" or a trailing '/')";
+    if (part == "." || part == "..") {
+      return absl::StrCat("has a \"", part, "\" component");
+    }
+  }
+  return "";
+}
+
+// At most 40 bytes of `s`, for naming an oversized key in a message.
+std::string Preview(absl::string_view s) {
+  return s.size() <= 40 ? std::string(s) : absl::StrCat(s.substr(0, 40), "...");
+}
+
+absl::Status CheckName(absl::string_view field, absl::string_view what, size_t size,
+                       size_t limit) {
+  if (size <= limit) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(field, ": ", what, size,
+                                                   " bytes, the limit is ", limit,
+                                                   " (--max-name-bytes)"));
 }
 
 absl::Status CheckSize(absl::string_view field, size_t size, size_t limit) {
@@ -43,6 +87,22 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
         "options.max_cycles: ", request.options().max_cycles(),
         " exceeds the limit of ", limits.max_cycle_cap, " cycles"));
   }
+  // Name-like strings first, so that no later message quotes an oversized one.
+  FLAMEFLEET_RETURN_IF_ERROR(CheckName("request_id", "", request.request_id().size(),
+                                       limits.max_name_bytes));
+  FLAMEFLEET_RETURN_IF_ERROR(CheckName("options.title", "", request.options().title().size(),
+                                       limits.max_name_bytes));
+  if (static_cast<size_t>(request.labels_size()) > limits.max_labels) {
+    return absl::ResourceExhaustedError(absl::StrCat("labels: ", request.labels_size(),
+                                                     " labels, the limit is ", limits.max_labels,
+                                                     " (--max-labels)"));
+  }
+  for (const auto& [key, value] : request.labels()) {
+    const std::string field = absl::StrCat("labels[\"", Preview(key), "\"]");
+    FLAMEFLEET_RETURN_IF_ERROR(CheckName(field, "key is ", key.size(), limits.max_name_bytes));
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckName(field, "value is ", value.size(), limits.max_name_bytes));
+  }
   if (request.jobs().empty()) {
     return absl::InvalidArgumentError("jobs: a batch needs at least one job");
   }
@@ -57,6 +117,8 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
     std::string field = absl::StrCat("jobs[", i, "]");
     if (job.name().empty())
       return absl::InvalidArgumentError(absl::StrCat(field, ".name: empty"));
+    FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(field, ".name"), "", job.name().size(),
+                                         limits.max_name_bytes));
     if (!IsSafeRelativeName(job.name())) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".name: \"", job.name(),
@@ -97,6 +159,14 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".namespace: empty"));
     }
+    FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(field, ".namespace"), "",
+                                         library.namespace_().size(), limits.max_name_bytes));
+    if (!IsNamespaceIdentifier(library.namespace_())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".namespace: \"", library.namespace_(),
+          "\" is not a MASM identifier (letters, digits and '_', not starting with a digit, "
+          "not all upper case; one component, e.g. \"std\" for use.std::math::u64)"));
+    }
     if (!namespaces.insert(library.namespace_()).second) {
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".namespace: duplicate namespace \"",
@@ -110,6 +180,12 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
         return absl::InvalidArgumentError(
             absl::StrCat(file_field, ".path: empty"));
       }
+      FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(file_field, ".path"), "",
+                                           file.path().size(), limits.max_name_bytes));
+      if (std::string problem = LibraryPathProblem(file.path()); !problem.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(file_field, ".path: \"", file.path(), "\" ", problem));
+      }
       if (!paths.insert(file.path()).second) {
         return absl::InvalidArgumentError(absl::StrCat(
             file_field, ".path: duplicate path \"", file.path(), "\""));
@@ -121,6 +197,19 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
     }
   }
   return absl::OkStatus();
+}
+
+std::string TruncateMiddle(absl::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  // The marker's length depends on the count it shows; the count has at most 20 digits.
+  const std::string probe = absl::StrCat("\n... [", text.size(), " bytes cut] ...\n");
+  if (limit <= probe.size()) return std::string(text.substr(0, limit));
+  const size_t keep = limit - probe.size();
+  const size_t head = keep - keep / 2;
+  const size_t tail = keep / 2;
+  const size_t cut = text.size() - head - tail;
+  return absl::StrCat(text.substr(0, head), "\n... [", cut, " bytes cut] ...\n",
+                      text.substr(text.size() - tail));
 }
 
 }  // namespace flamefleet::coordinator::internal

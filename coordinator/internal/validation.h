@@ -6,10 +6,24 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <string>
+
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "flamefleet/v1/coordinator.pb.h"
 
 namespace flamefleet::coordinator::internal {
+
+// Default longest name-like string of a request (--max-name-bytes): label keys and values,
+// options.title, request_id, job names, library namespaces and file paths.
+inline constexpr size_t kDefaultMaxNameBytes = 1024;
+// Default most labels on one batch (--max-labels).
+inline constexpr size_t kDefaultMaxLabels = 32;
+// Default longest error message a worker may report for a job (--max-error-bytes); a longer
+// one is cut in the middle (TruncateMiddle) before it is stored.
+inline constexpr size_t kDefaultMaxErrorBytes = 2048;
+// Most final-stack values stored per job result (the top ones are kept); not a flag.
+inline constexpr size_t kMaxResultStackValues = 64;
 
 // Limits applied to SubmitBatch requests.
 struct SubmitLimits {
@@ -21,16 +35,29 @@ struct SubmitLimits {
   // Ceiling of options.max_cycles; 0 = none. (A request without a cap gets the ceiling: the
   // service fills it in.)
   uint64_t max_cycle_cap = 0;
+  // Longest name-like string (see kDefaultMaxNameBytes) and most labels. With the defaults, a
+  // batch at max_jobs with every string at its limit still fits a GetBatch / WatchBatch
+  // response into the default 64 MiB gRPC message limit.
+  size_t max_name_bytes = kDefaultMaxNameBytes;
+  size_t max_labels = kDefaultMaxLabels;
 };
 
 // Checks a SubmitBatch request. Returns InvalidArgument naming the field
 // ("jobs[3].name: empty") for no jobs, empty or duplicate or non-relative job
-// names, empty sources, empty label keys, empty library namespaces or paths and
-// duplicate library paths; ResourceExhausted naming the field, the value and
-// the limit when one is exceeded (options.max_cycles above max_cycle_cap
-// included).
+// names, empty sources, empty label keys, library namespaces that are not one
+// MASM identifier ("std", "my_lib"), library file paths that are empty,
+// absolute, hold an empty, "." or ".." component or a NUL, and duplicates;
+// ResourceExhausted naming the field, the value and the limit when one is
+// exceeded (options.max_cycles above max_cycle_cap included; for the string
+// and label limits also the flag: "labels[\"k\"]: value is 10485760 bytes, the
+// limit is 1024 (--max-name-bytes)").
 absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
                                         const SubmitLimits& limits);
+
+// Returns `text` if it has at most `limit` bytes, else its head and tail around a marker
+// "\n... [N bytes cut] ...\n", at most `limit` bytes in all (cuts may split a UTF-8
+// sequence). For error messages from workers, so that batch responses stay bounded.
+std::string TruncateMiddle(absl::string_view text, size_t limit);
 
 }  // namespace flamefleet::coordinator::internal
 

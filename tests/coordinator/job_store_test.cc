@@ -2,11 +2,13 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "coordinator/internal/digest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -248,6 +250,7 @@ TEST(SqliteJobStoreTest, MigratesASchemaVersionOneStateDirectory) {
                            "ALTER TABLE jobs DROP COLUMN program_digest;"
                            "ALTER TABLE jobs DROP COLUMN cache_key;"
                            "ALTER TABLE jobs DROP COLUMN cached_from;"
+                           "ALTER TABLE batches DROP COLUMN request_digest;"
                            "UPDATE schema_version SET version = 1;",
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
@@ -263,6 +266,76 @@ TEST(SqliteJobStoreTest, MigratesASchemaVersionOneStateDirectory) {
   JobRecord job = loaded->jobs[0];
   job.cached_from = "x/y";
   ASSERT_TRUE((*store)->UpdateJob("1", job).ok());
+}
+
+TEST(SqliteJobStoreTest, MigratesASchemaVersionTwoStateDirectoryAndKeepsRequestDigests) {
+  std::string dir = MakeTempDir();
+  {
+    auto store = SqliteJobStore::Open(dir);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->CreateBatch(SampleBatch("1")).ok());
+  }
+  {
+    // Turn it back into what a version-2 build wrote.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir + "/state.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "ALTER TABLE batches DROP COLUMN request_digest;"
+                           "UPDATE schema_version SET version = 2;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  {
+    auto store = SqliteJobStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto loaded = (*store)->GetBatch("1");
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->request_id, "req-1");
+    EXPECT_EQ(loaded->request_digest, "");  // unknown for old batches
+    BatchRecord next = SampleBatch("2");
+    next.request_digest = "d2";
+    ASSERT_TRUE((*store)->CreateBatch(next).ok());
+  }
+  auto store = SqliteJobStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto loaded = (*store)->GetBatch("2");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->request_digest, "d2");
+}
+
+TEST(SqliteJobStoreTest, SecondOpenOfALockedStateDirNamesTheHolder) {
+  std::string dir = MakeTempDir();
+  auto first = SqliteJobStore::Open(dir);
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = SqliteJobStore::Open(dir);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(second.status().message(),
+              testing::HasSubstr(absl::StrCat("pid ", getpid(), " holds")));
+  first->reset();  // the lock goes with the store
+  EXPECT_TRUE(SqliteJobStore::Open(dir).ok());
+}
+
+TEST(SqliteJobStoreTest, EmptyDatabaseBesideArtifactsIsRefused) {
+  std::string dir = MakeTempDir();
+  {
+    auto store = SqliteJobStore::Open(dir);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->CreateBatch(SampleBatch("1")).ok());
+    ASSERT_TRUE((*store)->PutArtifact("profile bytes").ok());
+  }
+  std::filesystem::resize_file(dir + "/state.db", 0);
+  std::filesystem::remove(dir + "/state.db-wal");
+  auto reopened = SqliteJobStore::Open(dir);
+  ASSERT_FALSE(reopened.ok());
+  EXPECT_EQ(reopened.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(reopened.status().message(), testing::HasSubstr("state.db is empty"));
+  std::filesystem::remove(dir + "/state.db");
+  EXPECT_THAT(SqliteJobStore::Open(dir).status().message(), testing::HasSubstr("is missing"));
+  // A brand-new directory is fine.
+  EXPECT_TRUE(SqliteJobStore::Open(MakeTempDir()).ok());
 }
 
 TEST(InMemoryJobStoreTest, RoundTripsJobUpdates) {
