@@ -27,7 +27,10 @@ namespace flamefleet::cli {
 // gives its file name). NAME.inputs / NAME.toml beside a program become its inputs. `libs` are
 // NS=DIR values; every .masm under DIR is sent once in the batch's library set. A directory
 // argument may carry a suite manifest, DIR/flamefleet.toml, whose [libraries] table adds
-// libraries relative to DIR (`ex = "lib"`).
+// libraries relative to DIR (`ex = "lib"`). A program, inputs file or manifest found in a
+// directory argument, and every library file, must not be a symlink that leaves that directory
+// (or the library directory): InvalidArgument naming the link and its target (symlinks that
+// stay inside are read like files).
 // `snapshots` are replay snapshot files (flamefleet record): each becomes a job named by its
 // file name that carries the file's bytes (checked locally first), so workers need no files.
 // InvalidArgument for missing paths, unreadable snapshots, duplicate job names, or no jobs.
@@ -65,8 +68,12 @@ class BatchClient {
   // aggregate<suffix> and jobs/<name><suffix> for each of `formats` (suffixes as
   // profile::ProfileFormatSuffix: .svg, .folded, .pb.gz, .speedscope.json). Empty `formats`
   // means {kSvg, kFolded}. SVG and folded are the coordinator's artifacts; pprof and speedscope
-  // are converted here from FetchProfile's profile. Files are written atomically. Returns the
-  // first RPC or file error.
+  // are converted here from FetchProfile's profile. Files are written atomically. Job names
+  // come from the coordinator and are not trusted: every path is checked first with
+  // ServerNamedPath (cli/safe_paths.h), and if any job's path is unsafe (absolute, "..", NUL,
+  // backslash, or leaving `dir` through a symlink) the whole fetch is refused with
+  // InvalidArgument naming the job(s) and why, before anything is written. Otherwise returns
+  // the first RPC or file error.
   absl::Status FetchAll(const std::string& batch_id, const std::string& dir,
                         const std::vector<profile::ProfileFormat>& formats = {});
 
