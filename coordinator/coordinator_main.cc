@@ -4,6 +4,8 @@
 //   flamefleet-coordinator --listen 127.0.0.1:0 --state-dir /var/lib/flamefleet
 //       [--renderer HOST:PORT] [--renderer-lb round_robin] [--port-file PATH]
 //       [--lease-ms 10000] [--keep-days N] [--schedule longest-first|fifo]
+//       [--render-deadline-ms 120000] [--render-retry-ms 5000]
+//       [--aggregate-render-deadline-ms 5000]
 //       [--tls-cert FILE --tls-key FILE] [--tls-ca FILE] [--tls-client-auth]
 //       [--auth-token-file FILE] [--health-listen ADDR] [--max-message-bytes N]
 //       [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N]
@@ -18,6 +20,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -42,6 +45,12 @@ ABSL_FLAG(std::string, port_file, "",
           "write the chosen port here as \"PORT\\n\"");
 ABSL_FLAG(int, lease_ms, 10000, "task lease length in milliseconds");
 ABSL_FLAG(int, render_deadline_ms, 120000, "deadline of one Render call");
+ABSL_FLAG(int, render_retry_ms, 5000,
+          "how long a Render call that fails with UNAVAILABLE (renderer "
+          "restarting) is retried with backoff, within its deadline");
+ABSL_FLAG(int, aggregate_render_deadline_ms, 5000,
+          "deadline of the aggregate SVG render when a batch ends (the batch "
+          "ends first; on failure the first fetch renders it)");
 ABSL_FLAG(std::string, renderer_lb, "",
           "load-balancing policy of the renderer channel (e.g. round_robin "
           "over a dns:/// name); empty: gRPC's default (pick_first)");
@@ -117,6 +126,20 @@ int Run() {
     LOG(ERROR) << "--lease-ms must be positive";
     return 2;
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, int>{"--render-deadline-ms",
+                                    absl::GetFlag(FLAGS_render_deadline_ms)},
+        {"--aggregate-render-deadline-ms",
+         absl::GetFlag(FLAGS_aggregate_render_deadline_ms)}}) {
+    if (value <= 0) {
+      LOG(ERROR) << name << " must be positive, not " << value;
+      return 2;
+    }
+  }
+  if (absl::GetFlag(FLAGS_render_retry_ms) < 0) {
+    LOG(ERROR) << "--render-retry-ms must be zero (no retry) or positive";
+    return 2;
+  }
   const double keep_days = absl::GetFlag(FLAGS_keep_days);
   if (!(keep_days >= 0)) {
     LOG(ERROR) << "--keep-days must be zero or positive";
@@ -143,7 +166,8 @@ int Run() {
     render = std::make_unique<GrpcRenderClient>(
         MakeChannel(renderer, flags->security, flags->max_message_bytes,
                     absl::GetFlag(FLAGS_renderer_lb)),
-        absl::Milliseconds(absl::GetFlag(FLAGS_render_deadline_ms)));
+        absl::Milliseconds(absl::GetFlag(FLAGS_render_deadline_ms)), renderer,
+        absl::Milliseconds(absl::GetFlag(FLAGS_render_retry_ms)));
   }
   RealClock clock;
   JobScheduler scheduler(
@@ -154,7 +178,9 @@ int Run() {
       BatchManagerOptions{
           .sweep_interval =
               std::min(absl::Seconds(1), absl::Milliseconds(lease_ms) / 4),
-          .keep_for = absl::Hours(24 * keep_days)});
+          .keep_for = absl::Hours(24 * keep_days),
+          .aggregate_render_deadline = absl::Milliseconds(
+              absl::GetFlag(FLAGS_aggregate_render_deadline_ms))});
   absl::Status recovered = manager.Recover();
   if (!recovered.ok()) {
     LOG(ERROR) << "cannot load state: " << recovered;
