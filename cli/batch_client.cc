@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "cli/safe_paths.h"
 #include "cli/vm_commands.h"
 #include "common/grpc_status.h"
@@ -237,21 +238,48 @@ absl::StatusOr<v1::Batch> BatchClient::Cancel(const std::string& batch_id) {
 }
 
 absl::StatusOr<v1::Batch> BatchClient::Watch(
-    const std::string& batch_id, const std::function<void(const v1::Batch&)>& on_update) {
-  grpc::ClientContext ctx;  // no deadline: a batch may run for hours
+    const std::string& batch_id, const std::function<void(const v1::Batch&)>& on_update,
+    const WatchRetry& retry) {
   v1::WatchBatchRequest req;
   req.set_batch_id(batch_id);
-  auto reader = stub_->WatchBatch(&ctx, req);
-  v1::Batch batch, last;
+  v1::Batch last;
   bool any = false;
-  while (reader->Read(&batch)) {
-    on_update(batch);
-    last = batch;
-    any = true;
+  std::optional<absl::Time> outage_start;  // since when no stream has worked
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (true) {
+    grpc::ClientContext ctx;  // no deadline: a batch may run for hours
+    auto reader = stub_->WatchBatch(&ctx, req);
+    v1::Batch batch;
+    while (reader->Read(&batch)) {
+      on_update(batch);
+      last = batch;
+      any = true;
+      outage_start.reset();
+      backoff = absl::Milliseconds(100);
+    }
+    absl::Status status = FromGrpcStatus(reader->Finish());
+    const bool ended = any && last.state() != v1::BATCH_STATE_RUNNING &&
+                       last.state() != v1::BATCH_STATE_UNSPECIFIED;
+    if (status.ok() && ended) return last;
+    if (status.ok()) {
+      status = absl::UnavailableError("the watch stream ended before the batch did");
+    }
+    if (!absl::IsUnavailable(status) || retry.reconnect_for <= absl::ZeroDuration()) {
+      return status;
+    }
+    const absl::Time now = absl::Now();
+    if (!outage_start.has_value()) outage_start = now;
+    const absl::Duration left = *outage_start + retry.reconnect_for - now;
+    if (left <= absl::ZeroDuration()) {
+      return absl::UnavailableError(absl::StrCat(
+          "batch ", batch_id, ": gave up reconnecting to the coordinator after ",
+          absl::FormatDuration(retry.reconnect_for), " (--reconnect-for): ", status.message()));
+    }
+    const absl::Duration wait = std::min(backoff, left);
+    if (retry.on_reconnect) retry.on_reconnect(status, wait);
+    absl::SleepFor(wait);
+    backoff = std::min(backoff * 2, absl::Seconds(5));
   }
-  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(reader->Finish()));
-  if (!any) return absl::UnavailableError("the watch stream ended without an update");
-  return last;
 }
 
 absl::StatusOr<std::string> BatchClient::Fetch(const std::string& batch_id,
