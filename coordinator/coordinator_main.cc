@@ -45,10 +45,14 @@ ABSL_FLAG(std::string, port_file, "",
           "write the chosen port here as \"PORT\\n\"");
 ABSL_FLAG(int, lease_ms, 10000, "task lease length in milliseconds");
 ABSL_FLAG(int, render_deadline_ms, 120000, "deadline of one Render call");
-ABSL_FLAG(int, render_retry_ms, 5000,
+ABSL_FLAG(int, render_retry_ms,
+          static_cast<int>(absl::ToInt64Milliseconds(
+              flamefleet::coordinator::kDefaultRenderRetryFor)),
           "how long a Render call that fails with UNAVAILABLE (renderer "
           "restarting) is retried with backoff, within its deadline");
-ABSL_FLAG(int, aggregate_render_deadline_ms, 5000,
+ABSL_FLAG(int, aggregate_render_deadline_ms,
+          static_cast<int>(absl::ToInt64Milliseconds(
+              flamefleet::coordinator::kDefaultAggregateRenderDeadline)),
           "deadline of the aggregate SVG render when a batch ends (the batch "
           "ends first; on failure the first fetch renders it)");
 ABSL_FLAG(std::string, renderer_lb, "",
@@ -221,7 +225,8 @@ int main(int argc, char** argv) {
   flamefleet::InitServiceMain(
       argc, argv,
       "flamefleet-coordinator --state-dir DIR [--listen ADDR] [--renderer ADDR] "
-      "[--port-file PATH] [--lease-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
+      "[--port-file PATH] [--lease-ms N] [--render-deadline-ms N] [--render-retry-ms N] "
+      "[--aggregate-render-deadline-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
       " [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N] "
       "[--max-cycle-cap N] [--max-leases-per-worker N]");
   return flamefleet::coordinator::Run();
