@@ -9,8 +9,12 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "cli/safe_paths.h"
 #include "cli/vm_commands.h"
 #include "common/grpc_status.h"
 #include "common/server.h"
@@ -48,12 +52,22 @@ bool Under(const fs::path& p, const std::vector<fs::path>& dirs) {
   return false;
 }
 
-absl::Status AddJob(const fs::path& file, const std::string& name, v1::SubmitBatchRequest* req) {
+// Adds the job `name` read from `file` (and NAME.inputs / NAME.toml beside it). `suite` is the
+// directory argument the file was found in (null for a file argument): then neither the program
+// nor its inputs file may be a symlink out of it.
+absl::Status AddJob(const fs::path& file, const std::string& name, const fs::path* suite,
+                    v1::SubmitBatchRequest* req) {
+  std::string inputs = DefaultInputsPath(file.string());
+  if (suite != nullptr) {
+    FLAMEFLEET_RETURN_IF_ERROR(CheckInsideDirectory(file, *suite, "suite directory"));
+    if (!inputs.empty()) {
+      FLAMEFLEET_RETURN_IF_ERROR(CheckInsideDirectory(inputs, *suite, "suite directory"));
+    }
+  }
   v1::JobSpec* job = req->add_jobs();
   job->set_name(name);
   FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(file));
   job->set_source(std::move(source));
-  std::string inputs = DefaultInputsPath(file.string());
   if (!inputs.empty()) {
     FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(inputs));
     job->set_inputs(std::move(text));
@@ -68,7 +82,8 @@ absl::Status AddJob(const fs::path& file, const std::string& name, v1::SubmitBat
 absl::StatusOr<std::vector<std::string>> ManifestLibraries(const fs::path& dir) {
   fs::path manifest = dir / "flamefleet.toml";
   std::error_code ec;
-  if (!fs::exists(manifest, ec)) return std::vector<std::string>{};
+  if (!fs::exists(fs::symlink_status(manifest, ec))) return std::vector<std::string>{};
+  FLAMEFLEET_RETURN_IF_ERROR(CheckInsideDirectory(manifest, dir, "suite directory"));
   FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(manifest));
   toml::parse_result parsed = toml::parse(text, manifest.string());
   if (!parsed) {
@@ -124,6 +139,7 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files) {
+      FLAMEFLEET_RETURN_IF_ERROR(CheckInsideDirectory(f, root, "library directory"));
       v1::LibraryFile* lf = lib->add_files();
       lf->set_path(f.lexically_relative(root).string());
       FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(f));
@@ -135,7 +151,8 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     fs::path p = fs::absolute(arg).lexically_normal();
     std::error_code ec;
     std::vector<std::pair<fs::path, std::string>> found;
-    if (fs::is_directory(p, ec)) {
+    const bool suite = fs::is_directory(p, ec);
+    if (suite) {
       for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
            it.increment(ec)) {
         if (it->path().extension() != ".masm" || Under(it->path(), lib_dirs)) continue;
@@ -152,7 +169,7 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
         return absl::InvalidArgumentError(absl::StrCat(
             "two programs are both named '", name, "'; pass their parent directory instead"));
       }
-      FLAMEFLEET_RETURN_IF_ERROR(AddJob(file, name, &req));
+      FLAMEFLEET_RETURN_IF_ERROR(AddJob(file, name, suite ? &p : nullptr, &req));
     }
   }
   for (const std::string& arg : snapshots) {
@@ -221,21 +238,48 @@ absl::StatusOr<v1::Batch> BatchClient::Cancel(const std::string& batch_id) {
 }
 
 absl::StatusOr<v1::Batch> BatchClient::Watch(
-    const std::string& batch_id, const std::function<void(const v1::Batch&)>& on_update) {
-  grpc::ClientContext ctx;  // no deadline: a batch may run for hours
+    const std::string& batch_id, const std::function<void(const v1::Batch&)>& on_update,
+    const WatchRetry& retry) {
   v1::WatchBatchRequest req;
   req.set_batch_id(batch_id);
-  auto reader = stub_->WatchBatch(&ctx, req);
-  v1::Batch batch, last;
+  v1::Batch last;
   bool any = false;
-  while (reader->Read(&batch)) {
-    on_update(batch);
-    last = batch;
-    any = true;
+  std::optional<absl::Time> outage_start;  // since when no stream has worked
+  absl::Duration backoff = absl::Milliseconds(100);
+  while (true) {
+    grpc::ClientContext ctx;  // no deadline: a batch may run for hours
+    auto reader = stub_->WatchBatch(&ctx, req);
+    v1::Batch batch;
+    while (reader->Read(&batch)) {
+      on_update(batch);
+      last = batch;
+      any = true;
+      outage_start.reset();
+      backoff = absl::Milliseconds(100);
+    }
+    absl::Status status = FromGrpcStatus(reader->Finish());
+    const bool ended = any && last.state() != v1::BATCH_STATE_RUNNING &&
+                       last.state() != v1::BATCH_STATE_UNSPECIFIED;
+    if (status.ok() && ended) return last;
+    if (status.ok()) {
+      status = absl::UnavailableError("the watch stream ended before the batch did");
+    }
+    if (!absl::IsUnavailable(status) || retry.reconnect_for <= absl::ZeroDuration()) {
+      return status;
+    }
+    const absl::Time now = absl::Now();
+    if (!outage_start.has_value()) outage_start = now;
+    const absl::Duration left = *outage_start + retry.reconnect_for - now;
+    if (left <= absl::ZeroDuration()) {
+      return absl::UnavailableError(absl::StrCat(
+          "batch ", batch_id, ": gave up reconnecting to the coordinator after ",
+          absl::FormatDuration(retry.reconnect_for), " (--reconnect-for): ", status.message()));
+    }
+    const absl::Duration wait = std::min(backoff, left);
+    if (retry.on_reconnect) retry.on_reconnect(status, wait);
+    absl::SleepFor(wait);
+    backoff = std::min(backoff * 2, absl::Seconds(5));
   }
-  FLAMEFLEET_RETURN_IF_ERROR(FromGrpcStatus(reader->Finish()));
-  if (!any) return absl::UnavailableError("the watch stream ended without an update");
-  return last;
 }
 
 absl::StatusOr<std::string> BatchClient::Fetch(const std::string& batch_id,
@@ -304,42 +348,75 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
                                                 profile::ProfileFormat::kFolded}
           : formats;
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::Batch batch, Get(batch_id));
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("mkdir ", dir, ": ", ec.message()));
-  // Writes one artifact of `job` ("" = the aggregate) to base + suffix.
-  auto write = [&](const std::string& job, const std::string& title,
-                   const std::string& base) -> absl::Status {
-    fs::create_directories(fs::path(base).parent_path(), ec);
-    std::optional<profile::Profile> p;  // fetched once for all converted formats
+  // Every output path is checked before anything is written: job names come from the
+  // coordinator, and one hostile name refuses the whole fetch (nothing is written).
+  struct Output {
+    std::string job;    // "" = the aggregate
+    std::string title;
+    std::vector<fs::path> paths;  // one per format in `wanted`
+  };
+  std::vector<Output> outputs;
+  std::vector<std::string> refused;
+  auto plan = [&](const std::string& job, std::string title, const std::string& prefix,
+                  const std::string& base) {
+    Output out{job, std::move(title), {}};
     for (profile::ProfileFormat format : wanted) {
-      const std::string path = absl::StrCat(base, profile::ProfileFormatSuffix(format));
-      std::string data;
-      if (format == profile::ProfileFormat::kSvg) {
-        FLAMEFLEET_ASSIGN_OR_RETURN(data, Fetch(batch_id, job, v1::ARTIFACT_FORMAT_SVG));
-      } else if (format == profile::ProfileFormat::kFolded) {
-        FLAMEFLEET_ASSIGN_OR_RETURN(data, Fetch(batch_id, job, v1::ARTIFACT_FORMAT_FOLDED));
-      } else {
-        if (!p.has_value()) {
-          FLAMEFLEET_ASSIGN_OR_RETURN(p, FetchProfile(batch_id, job));
-        }
-        renderer::RenderOptions options;
-        options.title = title;
-        FLAMEFLEET_ASSIGN_OR_RETURN(data,
-                                    renderer::EncodeProfile(*p, {format, false}, options));
+      absl::StatusOr<fs::path> path = ServerNamedPath(
+          dir, absl::StrCat(base, profile::ProfileFormatSuffix(format)), prefix);
+      if (!path.ok()) {
+        refused.push_back(absl::StrCat("job \"", absl::CHexEscape(job), "\": ",
+                                       path.status().message()));
+        return;
       }
-      FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(path, data));
+      out.paths.push_back(*std::move(path));
     }
-    return absl::OkStatus();
+    outputs.push_back(std::move(out));
   };
   if (batch.jobs_succeeded() > 0) {
-    FLAMEFLEET_RETURN_IF_ERROR(write("", absl::StrCat("batch ", batch_id, " aggregate"),
-                                     (fs::path(dir) / "aggregate").string()));
+    plan("", absl::StrCat("batch ", batch_id, " aggregate"), "", "aggregate");
   }
   for (const v1::JobStatus& job : batch.jobs()) {
     if (job.state() != v1::JOB_STATE_SUCCEEDED) continue;
-    FLAMEFLEET_RETURN_IF_ERROR(
-        write(job.name(), job.name(), (fs::path(dir) / "jobs" / job.name()).string()));
+    plan(job.name(), job.name(), "jobs/", job.name());
+  }
+  if (!refused.empty()) {
+    constexpr size_t kShown = 5;
+    const size_t more = refused.size() > kShown ? refused.size() - kShown : 0;
+    refused.resize(std::min(refused.size(), kShown));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch ", batch_id, ": the coordinator named ", refused.size() + more,
+        " job(s) with unsafe paths; nothing was written: ", absl::StrJoin(refused, "; "),
+        more > 0 ? absl::StrCat("; and ", more, " more") : ""));
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("mkdir ", dir, ": ", ec.message()));
+  for (const Output& out : outputs) {
+    std::optional<profile::Profile> p;  // fetched once for all converted formats
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const profile::ProfileFormat format = wanted[i];
+      const fs::path& path = out.paths[i];
+      std::string data;
+      if (format == profile::ProfileFormat::kSvg) {
+        FLAMEFLEET_ASSIGN_OR_RETURN(data, Fetch(batch_id, out.job, v1::ARTIFACT_FORMAT_SVG));
+      } else if (format == profile::ProfileFormat::kFolded) {
+        FLAMEFLEET_ASSIGN_OR_RETURN(data, Fetch(batch_id, out.job, v1::ARTIFACT_FORMAT_FOLDED));
+      } else {
+        if (!p.has_value()) {
+          FLAMEFLEET_ASSIGN_OR_RETURN(p, FetchProfile(batch_id, out.job));
+        }
+        renderer::RenderOptions options;
+        options.title = out.title;
+        FLAMEFLEET_ASSIGN_OR_RETURN(data,
+                                    renderer::EncodeProfile(*p, {format, false}, options));
+      }
+      fs::create_directories(path.parent_path(), ec);
+      if (ec) {
+        return absl::InternalError(
+            absl::StrCat("mkdir ", path.parent_path().string(), ": ", ec.message()));
+      }
+      FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(path.string(), data));
+    }
   }
   return absl::OkStatus();
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 #include "profile/export.h"
 #include "profile/profile.h"
@@ -27,13 +28,20 @@ namespace flamefleet::cli {
 // gives its file name). NAME.inputs / NAME.toml beside a program become its inputs. `libs` are
 // NS=DIR values; every .masm under DIR is sent once in the batch's library set. A directory
 // argument may carry a suite manifest, DIR/flamefleet.toml, whose [libraries] table adds
-// libraries relative to DIR (`ex = "lib"`).
+// libraries relative to DIR (`ex = "lib"`). A program, inputs file or manifest found in a
+// directory argument, and every library file, must not be a symlink that leaves that directory
+// (or the library directory): InvalidArgument naming the link and its target (symlinks that
+// stay inside are read like files).
 // `snapshots` are replay snapshot files (flamefleet record): each becomes a job named by its
 // file name that carries the file's bytes (checked locally first), so workers need no files.
 // InvalidArgument for missing paths, unreadable snapshots, duplicate job names, or no jobs.
 absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     const std::vector<std::string>& programs, const std::vector<std::string>& libs,
     const std::vector<std::string>& labels, const std::vector<std::string>& snapshots = {});
+
+// Default of `flamefleet watch --reconnect-for`: how long a watch keeps reconnecting to a
+// coordinator that went away before it gives up.
+inline constexpr absl::Duration kDefaultWatchReconnectFor = absl::Seconds(60);
 
 class BatchClient {
  public:
@@ -43,9 +51,27 @@ class BatchClient {
   absl::StatusOr<v1::Batch> Get(const std::string& batch_id);
   absl::StatusOr<std::vector<v1::Batch>> List(const v1::ListBatchesRequest& request);
   absl::StatusOr<v1::Batch> Cancel(const std::string& batch_id);
+  // How Watch rides out a coordinator restart.
+  struct WatchRetry {
+    // Total time without a working stream after which Watch gives up (zero, the library
+    // default: never reconnect; `flamefleet watch` uses kDefaultWatchReconnectFor). The
+    // backoff between attempts starts at 100 ms and doubles to 5 s.
+    absl::Duration reconnect_for = absl::ZeroDuration();
+    // Called before each reconnect attempt with the error and the wait (may be empty).
+    std::function<void(const absl::Status&, absl::Duration)> on_reconnect;
+  };
   // Calls `on_update` for every progress event until the batch ends; returns the final state.
+  // When the stream breaks with UNAVAILABLE (coordinator restarted or unreachable) or ends
+  // before the batch did, it reconnects with backoff and resumes (the first event after a
+  // reconnect is the current state) for up to retry.reconnect_for in total without a stream;
+  // then Unavailable naming the limit. Other errors are returned as the RPC gave them.
   absl::StatusOr<v1::Batch> Watch(const std::string& batch_id,
-                                  const std::function<void(const v1::Batch&)>& on_update);
+                                  const std::function<void(const v1::Batch&)>& on_update,
+                                  const WatchRetry& retry);
+  absl::StatusOr<v1::Batch> Watch(const std::string& batch_id,
+                                  const std::function<void(const v1::Batch&)>& on_update) {
+    return Watch(batch_id, on_update, WatchRetry{});
+  }
   // Fetches an artifact (job_name empty = the aggregate) into memory.
   absl::StatusOr<std::string> Fetch(const std::string& batch_id, const std::string& job_name,
                                     v1::ArtifactFormat format);
@@ -65,8 +91,12 @@ class BatchClient {
   // aggregate<suffix> and jobs/<name><suffix> for each of `formats` (suffixes as
   // profile::ProfileFormatSuffix: .svg, .folded, .pb.gz, .speedscope.json). Empty `formats`
   // means {kSvg, kFolded}. SVG and folded are the coordinator's artifacts; pprof and speedscope
-  // are converted here from FetchProfile's profile. Files are written atomically. Returns the
-  // first RPC or file error.
+  // are converted here from FetchProfile's profile. Files are written atomically. Job names
+  // come from the coordinator and are not trusted: every path is checked first with
+  // ServerNamedPath (cli/safe_paths.h), and if any job's path is unsafe (absolute, "..", NUL,
+  // backslash, or leaving `dir` through a symlink) the whole fetch is refused with
+  // InvalidArgument naming the job(s) and why, before anything is written. Otherwise returns
+  // the first RPC or file error.
   absl::Status FetchAll(const std::string& batch_id, const std::string& dir,
                         const std::vector<profile::ProfileFormat>& formats = {});
 

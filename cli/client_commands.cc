@@ -112,10 +112,19 @@ void PrintBatch(const v1::Batch& b) {
   }
 }
 
-// Follows a batch with a live progress line on stderr; returns the final batch.
-absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::string& id) {
+// Follows a batch with a live progress line on stderr; returns the final batch. A broken
+// stream is reconnected for up to `reconnect_for` (zero: not at all), saying so on stderr.
+absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::string& id,
+                                            absl::Duration reconnect_for) {
   absl::Time start = absl::Now();
   const bool tty = isatty(STDERR_FILENO);
+  BatchClient::WatchRetry retry;
+  retry.reconnect_for = reconnect_for;
+  retry.on_reconnect = [&](const absl::Status& why, absl::Duration wait) {
+    std::cerr << (tty ? "\r\033[K" : "") << "coordinator unavailable (" << why.message()
+              << "); reconnecting in " << absl::FormatDuration(wait) << " (up to "
+              << absl::FormatDuration(reconnect_for) << " in total, --reconnect-for)\n";
+  };
   auto result = client.Watch(id, [&](const v1::Batch& b) {
     uint32_t done = b.jobs_succeeded() + b.jobs_failed() + b.jobs_cancelled();
     std::string eta;
@@ -126,7 +135,7 @@ absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::stri
                 : absl::StrCat("  ETA ", absl::FormatDuration(absl::Trunc(left, absl::Seconds(1))));
     }
     std::cerr << (tty ? "\r" : "") << ProgressLine(b) << eta << (tty ? "\033[K" : "\n");
-  });
+  }, retry);
   if (tty) std::cerr << "\n";
   return result;
 }
@@ -307,7 +316,8 @@ int RunLocal(const RunFlags& flags) {
     } else {
       std::cerr << "batch " << *id << ": " << request->jobs_size() << " job(s)\n";
       std::cout << "BATCH " << *id << std::endl;  // for scripts (and the tests)
-      auto final_batch = WatchWithProgress(client, *id);
+      // The local coordinator is our child: if it dies there is nothing to reconnect to.
+      auto final_batch = WatchWithProgress(client, *id, absl::ZeroDuration());
       if (!final_batch.ok()) {
         st = final_batch.status();
       } else {
@@ -474,6 +484,11 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   CLI::App* watch_cmd =
       app.add_subcommand("watch", "Follow a batch until it ends (exit 0 only if all succeeded)");
   watch_cmd->add_option("batch_id", *id, "batch id")->required();
+  auto reconnect_s = std::make_shared<double>(
+      absl::ToDoubleSeconds(kDefaultWatchReconnectFor));
+  watch_cmd->add_option("--reconnect-for", *reconnect_s,
+                        "seconds to keep reconnecting (with backoff) when the coordinator "
+                        "goes away, e.g. restarts; 0: give up at once (default 60)");
   add_coordinator(watch_cmd);
   watch_cmd->callback([=] {
     auto channel = connect();
@@ -481,8 +496,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
       *exit_code = Fail(channel.status());
       return;
     }
+    if (!(*reconnect_s >= 0)) {
+      *exit_code = Fail(absl::InvalidArgumentError("--reconnect-for: expected seconds >= 0"));
+      return;
+    }
     BatchClient client(*channel);
-    auto b = WatchWithProgress(client, *id);
+    auto b = WatchWithProgress(client, *id, absl::Seconds(*reconnect_s));
     if (!b.ok()) {
       *exit_code = Fail(b.status());
       return;

@@ -675,6 +675,7 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
   // Merge: each succeeded job once, from its stored result.
   ProfileMerger merger;
   absl::Status status = MergeStoredProfiles(profiles, &merger);
+  bool render_aggregate = false;
   if (status.ok()) {
     const profile::Profile& aggregate = merger.aggregate();
     std::ostringstream folded;
@@ -694,52 +695,59 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
       status = store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_FOLDED,
                                      *folded_digest);
     }
-    if (status.ok() && aggregate.total() > 0) {
-      absl::StatusOr<std::string> svg = render_->RenderSvg(
-          aggregate,
-          AggregateRenderOptions(header, profiles.size(), aggregate.total()));
-      absl::StatusOr<std::string> svg_digest =
-          svg.ok() ? store_->PutArtifact(*svg)
-                   : absl::StatusOr<std::string>(svg.status());
-      absl::Status indexed =
-          svg_digest.ok()
-              ? store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_SVG,
-                                      *svg_digest)
-              : svg_digest.status();
-      if (!indexed.ok()) {
-        // Not fatal: FetchArtifact renders it again on demand.
-        LOG(WARNING) << "batch " << batch_id
-                     << ": aggregate SVG not rendered yet: " << indexed;
-      }
-    }
+    render_aggregate = status.ok() && aggregate.total() > 0;
   }
   if (!status.ok())
     LOG(ERROR) << "batch " << batch_id << ": aggregate failed: " << status;
 
-  absl::MutexLock lock(&mu_);
-  Batch* batch = FindLocked(batch_id);
-  batch->finalizing = false;
-  bool all_succeeded =
-      batch->counts[v1::JOB_STATE_SUCCEEDED] == batch->record.jobs.size();
-  batch->record.state = all_succeeded && status.ok() ? v1::BATCH_STATE_SUCCEEDED
-                                                     : v1::BATCH_STATE_FAILED;
-  batch->record.finished = clock_->Now();
-  absl::Status stored = store_->UpdateBatchState(batch_id, batch->record.state,
-                                                 batch->record.finished);
-  if (!stored.ok()) LOG(ERROR) << "batch " << batch_id << ": " << stored;
-  // The sources are only needed to run jobs.
-  for (JobRecord& job : batch->record.jobs) {
-    job.spec.clear_source();
-    job.spec.clear_inputs();
-    job.spec.clear_snapshot();
+  {
+    absl::MutexLock lock(&mu_);
+    Batch* batch = FindLocked(batch_id);
+    batch->finalizing = false;
+    bool all_succeeded =
+        batch->counts[v1::JOB_STATE_SUCCEEDED] == batch->record.jobs.size();
+    batch->record.state = all_succeeded && status.ok() ? v1::BATCH_STATE_SUCCEEDED
+                                                       : v1::BATCH_STATE_FAILED;
+    batch->record.finished = clock_->Now();
+    absl::Status stored = store_->UpdateBatchState(batch_id, batch->record.state,
+                                                   batch->record.finished);
+    if (!stored.ok()) LOG(ERROR) << "batch " << batch_id << ": " << stored;
+    // The sources are only needed to run jobs.
+    for (JobRecord& job : batch->record.jobs) {
+      job.spec.clear_source();
+      job.spec.clear_inputs();
+      job.spec.clear_snapshot();
+    }
+    batch->record.libraries.clear_libraries();
+    ++batch->version;
+    LOG(INFO) << "batch " << batch_id << " "
+              << v1::BatchState_Name(batch->record.state) << ": "
+              << batch->counts[v1::JOB_STATE_SUCCEEDED] << "/"
+              << batch->record.jobs.size() << " jobs succeeded, "
+              << batch->aggregate_cycles << " cycles";
   }
-  batch->record.libraries.clear_libraries();
-  ++batch->version;
-  LOG(INFO) << "batch " << batch_id << " "
-            << v1::BatchState_Name(batch->record.state) << ": "
-            << batch->counts[v1::JOB_STATE_SUCCEEDED] << "/"
-            << batch->record.jobs.size() << " jobs succeeded, "
-            << batch->aggregate_cycles << " cycles";
+  if (render_aggregate) {
+    RenderAggregateSvg(batch_id, header, merger.aggregate(), profiles.size());
+  }
+}
+
+void BatchManager::RenderAggregateSvg(const std::string& batch_id, const BatchRecord& header,
+                                      const profile::Profile& aggregate, size_t jobs) {
+  // The batch has ended already: a hung or stopped renderer delays nothing but
+  // this call, for at most the deadline.
+  absl::StatusOr<std::string> svg = render_->RenderSvgWithin(
+      aggregate, AggregateRenderOptions(header, jobs, aggregate.total()),
+      options_.aggregate_render_deadline);
+  absl::StatusOr<std::string> svg_digest =
+      svg.ok() ? store_->PutArtifact(*svg) : absl::StatusOr<std::string>(svg.status());
+  absl::Status indexed =
+      svg_digest.ok()
+          ? store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_SVG, *svg_digest)
+          : svg_digest.status();
+  if (!indexed.ok()) {
+    // Not fatal: FetchArtifact renders it again on demand.
+    LOG(WARNING) << "batch " << batch_id << ": aggregate SVG not rendered yet: " << indexed;
+  }
 }
 
 absl::StatusOr<std::string> BatchManager::FetchArtifact(

@@ -54,6 +54,10 @@
 
 namespace flamefleet::coordinator {
 
+// Default of BatchManagerOptions::aggregate_render_deadline.
+inline constexpr absl::Duration kDefaultAggregateRenderDeadline =
+    absl::Seconds(5);
+
 struct BatchManagerOptions {
   // How often a background thread re-queues expired leases (and applies
   // retention). Zero: no thread (tests call SweepExpiredLeases and
@@ -65,6 +69,11 @@ struct BatchManagerOptions {
   // Stored artifacts younger than this are never collected (one may be written
   // but not indexed yet).
   absl::Duration garbage_min_age = absl::Hours(1);
+  // Deadline of the aggregate SVG render when a batch ends (retries included;
+  // coordinator flag --aggregate-render-deadline-ms). The batch has already
+  // ended when it starts; on failure (a hung or stopped renderer) the failure
+  // is logged and the first FetchArtifact of the aggregate SVG renders it.
+  absl::Duration aggregate_render_deadline = kDefaultAggregateRenderDeadline;
 };
 
 // What Aggregate merged, and the artifact in the requested format.
@@ -211,9 +220,16 @@ class BatchManager {
   // marked finalizing).
   bool StartFinalizeLocked(Batch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AddBatchLocked(BatchRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Merges, stores and renders the aggregate, then marks the batch ended.
+  // Merges and stores the aggregate, marks the batch ended, then renders the
+  // aggregate SVG (RenderAggregateSvg).
   // Without the lock.
   void FinalizeBatch(const std::string& batch_id) ABSL_LOCKS_EXCLUDED(mu_);
+  // Renders and stores the aggregate SVG of an ended batch, within
+  // options_.aggregate_render_deadline; a failure is logged (FetchArtifact
+  // renders it later).
+  void RenderAggregateSvg(const std::string& batch_id, const BatchRecord& header,
+                          const profile::Profile& aggregate, size_t jobs)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::string> DeriveArtifact(
       const std::string& batch_id, const std::string& job_name,
       v1::ArtifactFormat format, const std::string& profile_digest,

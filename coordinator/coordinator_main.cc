@@ -4,6 +4,8 @@
 //   flamefleet-coordinator --listen 127.0.0.1:0 --state-dir /var/lib/flamefleet
 //       [--renderer HOST:PORT] [--renderer-lb round_robin] [--port-file PATH]
 //       [--lease-ms 10000] [--keep-days N] [--schedule longest-first|fifo]
+//       [--render-deadline-ms 120000] [--render-retry-ms 5000]
+//       [--aggregate-render-deadline-ms 5000]
 //       [--tls-cert FILE --tls-key FILE] [--tls-ca FILE] [--tls-client-auth]
 //       [--auth-token-file FILE] [--health-listen ADDR] [--max-message-bytes N]
 //       [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N]
@@ -25,6 +27,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -49,6 +52,16 @@ ABSL_FLAG(std::string, port_file, "",
           "write the chosen port here as \"PORT\\n\"");
 ABSL_FLAG(int, lease_ms, 10000, "task lease length in milliseconds");
 ABSL_FLAG(int, render_deadline_ms, 120000, "deadline of one Render call");
+ABSL_FLAG(int, render_retry_ms,
+          static_cast<int>(absl::ToInt64Milliseconds(
+              flamefleet::coordinator::kDefaultRenderRetryFor)),
+          "how long a Render call that fails with UNAVAILABLE (renderer "
+          "restarting) is retried with backoff, within its deadline");
+ABSL_FLAG(int, aggregate_render_deadline_ms,
+          static_cast<int>(absl::ToInt64Milliseconds(
+              flamefleet::coordinator::kDefaultAggregateRenderDeadline)),
+          "deadline of the aggregate SVG render when a batch ends (the batch "
+          "ends first; on failure the first fetch renders it)");
 ABSL_FLAG(std::string, renderer_lb, "",
           "load-balancing policy of the renderer channel (e.g. round_robin "
           "over a dns:/// name); empty: gRPC's default (pick_first)");
@@ -170,6 +183,20 @@ int Run() {
     LOG(ERROR) << "--lease-ms must be positive";
     return 2;
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, int>{"--render-deadline-ms",
+                                    absl::GetFlag(FLAGS_render_deadline_ms)},
+        {"--aggregate-render-deadline-ms",
+         absl::GetFlag(FLAGS_aggregate_render_deadline_ms)}}) {
+    if (value <= 0) {
+      LOG(ERROR) << name << " must be positive, not " << value;
+      return 2;
+    }
+  }
+  if (absl::GetFlag(FLAGS_render_retry_ms) < 0) {
+    LOG(ERROR) << "--render-retry-ms must be zero (no retry) or positive";
+    return 2;
+  }
   const double keep_days = absl::GetFlag(FLAGS_keep_days);
   if (!(keep_days >= 0)) {
     LOG(ERROR) << "--keep-days must be zero or positive";
@@ -196,7 +223,8 @@ int Run() {
     render = std::make_unique<GrpcRenderClient>(
         MakeChannel(renderer, flags->security, flags->max_message_bytes,
                     absl::GetFlag(FLAGS_renderer_lb)),
-        absl::Milliseconds(absl::GetFlag(FLAGS_render_deadline_ms)));
+        absl::Milliseconds(absl::GetFlag(FLAGS_render_deadline_ms)), renderer,
+        absl::Milliseconds(absl::GetFlag(FLAGS_render_retry_ms)));
   }
   RealClock clock;
   JobScheduler scheduler(
@@ -207,7 +235,9 @@ int Run() {
       BatchManagerOptions{
           .sweep_interval =
               std::min(absl::Seconds(1), absl::Milliseconds(lease_ms) / 4),
-          .keep_for = absl::Hours(24 * keep_days)});
+          .keep_for = absl::Hours(24 * keep_days),
+          .aggregate_render_deadline = absl::Milliseconds(
+              absl::GetFlag(FLAGS_aggregate_render_deadline_ms))});
   absl::Status recovered = manager.Recover();
   if (!recovered.ok()) {
     LOG(ERROR) << "cannot load state: " << recovered;
@@ -250,7 +280,8 @@ int main(int argc, char** argv) {
   flamefleet::InitServiceMain(
       argc, argv,
       "flamefleet-coordinator --state-dir DIR [--listen ADDR] [--renderer ADDR] "
-      "[--port-file PATH] [--lease-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
+      "[--port-file PATH] [--lease-ms N] [--render-deadline-ms N] [--render-retry-ms N] "
+      "[--aggregate-render-deadline-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
       " [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N] "
       "[--max-cycle-cap N] [--max-leases-per-worker N] [--max-name-bytes N] "
       "[--max-labels N] [--max-error-bytes N] [--max-lease-wait-ms N] [--max-lease-polls N] "

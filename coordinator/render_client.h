@@ -39,6 +39,15 @@ class RenderClient {
   // DeadlineExceeded when a remote renderer cannot be reached in time.
   virtual absl::StatusOr<std::string> RenderSvg(
       const profile::Profile& profile, const v1::RenderOptions& options) = 0;
+  // Like RenderSvg, but gives up after `deadline` in total (retries included)
+  // with DeadlineExceeded or Unavailable. The default ignores `deadline` (an
+  // in-process render cannot hang on a peer).
+  virtual absl::StatusOr<std::string> RenderSvgWithin(
+      const profile::Profile& profile, const v1::RenderOptions& options,
+      absl::Duration deadline) {
+    (void)deadline;
+    return RenderSvg(profile, options);
+  }
 };
 
 // Calls flamefleet::renderer::RenderSvg directly.
@@ -49,20 +58,36 @@ class InProcessRenderClient : public RenderClient {
       const v1::RenderOptions& options) override;
 };
 
+// How long GrpcRenderClient retries a Render call that fails with UNAVAILABLE
+// (renderer restarting, channel in reconnect backoff) before giving up, by
+// default; always within the call's deadline. Coordinator flag
+// --render-retry-ms.
+inline constexpr absl::Duration kDefaultRenderRetryFor = absl::Seconds(5);
+
 // Calls Renderer.Render on `channel` and concatenates the streamed chunks; each
-// call has `deadline` to finish.
+// call has `deadline` to finish. UNAVAILABLE is retried with backoff (50 ms
+// doubling to 1 s) for up to `retry_for`; every error names the renderer:
+// "renderer at TARGET: unavailable: ...", with the original code.
 class GrpcRenderClient : public RenderClient {
  public:
-  // `channel` is shared with the caller (it may serve other stubs).
+  // `channel` is shared with the caller (it may serve other stubs); `target` is
+  // its address, for error messages.
   explicit GrpcRenderClient(std::shared_ptr<grpc::Channel> channel,
-                            absl::Duration deadline = absl::Seconds(60));
+                            absl::Duration deadline = absl::Seconds(60),
+                            std::string target = "",
+                            absl::Duration retry_for = kDefaultRenderRetryFor);
   absl::StatusOr<std::string> RenderSvg(
       const profile::Profile& profile,
       const v1::RenderOptions& options) override;
+  absl::StatusOr<std::string> RenderSvgWithin(
+      const profile::Profile& profile, const v1::RenderOptions& options,
+      absl::Duration deadline) override;
 
  private:
   std::unique_ptr<v1::Renderer::Stub> stub_;
   absl::Duration deadline_;
+  std::string target_;
+  absl::Duration retry_for_;
 };
 
 }  // namespace flamefleet::coordinator

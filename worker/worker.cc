@@ -69,6 +69,9 @@ bool ValidRelativePath(absl::string_view path) {
 absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(
     const v1::LibrarySet& libraries) {
   vm::AssemblerOptions options;
+  // A worker assembles only what the task carries: a module missing from the library set is
+  // an assembly error naming the module, never a read of the worker's own files.
+  options.read_disk = false;
   for (const v1::Library& library : libraries.libraries()) {
     const std::string& ns = library.namespace_();
     if (ns.empty() || absl::StrContains(ns, "/") ||
@@ -234,11 +237,8 @@ absl::StatusOr<std::shared_ptr<const vm::Assembler>> Worker::AssemblerFor(
     const v1::Task& task) {
   std::string digest = task.library_digest();
   if (digest.empty()) digest = task.libraries().digest();
-  const bool has_libraries =
-      task.has_libraries() && task.libraries().libraries_size() > 0;
   if (digest.empty()) {
-    if (!has_libraries)
-      return std::make_shared<const vm::Assembler>(vm::AssemblerOptions{});
+    // With or without libraries: the options never read the disk.
     FLAMEFLEET_ASSIGN_OR_RETURN(vm::AssemblerOptions options,
                                 LibraryAssemblerOptions(task.libraries()));
     return std::make_shared<const vm::Assembler>(std::move(options));

@@ -157,8 +157,9 @@ class Worker {
 
 // Returns the AssemblerOptions that serve `libraries` from memory: library (NS,
 // "NS") and one virtual file "NS/<path>" per file, so locations read
-// "std/math/u64.masm:3:5". Returns InvalidArgument for an empty namespace or a
-// path that is absolute or contains "..".
+// "std/math/u64.masm:3:5". Never reads the disk (read_disk = false): a module
+// the set lacks is an assembly error naming it. Returns InvalidArgument for an
+// empty namespace or a path that is absolute or contains "..".
 absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(
     const v1::LibrarySet& libraries);
 

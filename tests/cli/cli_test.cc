@@ -25,6 +25,7 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "cli/batch_client.h"
+#include "cli/safe_paths.h"
 #include "cli/suite_diff.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -299,6 +300,122 @@ TEST_F(CliTest, FetchAllConvertsFoldedWhenTheCoordinatorHasNoProfiles) {
 
 TEST_F(CliTest, FetchProfileReportsUnknownBatch) {
   EXPECT_TRUE(absl::IsNotFound(Client().FetchProfile("99", "").status()));
+}
+
+// --- Paths named by the coordinator (issue #12)
+// ---------------------------------------------------------------
+
+// `flamefleet fetch -o DIR` against a coordinator whose job names try to leave
+// DIR: each is refused naming the job and the reason, the whole fetch is refused
+// (nothing is written, in DIR or outside it), and a clean batch still fetches.
+TEST_F(CliTest, Issue12FetchRefusesJobNamesThatLeaveTheOutputDirectory) {
+  const std::string coord = absl::StrCat(" --coordinator ", address());
+  fs::create_directories(root_ / "outside");
+  fs::create_directories(root_ / "out/jobs");
+  fs::create_directory_symlink(root_ / "outside", root_ / "out/jobs/link");
+  const std::string abs_name = (root_ / "abs/p.masm").string();
+  const struct {
+    std::string id;
+    std::string name;
+    std::string why;
+  } hostile[] = {
+      {"10", "../../escape.masm", "\"..\" component"},
+      {"11", abs_name, "absolute path"},
+      {"12", "link/x.masm", "symlink"},
+      {"13", "a\\b.masm", "backslash"},
+      {"14", std::string("nul\0x.masm", 10), "NUL"},
+      {"15", "a//b.masm", "empty"},
+  };
+  for (const auto& h : hostile) {
+    fake_.AddBatch(h.id, {.jobs = {{"good.masm", kFast}, {h.name, kSlow}}});
+    EXPECT_EQ(Run(absl::StrCat("fetch ", h.id, " -o out", coord)), 2) << h.name;
+    EXPECT_TRUE(absl::StrContains(err_, h.why)) << h.name << ": " << err_;
+    EXPECT_TRUE(absl::StrContains(err_, "job \"")) << err_;
+    EXPECT_TRUE(absl::StrContains(err_, "nothing was written")) << err_;
+    EXPECT_FALSE(fs::exists(root_ / "out/aggregate.svg")) << h.name;
+    EXPECT_FALSE(fs::exists(root_ / "out/jobs/good.masm.svg")) << h.name;
+  }
+  EXPECT_FALSE(fs::exists(root_ / "escape.masm.svg"));
+  EXPECT_FALSE(fs::exists(root_ / "abs"));
+  EXPECT_TRUE(fs::is_empty(root_ / "outside"));
+  // The library path too (`run` writes through the same FetchAll).
+  const absl::Status library = Client().FetchAll("10", (root_ / "out").string());
+  EXPECT_TRUE(absl::IsInvalidArgument(library)) << library;
+  EXPECT_TRUE(absl::StrContains(library.message(), "escape.masm")) << library;
+  // A symlink that stays inside DIR is fine.
+  fs::create_directories(root_ / "out2/real");
+  fs::create_directory_symlink(root_ / "out2/real", root_ / "out2/jobs");
+  ASSERT_EQ(Run(absl::StrCat("fetch 1 -o out2", coord)), 0) << err_;
+  EXPECT_EQ(ReadFile(root_ / "out2/real/suite/slow.masm.svg"),
+            "<svg>suite/slow.masm</svg>");
+}
+
+TEST(ServerNamedPathTest, AcceptsPlainRelativeNamesOnly) {
+  const fs::path dir = fs::path(testing::TempDir()) / "snp_dir_that_does_not_exist";
+  absl::StatusOr<fs::path> ok = ServerNamedPath(dir, "jobs/suite/a.masm.svg");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->filename(), "a.masm.svg");
+  for (const char* bad : {"", "/etc/passwd", "../x", "a/../../x", "a/./b", "a//b", "a\\b",
+                          "a/"}) {
+    EXPECT_TRUE(absl::IsInvalidArgument(ServerNamedPath(dir, bad).status())) << bad;
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      ServerNamedPath(dir, absl::string_view("a\0b", 3)).status()));
+}
+
+// --- Files collected from a suite (issue #12)
+// ---------------------------------------------------------------
+
+// `flamefleet submit DIR` refuses a program, inputs file, manifest or library
+// file that is a symlink out of its suite or library directory, naming the link
+// and its target; a symlink that stays inside is collected.
+TEST_F(CliTest, Issue12SubmitRefusesSymlinksThatLeaveTheSuite) {
+  const std::string coord = absl::StrCat(" --coordinator ", address());
+  WriteFile(root_ / "secret/passwd.masm", "root:x:0:0:secret-first-line\n");
+  WriteFile(root_ / "suite/ok.masm", "begin push.1 drop end\n");
+  fs::create_symlink(root_ / "secret/passwd.masm", root_ / "suite/leak.masm");
+  EXPECT_EQ(Run(absl::StrCat("submit suite", coord)), 2) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "leak.masm")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, (root_ / "secret/passwd.masm").string())) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "outside the suite directory")) << err_;
+  EXPECT_FALSE(absl::StrContains(err_, "secret-first-line")) << err_;
+  fs::remove(root_ / "suite/leak.masm");
+
+  // An inputs file beside a program.
+  fs::create_symlink(root_ / "secret/passwd.masm", root_ / "suite/ok.inputs");
+  EXPECT_EQ(Run(absl::StrCat("submit suite", coord)), 2) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "ok.inputs")) << err_;
+  fs::remove(root_ / "suite/ok.inputs");
+
+  // A library file (--lib and the suite manifest's [libraries]).
+  WriteFile(root_ / "suite/lib/util.masm", "export.f\n  push.1 drop\nend\n");
+  WriteFile(root_ / "suite/flamefleet.toml", "[libraries]\nex = \"lib\"\n");
+  fs::create_symlink(root_ / "secret/passwd.masm", root_ / "suite/lib/evil.masm");
+  EXPECT_EQ(Run(absl::StrCat("submit suite", coord)), 2) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "evil.masm")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "outside the library directory")) << err_;
+  fs::remove(root_ / "suite/lib/evil.masm");
+
+  // A manifest that is itself a link out.
+  fs::remove(root_ / "suite/flamefleet.toml");
+  WriteFile(root_ / "secret/flamefleet.toml", "[libraries]\nex = \"lib\"\n");
+  fs::create_symlink(root_ / "secret/flamefleet.toml", root_ / "suite/flamefleet.toml");
+  EXPECT_EQ(Run(absl::StrCat("submit suite", coord)), 2) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "flamefleet.toml")) << err_;
+  fs::remove(root_ / "suite/flamefleet.toml");
+
+  // Links that stay inside are collected like files.
+  fs::create_symlink(root_ / "suite/ok.masm", root_ / "suite/alias.masm");
+  fs::create_symlink(root_ / "suite/lib/util.masm", root_ / "suite/lib/again.masm");
+  absl::StatusOr<v1::SubmitBatchRequest> req = BuildSubmitRequest(
+      {(root_ / "suite").string()}, {absl::StrCat("ex=", (root_ / "suite/lib").string())},
+      {});
+  ASSERT_TRUE(req.ok()) << req.status();
+  std::vector<std::string> names;
+  for (const v1::JobSpec& job : req->jobs()) names.push_back(job.name());
+  EXPECT_EQ(names, (std::vector<std::string>{"alias.masm", "ok.masm"}));
+  ASSERT_EQ(req->libraries().libraries_size(), 1);
+  EXPECT_EQ(req->libraries().libraries(0).files_size(), 2);
 }
 
 // --- suite diffs

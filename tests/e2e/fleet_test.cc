@@ -14,9 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "cli/batch_client.h"
 #include "common/channel.h"
 #include "common/subprocess.h"
@@ -69,19 +71,30 @@ class Fleet {
  public:
   explicit Fleet(const fs::path& state_dir, int lease_ms = 1500) : state_dir_(state_dir) {
     lease_ms_ = lease_ms;
-    renderer_ = Start({FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
-    renderer_port_ = *renderer_->WaitForListeningPort(absl::Seconds(60));
+    StartRenderer();
     StartCoordinator();
   }
 
-  void StartCoordinator() {
-    coordinator_ = Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0", "--state-dir",
+  // Starts the renderer on `port` (0: OS-chosen; else the port of a renderer that died).
+  void StartRenderer(int port = 0) {
+    renderer_ = Start({FLAMEFLEET_RENDERER, "--listen", absl::StrCat("127.0.0.1:", port)});
+    absl::StatusOr<int> chosen = renderer_->WaitForListeningPort(absl::Seconds(60));
+    ASSERT_TRUE(chosen.ok()) << chosen.status();
+    renderer_port_ = *chosen;
+  }
+
+  // Starts the coordinator on `port` (0: OS-chosen; else the port of one that died).
+  void StartCoordinator(int listen_port = 0) {
+    coordinator_ = Start({FLAMEFLEET_COORDINATOR, "--listen",
+                          absl::StrCat("127.0.0.1:", listen_port),
+                          "--state-dir",
                           state_dir_.string(), "--renderer",
                           absl::StrCat("127.0.0.1:", renderer_port_), "--lease-ms",
                           absl::StrCat(lease_ms_)});
     absl::StatusOr<int> port = coordinator_->WaitForListeningPort(absl::Seconds(60));
     ASSERT_TRUE(port.ok()) << port.status();
     address_ = absl::StrCat("127.0.0.1:", *port);
+    coordinator_port_ = *port;
   }
 
   void KillCoordinator() {
@@ -97,6 +110,9 @@ class Fleet {
   }
 
   Subprocess& worker(size_t i) { return *workers_[i]; }
+  Subprocess& renderer() { return *renderer_; }
+  int renderer_port() const { return renderer_port_; }
+  int coordinator_port() const { return coordinator_port_; }
   const std::string& address() const { return address_; }
   cli::BatchClient Client() { return cli::BatchClient(MakeChannel(address_)); }
 
@@ -112,6 +128,7 @@ class Fleet {
   std::unique_ptr<Subprocess> renderer_;
   int renderer_port_ = 0;
   std::unique_ptr<Subprocess> coordinator_;
+  int coordinator_port_ = 0;
   std::vector<std::unique_ptr<Subprocess>> workers_;
   std::string address_;
 };
@@ -221,12 +238,15 @@ TEST_F(FleetTest, RestartedCoordinatorKeepsResultsAndFinishesTheBatch) {
     ASSERT_TRUE(submitted.ok()) << submitted.status();
     id = *submitted;
     // Kill the coordinator as soon as some (not all) jobs are done.
-    auto watched = client.Watch(id, [&](const v1::Batch& b) {
-      if (done_before == 0 && b.jobs_succeeded() >= 2) {
-        done_before = b.jobs_succeeded();
-        fleet.KillCoordinator();
-      }
-    });
+    auto watched = client.Watch(
+        id,
+        [&](const v1::Batch& b) {
+          if (done_before == 0 && b.jobs_succeeded() >= 2) {
+            done_before = b.jobs_succeeded();
+            fleet.KillCoordinator();
+          }
+        },
+        cli::BatchClient::WatchRetry{});  // no reconnect
     EXPECT_FALSE(watched.ok());  // the stream broke
   }
   ASSERT_GE(done_before, 2u);
@@ -243,6 +263,125 @@ TEST_F(FleetTest, RestartedCoordinatorKeepsResultsAndFinishesTheBatch) {
   ASSERT_TRUE(batch.ok());
   ASSERT_TRUE(client.FetchAll(id, (root_ / "out").string()).ok());
   CheckOutput(*batch, root_ / "out");
+}
+
+// Polls `client` until batch `id` has ended or `timeout` passed; returns its last state.
+v1::BatchState WaitForEnd(cli::BatchClient& client, const std::string& id,
+                          absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  v1::BatchState state = v1::BATCH_STATE_UNSPECIFIED;
+  while (absl::Now() < deadline) {
+    absl::StatusOr<v1::Batch> batch = client.Get(id);
+    if (batch.ok()) {
+      state = batch->state();
+      if (state != v1::BATCH_STATE_RUNNING) return state;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return state;
+}
+
+// Issue #12: `flamefleet watch` rides out a coordinator restart (kill -9, then the same
+// --state-dir on the same port): it says it is reconnecting, resumes, and ends with the
+// batch's final state.
+TEST_F(FleetTest, Issue12WatchReconnectsAcrossACoordinatorRestart) {
+  Fleet fleet(root_ / "state", /*lease_ms=*/1000);
+  auto req = cli::BuildSubmitRequest({WritePrograms(3, 1000).string()}, {}, {});
+  ASSERT_TRUE(req.ok()) << req.status();
+  auto id = fleet.Client().Submit(*req);  // no worker yet: the batch stays RUNNING
+  ASSERT_TRUE(id.ok()) << id.status();
+  const fs::path err = root_ / "watch.err";
+  auto watch = Subprocess::Start(
+      {"/bin/sh", "-c",
+       absl::StrCat("exec '", FLAMEFLEET_CLI, "' watch ", *id, " --coordinator ",
+                    fleet.address(), " --reconnect-for 120 2>'", err.string(), "'")});
+  ASSERT_TRUE(watch.ok()) << watch.status();
+  // The watch has its stream once it printed the first progress line.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (!absl::StrContains(ReadFile(err), "0/3") && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_TRUE(absl::StrContains(ReadFile(err), "0/3")) << ReadFile(err);
+  const int port = fleet.coordinator_port();
+  fleet.KillCoordinator();
+  fleet.StartCoordinator(port);
+  fleet.AddWorker();
+  auto final_state = (*watch)->WaitForLine("", absl::Seconds(120));
+  ASSERT_TRUE(final_state.ok()) << final_state.status() << "\n" << ReadFile(err);
+  EXPECT_EQ(*final_state, "SUCCEEDED") << ReadFile(err);
+  const int status = (*watch)->Wait();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(err);
+  EXPECT_TRUE(absl::StrContains(ReadFile(err), "reconnecting")) << ReadFile(err);
+  EXPECT_TRUE(absl::StrContains(ReadFile(err), "3/3")) << ReadFile(err);
+}
+
+// Issue #12: with the renderer stopped, a fetch that needs a render fails naming the
+// renderer; once it is back on its port the next fetch renders at once (the render client
+// retries UNAVAILABLE through the channel's reconnect backoff).
+TEST_F(FleetTest, Issue12FetchErrorNamesAStoppedRendererAndRecoversOnRestart) {
+  Fleet fleet(root_ / "state");
+  fleet.AddWorker();
+  auto req = cli::BuildSubmitRequest({WritePrograms(3, 100).string()}, {}, {});
+  ASSERT_TRUE(req.ok()) << req.status();
+  auto client = fleet.Client();
+  auto id = client.Submit(*req);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto batch = client.Watch(*id, [](const v1::Batch&) {});
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->state(), v1::BATCH_STATE_SUCCEEDED);
+  ASSERT_EQ(batch->jobs_size(), 3);
+  const int rport = fleet.renderer_port();
+  fleet.renderer().Signal(SIGKILL);
+  fleet.renderer().Wait();
+  // Per-job SVGs are rendered on the first fetch.
+  auto svg = client.Fetch(*id, batch->jobs(0).name(), v1::ARTIFACT_FORMAT_SVG);
+  ASSERT_FALSE(svg.ok());
+  EXPECT_TRUE(absl::IsUnavailable(svg.status())) << svg.status();
+  EXPECT_TRUE(absl::StrContains(svg.status().message(),
+                                absl::StrCat("renderer at 127.0.0.1:", rport, ": unavailable")))
+      << svg.status();
+  // The CLI shows the same message.
+  const fs::path err = root_ / "fetch.err";
+  const std::string cmd = absl::StrCat("'", FLAMEFLEET_CLI, "' fetch ", *id, " -o '",
+                                       (root_ / "out").string(), "' --coordinator ",
+                                       fleet.address(), " 2>'", err.string(), "'");
+  EXPECT_NE(std::system(cmd.c_str()), 0);
+  EXPECT_TRUE(absl::StrContains(ReadFile(err), absl::StrCat("renderer at 127.0.0.1:", rport)))
+      << ReadFile(err);
+  fleet.StartRenderer(rport);
+  for (int i = 1; i < 3; ++i) {
+    auto again = client.Fetch(*id, batch->jobs(i).name(), v1::ARTIFACT_FORMAT_SVG);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_TRUE(absl::StrContains(*again, "<svg")) << *again;
+  }
+}
+
+// Issue #12: a renderer that hangs (SIGSTOP) does not hold up the end of a batch: the batch
+// ends (its aggregate SVG render has a deadline and runs after the end), and once the renderer
+// answers again a fetch renders the aggregate.
+TEST_F(FleetTest, Issue12HungRendererDoesNotDelayTheEndOfABatch) {
+  Fleet fleet(root_ / "state");
+  fleet.AddWorker();
+  auto client = fleet.Client();
+  auto first = cli::BuildSubmitRequest({WritePrograms(2, 100).string()}, {}, {});
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto first_id = client.Submit(*first);
+  ASSERT_TRUE(first_id.ok()) << first_id.status();
+  ASSERT_EQ(WaitForEnd(client, *first_id, absl::Seconds(120)), v1::BATCH_STATE_SUCCEEDED);
+  // The coordinator's renderer channel is connected; now the renderer stops answering.
+  fleet.renderer().Signal(SIGSTOP);
+  fs::remove_all(root_ / "programs");
+  auto second = cli::BuildSubmitRequest({WritePrograms(2, 200).string()}, {}, {});
+  ASSERT_TRUE(second.ok()) << second.status();
+  auto second_id = client.Submit(*second);
+  ASSERT_TRUE(second_id.ok()) << second_id.status();
+  // Generous, but well under the 120 s Render deadline an aggregate render used to wait.
+  const v1::BatchState state = WaitForEnd(client, *second_id, absl::Seconds(40));
+  fleet.renderer().Signal(SIGCONT);
+  EXPECT_EQ(state, v1::BATCH_STATE_SUCCEEDED);
+  auto svg = client.Fetch(*second_id, "", v1::ARTIFACT_FORMAT_SVG);
+  ASSERT_TRUE(svg.ok()) << svg.status();
+  EXPECT_TRUE(absl::StrContains(*svg, "<svg")) << svg->substr(0, 200);
 }
 
 TEST_F(FleetTest, BrokenAndRunawayProgramsFailAndTheRestSucceed) {

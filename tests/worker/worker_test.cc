@@ -2,13 +2,18 @@
 
 #include <grpcpp/server_context.h>
 
+#include <unistd.h>
+
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/channel.h"
@@ -24,6 +29,7 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr absl::Duration kTimeout = absl::Seconds(30);
 
@@ -300,6 +306,39 @@ TEST_F(WorkerTest, ReportsAssemblyErrorWithItsLocation) {
   EXPECT_TRUE(results[0].profile.empty());
   worker_->Stop(absl::ZeroDuration());
   EXPECT_EQ(worker_->stats().tasks_failed, 1u);
+}
+
+// Issue #12: a module the batch's library set lacks is an assembly error naming
+// the module; the worker never reads <ns>/<module>.masm from its own working
+// directory (nor echoes its first line).
+TEST_F(WorkerTest, Issue12MissingLibraryModuleIsAnErrorNotADiskRead) {
+  const std::string ns = absl::StrCat("leak", getpid());
+  std::filesystem::create_directories(ns);
+  std::ofstream(std::filesystem::path(ns) / "secret.masm")
+      << "worker-local secret first line\n";
+  const std::string source =
+      absl::StrCat("use.", ns, "::secret\nbegin\n  exec.secret::f\nend\n");
+  for (const char* digest : {"", "digest-leak"}) {
+    v1::Task task = MakeTask(absl::StrCat("b/", *digest == 0 ? 0 : 1), "a.masm", source);
+    task.set_library_digest(digest);
+    v1::Library* library = task.mutable_libraries()->add_libraries();
+    library->set_namespace_(ns);
+    v1::LibraryFile* file = library->add_files();
+    file->set_path("other.masm");
+    file->set_source("export.g\n  push.1 drop\nend\n");
+    coordinator_.AddTask(task);
+  }
+  StartWorker();
+  std::vector<Result> results = coordinator_.WaitForResults(2);
+  std::filesystem::remove_all(ns);
+  ASSERT_EQ(results.size(), 2u);
+  for (const Result& result : results) {
+    EXPECT_FALSE(result.header.succeeded());
+    EXPECT_THAT(result.header.error(),
+                HasSubstr(absl::StrCat("module '", ns, "::secret' not found")));
+    EXPECT_THAT(result.header.error(), HasSubstr("a.masm:1:"));
+    EXPECT_THAT(result.header.error(), Not(HasSubstr("secret first line")));
+  }
 }
 
 TEST_F(WorkerTest, ReportsCycleCapAsFailure) {
