@@ -470,13 +470,25 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
   // Check and store the profile before claiming the task, so that a bad upload
   // leaves the lease live and a stored result is never half-written. Identical
   // bytes share one artifact.
+  // A result that lies about its cycles (or has no profile) is refused the
+  // same way, so it is never stored, cached or counted.
   std::string digest;
+  if (header.succeeded() && profile_bytes.empty()) {
+    return absl::InvalidArgumentError(
+        "profile_data: a succeeded result must carry its profile "
+        "(header.profile_bytes is 0)");
+  }
   if (header.succeeded() || !profile_bytes.empty()) {
     absl::StatusOr<profile::Profile> parsed =
         profile::ParseProfile(profile_bytes);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("profile_data: ", parsed.status().message()));
+    }
+    if (header.succeeded() && parsed->total() != header.cycles()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "profile_data: the profile's total of ", parsed->total(),
+          " cycles differs from header.cycles = ", header.cycles()));
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(digest, store_->PutArtifact(profile_bytes));
   }
