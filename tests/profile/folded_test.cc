@@ -442,7 +442,7 @@ TEST(FoldedTest, CountsThatOverflowTheTotalAreAnError) {
 
 // Issue #12: names of a deep stack were found again by rescanning the line
 // from its start for every new frame (quadratic: 100k distinct frames took
-// 25 s). Timed by BM_ReadDeepDistinctStack in bench/profile_benchmark.cc.
+// 25 s). Timed by BM_ReadDeepDistinctStack in bench/render_benchmark.cc.
 TEST(FoldedTest, DeepStackOfDistinctNamesReadsEveryName) {
   constexpr int kDepth = 100000;
   std::string line;
