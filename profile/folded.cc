@@ -49,10 +49,19 @@ bool ParseCount(const char* begin, const char* end, double scale, uint64_t* out,
                 bool* fractional) {
   const bool has_dot =
       std::memchr(begin, '.', static_cast<size_t>(end - begin)) != nullptr;
-  if (!has_dot && scale == 1.0 && end - begin <= 19) {
+  if (!has_dot && scale == 1.0) {
     uint64_t v = 0;
-    for (const char* p = begin; p < end; ++p)
-      v = v * 10 + static_cast<uint64_t>(*p - '0');
+    if (end - begin <= 19) {  // cannot overflow
+      for (const char* p = begin; p < end; ++p)
+        v = v * 10 + static_cast<uint64_t>(*p - '0');
+    } else {  // exact up to 2^64 - 1 (a double would round)
+      for (const char* p = begin; p < end; ++p) {
+        if (__builtin_mul_overflow(v, uint64_t{10}, &v) ||
+            __builtin_add_overflow(v, static_cast<uint64_t>(*p - '0'), &v)) {
+          return false;
+        }
+      }
+    }
     *out = v;
     *fractional = false;
     return true;
@@ -208,7 +217,9 @@ class HashIndex {
     void operator()(Slot* slots) const { std::free(slots); }
   };
   using Slots = std::unique_ptr<Slot[], FreeSlots>;
-  static constexpr size_t kInitial = 1 << 14;
+  // Small, so that reading a small input stays cheap (a fresh table is
+  // zeroed, and pages of a new mapping fault in); tables double as they fill.
+  static constexpr size_t kInitial = 1 << 10;
 
   // Returns `n` zeroed slots. Large arrays go on transparent huge pages: the
   // table is probed at random, and with 4 KiB pages nearly every probe would

@@ -64,7 +64,8 @@ Profile::FrameId Profile::InternFrame(absl::string_view name) {
   }
   if (block_used_ + name.size() > block_size_) {
     block_size_ = std::max(kMinBlockSize, name.size());
-    blocks_.push_back(std::make_unique<char[]>(block_size_));
+    // Not zeroed: every byte is written before a view can see it.
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;

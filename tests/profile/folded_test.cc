@@ -425,6 +425,21 @@ TEST(FoldedTest, CountsThatOverflowTheTotalAreAnError) {
   // The next read reports only its own problems.
   EXPECT_TRUE(reader.ReadString("c 0\n").ok());
 
+  // Integer counts are exact up to 2^64 - 1, so a written total reads back
+  // (found by folded_reader_fuzz: 20-digit counts went through a double).
+  Profile exact;
+  FoldedReader exact_reader(&exact);
+  ASSERT_TRUE(exact_reader
+                  .ReadString("a 18446744073709551615\nb 0\n"
+                              "c 18446744073709551616\nd 99999999999999999999\n")
+                  .ok());
+  EXPECT_EQ(exact.total(), UINT64_MAX);
+  EXPECT_EQ(exact_reader.stats().malformed_lines, 2u);  // c and d do not fit
+  Profile big;
+  FoldedReader big_reader(&big);
+  ASSERT_TRUE(big_reader.ReadString("x 10145709240402533824\n").ok());
+  EXPECT_EQ(big.total(), UINT64_C(10145709240402533824));
+
   // The same from a file (memory-mapped) and in the before column.
   const std::string path = ::testing::TempDir() + "/folded_test_overflow.folded";
   {
