@@ -472,6 +472,19 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
   // bytes share one artifact.
   // A result that lies about its cycles (or has no profile) is refused the
   // same way, so it is never stored, cached or counted.
+  uint64_t cycle_cap = 0;  // 0: none known (the worker applies its default)
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
+        FindTaskLocked(header.task_id());
+    if (found.ok()) cycle_cap = found->first->record.options.max_cycles();
+  }
+  if (header.succeeded() && cycle_cap != 0 && header.cycles() > cycle_cap) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "header.cycles: ", header.cycles(),
+        " exceeds the batch's cycle cap of ", cycle_cap,
+        " (options.max_cycles), so the run cannot have succeeded"));
+  }
   std::string digest;
   if (header.succeeded() && profile_bytes.empty()) {
     return absl::InvalidArgumentError(

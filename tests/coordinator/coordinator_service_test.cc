@@ -591,8 +591,10 @@ TEST_F(CoordinatorServiceTest, ProfileWithAnEmptyFrameNameIsRefused) {
 // past 2^64, a success without a profile) was accepted and then served from
 // the result cache to later batches of the same program.
 TEST_F(CoordinatorServiceTest, FabricatedResultIsRefusedAndNeverCached) {
+  v1::SubmitBatchRequest request = MakeRequest(1);
+  request.mutable_options()->set_max_cycles(1000000);
   std::string first;
-  ASSERT_TRUE(Submit(MakeRequest(1), &first).ok());
+  ASSERT_TRUE(Submit(request, &first).ok());
   std::optional<v1::Task> task = Lease();
   ASSERT_TRUE(task);
   bool accepted = true;
@@ -603,6 +605,13 @@ TEST_F(CoordinatorServiceTest, FabricatedResultIsRefusedAndNeverCached) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find(
                 "total of 1000000000000000 cycles differs from header.cycles = 5"),
+            std::string::npos)
+      << status.error_message();
+  // A consistent lie past the batch's cycle cap.
+  status = CompleteRaw(*task, profile::SerializeProfile(huge), 1000000000000000,
+                       &accepted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("exceeds the batch's cycle cap"),
             std::string::npos)
       << status.error_message();
   // Self cycles summing past 2^64 (total_cycles set to the wrapped sum).
@@ -630,7 +639,7 @@ TEST_F(CoordinatorServiceTest, FabricatedResultIsRefusedAndNeverCached) {
 
   // A later batch of the same program is not answered from the cache.
   std::string second;
-  ASSERT_TRUE(Submit(MakeRequest(1), &second).ok());
+  ASSERT_TRUE(Submit(request, &second).ok());
   batch = Get(second);
   EXPECT_EQ(batch.jobs(0).cached_from(), "");
   EXPECT_EQ(batch.jobs(0).state(), v1::JOB_STATE_QUEUED);
@@ -653,7 +662,7 @@ TEST_F(CoordinatorServiceTest, FabricatedResultIsRefusedAndNeverCached) {
   EXPECT_EQ(Get(first).jobs(0).cycles(), 12u);
   EXPECT_EQ(Get(second).jobs(0).cycles(), 12u);
   std::string third;
-  ASSERT_TRUE(Submit(MakeRequest(1), &third).ok());
+  ASSERT_TRUE(Submit(request, &third).ok());
   EXPECT_NE(Get(third).jobs(0).cached_from(), "");  // the honest result
   EXPECT_EQ(Get(third).jobs(0).cycles(), 12u);
 }
