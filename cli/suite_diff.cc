@@ -128,7 +128,9 @@ absl::StatusOr<DiffInput> LoadOutputDirectory(
     profile::FoldedReader reader(&job, nullptr, options);
     FLAMEFLEET_RETURN_IF_ERROR(reader.ReadFile(file.string()));
     in.jobs[name] = job.total();
-    if (!has_aggregate) in.aggregate.MergeFrom(job);
+    if (!has_aggregate) {
+      FLAMEFLEET_RETURN_IF_ERROR(in.aggregate.MergeFromChecked(job));
+    }
   }
   if (has_aggregate) {
     profile::FoldedReader reader(&in.aggregate, nullptr, options);

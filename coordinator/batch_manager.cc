@@ -496,13 +496,38 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
   // bytes share one artifact. A store failure (disk full) ends the lease as
   // lost: the job is queued again with the attempt counted, and fails after
   // max_lost_leases like a job whose worker keeps dying.
+  // A result that lies about its cycles (or has no profile) is refused before
+  // that, so it is never stored, cached or counted.
+  uint64_t cycle_cap = 0;  // 0: none known (the worker applies its default)
+  {
+    absl::MutexLock lock(&mu_);
+    absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
+        FindTaskLocked(header.task_id());
+    if (found.ok()) cycle_cap = found->first->record.options.max_cycles();
+  }
+  if (header.succeeded() && cycle_cap != 0 && header.cycles() > cycle_cap) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "header.cycles: ", header.cycles(),
+        " exceeds the batch's cycle cap of ", cycle_cap,
+        " (options.max_cycles), so the run cannot have succeeded"));
+  }
   std::string digest;
+  if (header.succeeded() && profile_bytes.empty()) {
+    return absl::InvalidArgumentError(
+        "profile_data: a succeeded result must carry its profile "
+        "(header.profile_bytes is 0)");
+  }
   if (header.succeeded() || !profile_bytes.empty()) {
     absl::StatusOr<profile::Profile> parsed =
         profile::ParseProfile(profile_bytes);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("profile_data: ", parsed.status().message()));
+    }
+    if (header.succeeded() && parsed->total() != header.cycles()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "profile_data: the profile's total of ", parsed->total(),
+          " cycles differs from header.cycles = ", header.cycles()));
     }
     absl::StatusOr<std::string> put = store_->PutArtifact(profile_bytes);
     if (!put.ok()) return ResultNotStored(header, put.status());

@@ -8,10 +8,14 @@
 
 namespace flamefleet::coordinator {
 
-bool ProfileMerger::Add(absl::string_view key,
-                        const profile::Profile& profile) {
-  if (!keys_.insert(std::string(key)).second) return false;
-  aggregate_.MergeFrom(profile);
+absl::StatusOr<bool> ProfileMerger::Add(absl::string_view key,
+                                        const profile::Profile& profile) {
+  if (keys_.contains(key)) return false;
+  absl::Status merged = aggregate_.MergeFromChecked(profile);
+  if (!merged.ok()) {
+    return absl::Status(merged.code(), absl::StrCat(key, ": ", merged.message()));
+  }
+  keys_.insert(std::string(key));
   return true;
 }
 
@@ -23,8 +27,7 @@ absl::Status ProfileMerger::AddSerialized(absl::string_view key,
     return absl::Status(profile.status().code(),
                         absl::StrCat(key, ": ", profile.status().message()));
   }
-  Add(key, *profile);
-  return absl::OkStatus();
+  return Add(key, *profile).status();
 }
 
 }  // namespace flamefleet::coordinator

@@ -3,9 +3,9 @@
 // result twice.
 //
 //   ProfileMerger merger;
-//   merger.Add("7/0", profile_a);
-//   merger.Add("7/0", profile_a);   // ignored: already counted
-//   merger.Add("7/1", profile_b);
+//   FLAMEFLEET_RETURN_IF_ERROR(merger.Add("7/0", profile_a).status());
+//   merger.Add("7/0", profile_a);   // ignored (false): already counted
+//   FLAMEFLEET_RETURN_IF_ERROR(merger.Add("7/1", profile_b).status());
 //   profile::Profile total = std::move(merger).TakeAggregate();   // a + b
 //
 // Thread-safety: a plain value; needs external synchronisation if shared.
@@ -17,6 +17,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "profile/profile.h"
 
@@ -25,12 +26,15 @@ namespace flamefleet::coordinator {
 class ProfileMerger {
  public:
   // Adds `profile` as the result of `key` (a task id) unless `key` was added
-  // before. Returns true if it was added.
-  bool Add(absl::string_view key, const profile::Profile& profile);
+  // before. Returns true if it was added, false if `key` was already counted,
+  // and InvalidArgument (prefixed with `key`, nothing added) if the sum would
+  // overflow 64 bits.
+  absl::StatusOr<bool> Add(absl::string_view key,
+                           const profile::Profile& profile);
 
   // Parses `serialized` (flamefleet.v1.Profile bytes) and adds it as Add()
   // does. Returns InvalidArgument (prefixed with `key`) if the bytes are not a
-  // valid profile; nothing is added then.
+  // valid profile or the sum would overflow; nothing is added then.
   absl::Status AddSerialized(absl::string_view key,
                              absl::string_view serialized);
 

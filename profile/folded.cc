@@ -49,10 +49,19 @@ bool ParseCount(const char* begin, const char* end, double scale, uint64_t* out,
                 bool* fractional) {
   const bool has_dot =
       std::memchr(begin, '.', static_cast<size_t>(end - begin)) != nullptr;
-  if (!has_dot && scale == 1.0 && end - begin <= 19) {
+  if (!has_dot && scale == 1.0) {
     uint64_t v = 0;
-    for (const char* p = begin; p < end; ++p)
-      v = v * 10 + static_cast<uint64_t>(*p - '0');
+    if (end - begin <= 19) {  // cannot overflow
+      for (const char* p = begin; p < end; ++p)
+        v = v * 10 + static_cast<uint64_t>(*p - '0');
+    } else {  // exact up to 2^64 - 1 (a double would round)
+      for (const char* p = begin; p < end; ++p) {
+        if (__builtin_mul_overflow(v, uint64_t{10}, &v) ||
+            __builtin_add_overflow(v, static_cast<uint64_t>(*p - '0'), &v)) {
+          return false;
+        }
+      }
+    }
     *out = v;
     *fractional = false;
     return true;
@@ -208,7 +217,9 @@ class HashIndex {
     void operator()(Slot* slots) const { std::free(slots); }
   };
   using Slots = std::unique_ptr<Slot[], FreeSlots>;
-  static constexpr size_t kInitial = 1 << 14;
+  // Small, so that reading a small input stays cheap (a fresh table is
+  // zeroed, and pages of a new mapping fault in); tables double as they fill.
+  static constexpr size_t kInitial = 1 << 10;
 
   // Returns `n` zeroed slots. Large arrays go on transparent huge pages: the
   // table is probed at random, and with 4 KiB pages nearly every probe would
@@ -342,8 +353,10 @@ uint32_t FoldedReader::ScanFrames(const char* begin, const char* end,
       h2 = Fold(lo ^ kB1 ^ h2, hi ^ kB2 ^ (n * kB3));
       break;
     }
-    if (k == batch->frames.size()) batch->frames.resize(2 * k + 1024);
-    batch->frames[k++] = Frame{h1, 0, static_cast<uint32_t>(h2), 0};
+    if (p != frame_begin) [[likely]] {  // empty frames (`;;`) are skipped
+      if (k == batch->frames.size()) batch->frames.resize(2 * k + 1024);
+      batch->frames[k++] = Frame{h1, 0, static_cast<uint32_t>(h2), 0};
+    }
     if (p == end) break;
     ++p;  // the `;`
   }
@@ -400,7 +413,7 @@ void FoldedReader::ParseLine(const char* begin, const char* end,
       begin == stack_end ? 0
                          : ScanFrames(begin, stack_end, readable_end, batch);
   batch->lines.push_back(Line{begin, stack_end, first, depth, after_count,
-                              before_count, two_column});
+                              before_count, line_number_, two_column});
 }
 
 size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last,
@@ -431,20 +444,48 @@ Profile::FrameId FoldedReader::FrameOf(Target& target, const Line& line,
   const Frame& f = frames[k];
   uint32_t id = target.frames->Find(f.hash, f.hash_check);
   if (id == internal::HashIndex::kAbsent) {  // once per distinct name
-    const char* p = line.begin;
-    for (size_t i = 0; i < k; ++i) {
-      p = static_cast<const char*>(
-              std::memchr(p, ';', static_cast<size_t>(line.end - p))) +
-          1;
-    }
-    const char* end = static_cast<const char*>(
-        std::memchr(p, ';', static_cast<size_t>(line.end - p)));
-    if (end == nullptr) end = line.end;
-    id = target.profile->InternFrame(
-        absl::string_view(p, static_cast<size_t>(end - p)));
+    id = target.profile->InternFrame(FrameName(line, k));
     target.frames->Insert(f.hash, f.hash_check, id);
   }
   return id;
+}
+
+absl::string_view FoldedReader::FrameName(const Line& line, size_t k) {
+  // Callers ask for the frames of a line in increasing order, so resuming
+  // from the previous answer finds every name of a line in one pass over it
+  // (a line of n distinct frames costs O(length), not O(n * length)).
+  const char* p = line.begin;
+  size_t i = 0;
+  if (name_line_ == line.begin && name_index_ <= k) {
+    p = name_pos_;
+    i = name_index_;
+  } else {
+    while (p < line.end && *p == ';') ++p;  // leading empty frames
+  }
+  for (; i < k; ++i) {
+    p = static_cast<const char*>(
+            std::memchr(p, ';', static_cast<size_t>(line.end - p))) +
+        1;
+    while (p < line.end && *p == ';') ++p;  // empty frames were not counted
+  }
+  name_line_ = line.begin;
+  name_index_ = k;
+  name_pos_ = p;
+  const char* end = static_cast<const char*>(
+      std::memchr(p, ';', static_cast<size_t>(line.end - p)));
+  if (end == nullptr) end = line.end;
+  return absl::string_view(p, static_cast<size_t>(end - p));
+}
+
+void FoldedReader::AddCount(Target& target, const Line& line,
+                            Profile::NodeId node, uint64_t count) {
+  if (target.profile->AddSelfChecked(node, count)) [[likely]] return;
+  if (overflow_.ok()) {
+    overflow_ = absl::InvalidArgumentError(absl::StrCat(
+        source_, ":", line.number, ": the count ", count,
+        " would take the profile total ", target.profile->total(),
+        " past 2^64 - 1 (counts must sum to at most 18446744073709551615)"));
+  }
 }
 
 void FoldedReader::AddStackFast(Target& target, const Line& line,
@@ -468,7 +509,7 @@ void FoldedReader::AddStackFast(Target& target, const Line& line,
     node = profile.AddNewChild(node, FrameOf(target, line, frames, k));
     table.Insert(frames[k].prefix, frames[k].prefix_check, node);
   }
-  profile.AddSelf(node, line.after_count);
+  AddCount(target, line, node, line.after_count);
 }
 
 void FoldedReader::AddStackAdjacent(Target& target, const Line& line,
@@ -494,14 +535,14 @@ void FoldedReader::AddStackAdjacent(Target& target, const Line& line,
     target.path_nodes[k] = node;
     target.path_frames[k] = frames[k];
   }
-  profile.AddSelf(node, line.after_count);
+  AddCount(target, line, node, line.after_count);
 }
 
 void FoldedReader::AddStack(Target& target, const Line& line,
                             const Frame* frames) {
   Profile& profile = *target.profile;
   if (line.depth == 0) {
-    profile.AddSelf(Profile::kRoot, line.after_count);
+    AddCount(target, line, Profile::kRoot, line.after_count);
     return;
   }
   if (target.prefixes != nullptr) {
@@ -515,7 +556,7 @@ void FoldedReader::AddStack(Target& target, const Line& line,
   Profile::NodeId node = Profile::kRoot;
   for (size_t k = 0; k < line.depth; ++k)
     node = profile.Child(node, FrameOf(target, line, frames, k));
-  profile.AddSelf(node, line.after_count);
+  AddCount(target, line, node, line.after_count);
 }
 
 void FoldedReader::AddBatch(const Batch& batch) {
@@ -525,6 +566,7 @@ void FoldedReader::AddBatch(const Batch& batch) {
   constexpr size_t kAhead = 2, kPrefetchDepth = 3;
   const internal::HashIndex* prefixes = after_.prefixes.get();
   const size_t num_lines = batch.lines.size();
+  name_line_ = nullptr;  // the batch's text may sit where an older batch's was
   for (size_t i = 0; i < num_lines; ++i) {
     const Line& line = batch.lines[i];
     if (prefixes != nullptr && i + kAhead < num_lines) {
@@ -582,7 +624,13 @@ absl::Status FoldedReader::ReadString(absl::string_view text,
     AddBatch(batch);
   }
   MaybePrune();
-  return absl::OkStatus();
+  return TakeOverflow();
+}
+
+absl::Status FoldedReader::TakeOverflow() {
+  absl::Status status = std::move(overflow_);
+  overflow_ = absl::OkStatus();
+  return status;
 }
 
 absl::Status FoldedReader::ReadChunks(ReadFn read) {
@@ -598,7 +646,10 @@ absl::Status FoldedReader::ReadChunks(ReadFn read) {
     bool eof = false;
     absl::Status status =
         read(buffer.data() + filled, buffer.size() - filled, &got, &eof);
-    if (!status.ok()) return status;
+    if (!status.ok()) {
+      overflow_ = absl::OkStatus();  // the read error is reported instead
+      return status;
+    }
     stats_.bytes += got;
     filled += got;
     size_t used = 0;
@@ -614,7 +665,7 @@ absl::Status FoldedReader::ReadChunks(ReadFn read) {
     filled -= used;
     if (eof) break;
   }
-  return absl::OkStatus();
+  return TakeOverflow();
 }
 
 absl::Status FoldedReader::ReadStream(std::istream& in,
@@ -785,7 +836,7 @@ absl::Status FoldedReader::ReadFile(const std::string& path) {
     }
     const bool mapped = threads >= 2 ? ReadMappedThreaded(fd, size, &pos)
                                      : ReadMapped(fd, size, &pos);
-    if (mapped) return absl::OkStatus();
+    if (mapped) return TakeOverflow();
     // Mapping failed: read the rest, from the first line not yet added.
     if (lseek(fd, static_cast<off_t>(pos), SEEK_SET) < 0)
       return absl::DataLossError(absl::StrCat(path, ": seek failed"));

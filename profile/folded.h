@@ -10,7 +10,15 @@
 // Reading is tolerant in the way flamegraph.pl is: blank lines, CRLF, several
 // inputs added into one profile, decimal counts, and two-column differential
 // input (`stack before after`). Lines that do not parse are counted and the
-// first few reported with their line numbers; they are not an error. Reading
+// first few reported with their line numbers; they are not an error. Empty
+// frames are skipped: `a;;b 5` is `a;b 5`, and a stack of nothing but `;`
+// (`; 5`, `;;;; 5`) counts on the root like an empty stack, so every frame
+// name a reader creates is non-empty (flamegraph.pl drops the same all-empty
+// stacks but draws a middle empty frame as a blank box; a blank box says
+// nothing, and skipping keeps read -> write -> read stable). Counts that
+// would take a profile's total past 2^64 - 1 are an error (InvalidArgument
+// naming source:line; that line is skipped, later lines are still added), so
+// totals never wrap. Reading
 // streams in large chunks: memory grows with distinct frames and tree nodes,
 // never with input bytes. Regular files are memory-mapped one chunk at a time
 // (no copy; each chunk is unmapped once its lines are added, so at most two
@@ -120,16 +128,19 @@ class FoldedReader {
 
   // Reads every line of the file at `path`. Returns
   // NotFound/PermissionDenied-style errors (as the OS reports) if it cannot be
-  // opened and DataLoss on a read error; malformed lines are not errors.
+  // opened, DataLoss on a read error and InvalidArgument ("path:line: ...")
+  // if the counts overflow 64 bits; malformed lines are not errors.
   // Regular files are mapped chunk by chunk (falling back to read() if mmap
   // fails) and may be parsed on a helper thread (FoldedReadOptions::threads);
   // either way the profiles and stats are the same as reading a stream.
   absl::Status ReadFile(const std::string& path);
   // Reads every line of `in` until EOF; `source` names it in error reports.
-  // Returns DataLoss if the stream fails other than at EOF.
+  // Returns DataLoss if the stream fails other than at EOF, InvalidArgument
+  // if the counts overflow 64 bits.
   absl::Status ReadStream(std::istream& in, absl::string_view source);
-  // Reads folded text held in memory; `source` names it in error reports. Never
-  // fails.
+  // Reads folded text held in memory; `source` names it in error reports.
+  // Returns InvalidArgument ("source:line: ...") if the counts overflow 64
+  // bits, else OK.
   absl::Status ReadString(absl::string_view text,
                           absl::string_view source = "<string>");
 
@@ -155,6 +166,7 @@ class FoldedReader {
     uint32_t depth;
     uint64_t after_count;
     uint64_t before_count;
+    uint64_t number;  // 1-based line number in source_
     bool two_column;
   };
   // Lines parsed from part of a chunk, ready to be added to the profiles.
@@ -216,6 +228,17 @@ class FoldedReader {
   // Returns the FrameId in `target` of frame `k` of `line`.
   Profile::FrameId FrameOf(Target& target, const Line& line,
                            const Frame* frames, size_t k);
+  // Returns the text of non-empty frame `k` of `line`. Amortised O(1) per
+  // frame when a line's frames are asked for in increasing k (the callers
+  // do), O(k) otherwise.
+  absl::string_view FrameName(const Line& line, size_t k);
+  // Adds `count` to `node` of `target` unless the total would overflow 64
+  // bits; then the line is skipped and the first such line is remembered in
+  // overflow_ (source:line).
+  void AddCount(Target& target, const Line& line, Profile::NodeId node,
+                uint64_t count);
+  // Returns overflow_ and clears it (the result of one Read* call).
+  absl::Status TakeOverflow();
   void MaybePrune();
 
   FoldedReadOptions options_;
@@ -226,6 +249,13 @@ class FoldedReader {
 
   Target after_;
   Target before_;
+  // FrameName's place: frame `name_index_` of the line starting at
+  // `name_line_` (null: none; reset for every batch) starts at `name_pos_`.
+  const char* name_line_ = nullptr;
+  size_t name_index_ = 0;
+  const char* name_pos_ = nullptr;
+  // The first count that would have overflowed a total in this Read* call.
+  absl::Status overflow_;
   uint64_t next_prune_nodes_ = 1 << 20;
 };
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "profile/diff.h"
 
 namespace flamefleet::profile {
@@ -54,13 +55,21 @@ Profile::~Profile() = default;
 Profile::FrameId Profile::InternFrame(absl::string_view name) {
   auto it = frame_ids_.find(name);
   if (it != frame_ids_.end()) return it->second;
+  if (name.empty()) {
+    // Needs no arena bytes (and there may be no block yet to point into).
+    const FrameId id = static_cast<FrameId>(names_.size());
+    names_.push_back(absl::string_view());
+    frame_ids_.emplace(absl::string_view(), id);
+    return id;
+  }
   if (block_used_ + name.size() > block_size_) {
     block_size_ = std::max(kMinBlockSize, name.size());
-    blocks_.push_back(std::make_unique<char[]>(block_size_));
+    // Not zeroed: every byte is written before a view can see it.
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block_size_));
     block_used_ = 0;
   }
   char* dst = blocks_.back().get() + block_used_;
-  if (!name.empty()) std::memcpy(dst, name.data(), name.size());
+  std::memcpy(dst, name.data(), name.size());
   block_used_ += name.size();
   absl::string_view stored(dst, name.size());
   const FrameId id = static_cast<FrameId>(names_.size());
@@ -172,6 +181,17 @@ void Profile::MergeFrom(const Profile& other) {
   std::sort(hidden.begin(), hidden.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [node, h] : hidden) AddHidden(node_map[node], h);
+}
+
+absl::Status Profile::MergeFromChecked(const Profile& other) {
+  uint64_t total;
+  if (__builtin_add_overflow(total_, other.total_, &total)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "profile totals overflow 64 bits when merged: ", total_, " + ",
+        other.total_));
+  }
+  MergeFrom(other);
+  return absl::OkStatus();
 }
 
 Profile Profile::Pruned(uint64_t min_inclusive) const {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
 namespace flamefleet::profile {
@@ -75,7 +76,8 @@ class Profile {
   ~Profile();
 
   // Returns the id of `name`, interning it on first use. Amortised O(1). Names
-  // are stored verbatim (no sanitising; folded output sanitises).
+  // are stored verbatim (no sanitising; folded output sanitises). Any name is
+  // accepted, the empty one included (decoders decide whether it is valid).
   FrameId InternFrame(absl::string_view name);
 
   // Returns the child of `parent` with `frame`, creating it if needed (see
@@ -92,10 +94,24 @@ class Profile {
   // Child() without the reuse check.
   NodeId AddNewChild(NodeId parent, FrameId frame);
 
-  // Adds `cycles` self cycles to `node` (and to total()). O(1).
+  // Adds `cycles` self cycles to `node` (and to total()). O(1). The caller
+  // guarantees that total() + cycles fits in 64 bits (the VM profiler does: it
+  // charges at most the run's cycles); numbers from outside go through
+  // AddSelfChecked.
   void AddSelf(NodeId node, uint64_t cycles) {
     self_[node] += cycles;
     total_ += cycles;
+  }
+
+  // As AddSelf, but returns false and changes nothing if total() + cycles
+  // would overflow 64 bits. Every self count is at most total(), so checking
+  // the total checks the node too. O(1).
+  [[nodiscard]] bool AddSelfChecked(NodeId node, uint64_t cycles) {
+    uint64_t total;
+    if (__builtin_add_overflow(total_, cycles, &total)) return false;
+    self_[node] += cycles;
+    total_ = total;
+    return true;
   }
 
   // Records that `hidden.nodes` descendants with `hidden.cycles` inclusive
@@ -134,8 +150,16 @@ class Profile {
   // Adds every node of `other` into this profile, matching nodes by their path
   // of frame *names* (frame ids of the two profiles are unrelated). Sums are
   // exact (integer). Hidden records are merged too. O(other.num_nodes()).
-  // `other` may not alias `*this`.
+  // `other` may not alias `*this`. The caller guarantees that total() +
+  // other.total() fits in 64 bits; for profiles from outside (workers, files)
+  // use MergeFromChecked.
   void MergeFrom(const Profile& other);
+
+  // As MergeFrom, but first checks that the merged total fits in 64 bits (then
+  // so does every merged node, whose self and hidden cycles are at most the
+  // total). Returns InvalidArgument naming both totals, with nothing merged,
+  // if it does not. O(other.num_nodes()).
+  absl::Status MergeFromChecked(const Profile& other);
 
   // Returns a copy without the subtrees whose inclusive cycles are below
   // `min_inclusive`. Each removed subtree's size and cycles are recorded on its

@@ -62,11 +62,20 @@ absl::StatusOr<Profile> FromProto(const v1::Profile& proto) {
     }
     return out;
   }
+  // Sizes need no limit of their own: a repeated field holds at most 2^31 - 1
+  // entries, so every index fits a NodeId / FrameId below kNoNode / kNoFrame,
+  // and the bytes were bounded by the caller (message and profile limits).
   const int num_frames = proto.frames_size();
   std::vector<Profile::FrameId> frame_ids;
   frame_ids.reserve(static_cast<size_t>(num_frames));
-  for (const std::string& name : proto.frames())
+  for (int f = 0; f < num_frames; ++f) {
+    const std::string& name = proto.frames(f);
+    if (name.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "profile: frames[", f, "] is empty (frame names must be non-empty)"));
+    }
     frame_ids.push_back(out.InternFrame(name));
+  }
   out.Reserve(static_cast<size_t>(nodes));
 
   // Message node index -> Profile node id (differs only if the message repeats

@@ -33,10 +33,13 @@ namespace flamefleet::profile {
 // profile.total().
 void ToProto(const Profile& profile, v1::Profile* out);
 
-// Builds a Profile from `proto`. Returns InvalidArgument, naming the field, if
-// the columns differ in length, a node's parent is not smaller than its index,
-// a frame id is out of range, the self cycles overflow, or total_cycles is not
-// their sum. An empty message (no nodes) gives an empty profile.
+// Builds a Profile from `proto`, the one validating decoder of untrusted wire
+// profiles (workers' results, Render requests). Returns InvalidArgument,
+// naming the field, if the columns differ in length, a frame name is empty, a
+// node's parent is not smaller than its index, a frame id is out of range, the
+// self cycles overflow 64 bits, or total_cycles is not their sum; a result
+// therefore satisfies every Profile invariant. An empty message (no nodes)
+// gives an empty profile. Duplicate names or (parent, frame) pairs are merged.
 absl::StatusOr<Profile> FromProto(const v1::Profile& proto);
 
 // Returns the serialized flamefleet.v1.Profile bytes of `profile`.

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -146,6 +147,31 @@ class CoordinatorServiceTest : public ::testing::Test {
     for (size_t offset = 0; offset < bytes.size(); offset += 7) {
       v1::CompleteTaskChunk data;
       data.set_profile_data(bytes.substr(offset, 7));
+      writer->Write(data);
+    }
+    writer->WritesDone();
+    grpc::Status status = writer->Finish();
+    *accepted = response.accepted();
+    return status;
+  }
+
+  // Sends `bytes` as the profile of a result claiming `cycles`, in one chunk;
+  // returns the status.
+  grpc::Status CompleteRaw(const v1::Task& task, const std::string& bytes,
+                           uint64_t cycles, bool* accepted) {
+    grpc::ClientContext context;
+    v1::CompleteTaskResponse response;
+    auto writer = stub_->CompleteTask(&context, &response);
+    v1::CompleteTaskChunk header;
+    header.mutable_header()->set_task_id(task.task_id());
+    header.mutable_header()->set_lease_id(task.lease_id());
+    header.mutable_header()->set_succeeded(true);
+    header.mutable_header()->set_cycles(cycles);
+    header.mutable_header()->set_profile_bytes(bytes.size());
+    writer->Write(header);
+    if (!bytes.empty()) {
+      v1::CompleteTaskChunk data;
+      data.set_profile_data(bytes);
       writer->Write(data);
     }
     writer->WritesDone();
@@ -533,6 +559,112 @@ TEST_F(CoordinatorServiceTest, CompleteTaskChecksProfileSize) {
   // The lease is still live: a correct upload is accepted.
   ASSERT_TRUE(Complete(*task, &p, &accepted).ok());
   EXPECT_TRUE(accepted);
+}
+
+// Issue #12: a Profile whose first frame name is empty crashed the coordinator.
+TEST_F(CoordinatorServiceTest, ProfileWithAnEmptyFrameNameIsRefused) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  v1::Profile bad;
+  bad.add_frames("");
+  for (uint32_t parent : {0u, 0u}) {
+    bad.add_parent(parent);
+    bad.add_frame(0);
+    bad.add_self_cycles(3);
+  }
+  bad.set_total_cycles(6);
+  bool accepted = true;
+  grpc::Status status = CompleteRaw(*task, bad.SerializeAsString(), 6, &accepted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("frames[0] is empty"), std::string::npos)
+      << status.error_message();
+  // The service is alive and the lease still live: a good result is taken.
+  profile::Profile good = FromFolded("$main 6\n");
+  ASSERT_TRUE(Complete(*task, &good, &accepted).ok());
+  EXPECT_TRUE(accepted);
+  EXPECT_EQ(Get(id).state(), v1::BATCH_STATE_SUCCEEDED);
+}
+
+// Issue #12: a fake worker's lie (cycles that differ from its profile, totals
+// past 2^64, a success without a profile) was accepted and then served from
+// the result cache to later batches of the same program.
+TEST_F(CoordinatorServiceTest, FabricatedResultIsRefusedAndNeverCached) {
+  v1::SubmitBatchRequest request = MakeRequest(1);
+  request.mutable_options()->set_max_cycles(1000000);
+  std::string first;
+  ASSERT_TRUE(Submit(request, &first).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  bool accepted = true;
+  // cycles = 5 with a profile of 10^15 cycles.
+  profile::Profile huge = FromFolded("$main 1000000000000000\n");
+  grpc::Status status =
+      CompleteRaw(*task, profile::SerializeProfile(huge), 5, &accepted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find(
+                "total of 1000000000000000 cycles differs from header.cycles = 5"),
+            std::string::npos)
+      << status.error_message();
+  // A consistent lie past the batch's cycle cap.
+  status = CompleteRaw(*task, profile::SerializeProfile(huge), 1000000000000000,
+                       &accepted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("exceeds the batch's cycle cap"),
+            std::string::npos)
+      << status.error_message();
+  // Self cycles summing past 2^64 (total_cycles set to the wrapped sum).
+  v1::Profile wrapped;
+  wrapped.add_frames("$main");
+  for (uint64_t cycles : {uint64_t{0}, UINT64_MAX, uint64_t{6}}) {
+    wrapped.add_parent(0);
+    wrapped.add_frame(0);
+    wrapped.add_self_cycles(cycles);
+  }
+  wrapped.set_total_cycles(5);
+  status = CompleteRaw(*task, wrapped.SerializeAsString(), 5, &accepted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("overflow 64 bits"), std::string::npos)
+      << status.error_message();
+  // A success without a profile.
+  status = CompleteRaw(*task, "", 5, &accepted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("must carry its profile"),
+            std::string::npos)
+      << status.error_message();
+  v1::Batch batch = Get(first);
+  EXPECT_EQ(batch.jobs(0).state(), v1::JOB_STATE_RUNNING);  // nothing recorded
+  EXPECT_EQ(batch.aggregate_cycles(), 0u);
+
+  // A later batch of the same program is not answered from the cache.
+  std::string second;
+  ASSERT_TRUE(Submit(request, &second).ok());
+  batch = Get(second);
+  EXPECT_EQ(batch.jobs(0).cached_from(), "");
+  EXPECT_EQ(batch.jobs(0).state(), v1::JOB_STATE_QUEUED);
+
+  // The liar's lease runs out and the job is retried under the usual attempt
+  // rules; honest results then finish both batches.
+  clock_.Advance(absl::Seconds(11));
+  manager_->SweepExpiredLeases();
+  profile::Profile honest = FromFolded("$main 12\n");
+  std::vector<std::string> ran;
+  while (std::optional<v1::Task> next = Lease()) {
+    ran.push_back(next->task_id());
+    if (next->task_id() == task->task_id()) {
+      EXPECT_EQ(next->attempt(), 2u);
+    }
+    ASSERT_TRUE(Complete(*next, &honest, &accepted).ok());
+    EXPECT_TRUE(accepted);
+  }
+  EXPECT_EQ(ran.size(), 2u);
+  EXPECT_EQ(Get(first).jobs(0).cycles(), 12u);
+  EXPECT_EQ(Get(second).jobs(0).cycles(), 12u);
+  std::string third;
+  ASSERT_TRUE(Submit(request, &third).ok());
+  EXPECT_NE(Get(third).jobs(0).cached_from(), "");  // the honest result
+  EXPECT_EQ(Get(third).jobs(0).cycles(), 12u);
 }
 
 TEST_F(CoordinatorServiceTest, CancelStopsTheBatch) {

@@ -25,9 +25,9 @@ std::string ToFolded(const profile::Profile& profile) {
 
 TEST(ProfileMergerTest, SumsProfilesExactly) {
   ProfileMerger merger;
-  EXPECT_TRUE(merger.Add("1/0", FromFolded("main;a 10\nmain;b 5\n")));
-  EXPECT_TRUE(
-      merger.Add("1/1", FromFolded("main;a 7\nmain;c;d 18446744073709551\n")));
+  EXPECT_TRUE(*merger.Add("1/0", FromFolded("main;a 10\nmain;b 5\n")));
+  EXPECT_TRUE(*merger.Add(
+      "1/1", FromFolded("main;a 7\nmain;c;d 18446744073709551\n")));
   EXPECT_EQ(merger.count(), 2u);
   EXPECT_EQ(ToFolded(merger.aggregate()),
             "main;a 17\nmain;b 5\nmain;c;d 18446744073709551\n");
@@ -37,8 +37,8 @@ TEST(ProfileMergerTest, SumsProfilesExactly) {
 TEST(ProfileMergerTest, CountsEachTaskOnce) {
   ProfileMerger merger;
   profile::Profile p = FromFolded("main;a 10\n");
-  EXPECT_TRUE(merger.Add("1/0", p));
-  EXPECT_FALSE(merger.Add("1/0", p));
+  EXPECT_TRUE(*merger.Add("1/0", p));
+  EXPECT_FALSE(*merger.Add("1/0", p));
   EXPECT_TRUE(merger.AddSerialized("1/0", profile::SerializeProfile(p)).ok());
   EXPECT_EQ(merger.aggregate().total(), 10u);
   EXPECT_EQ(merger.count(), 1u);
@@ -55,6 +55,23 @@ TEST(ProfileMergerTest, AddsSerializedProfiles) {
                                             FromFolded("x;y 4\nx 1\n")))
                   .ok());
   EXPECT_EQ(ToFolded(std::move(merger).TakeAggregate()), "x 1\nx;y 7\n");
+}
+
+// Issue #12: totals past 2^64 wrapped in the aggregate.
+TEST(ProfileMergerTest, RefusesASumPastTwoToTheSixtyFourAndNamesTheTask) {
+  ProfileMerger merger;
+  ASSERT_TRUE(merger.Add("1/0", FromFolded("main 9223372036854775808\n")).ok());
+  const absl::StatusOr<bool> added =
+      merger.Add("1/1", FromFolded("main;a 9223372036854775808\n"));
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(added.status().message().find("1/1: "), absl::string_view::npos)
+      << added.status();
+  EXPECT_EQ(merger.count(), 1u);  // not counted, so a retry may still add it
+  EXPECT_EQ(merger.aggregate().total(), 9223372036854775808u);
+  const absl::Status serialized = merger.AddSerialized(
+      "1/2", profile::SerializeProfile(FromFolded("b 9223372036854775808\n")));
+  EXPECT_EQ(serialized.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(merger.count(), 1u);
 }
 
 TEST(ProfileMergerTest, RejectsCorruptProfileAndNamesTheTask) {

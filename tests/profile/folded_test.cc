@@ -52,7 +52,7 @@ std::string DumpNodes(const Profile& p) {
 }
 
 // Builds the profile for well-formed one-column `text` the plain way: intern
-// every frame and walk Child() from the root.
+// every non-empty frame and walk Child() from the root.
 Profile ReadByChildWalk(const std::string& text,
                         Profile::ChildMatching matching) {
   Profile p(matching);
@@ -64,7 +64,8 @@ Profile ReadByChildWalk(const std::string& text,
     const absl::string_view stack = line.substr(0, space);
     Profile::NodeId node = Profile::kRoot;
     if (!stack.empty()) {
-      for (absl::string_view frame : absl::StrSplit(stack, ';'))
+      for (absl::string_view frame :
+           absl::StrSplit(stack, ';', absl::SkipEmpty()))
         node = p.Child(node, p.InternFrame(frame));
     }
     p.AddSelf(node, count);
@@ -379,6 +380,122 @@ TEST(FoldedTest, FlameChartPruningWhileReadingKeepsTotals) {
   FoldedReader reader(&p, nullptr, options);
   ASSERT_TRUE(reader.ReadString(text).ok());
   EXPECT_EQ(p.total(), 5000u);
+}
+
+// Issue #12: `; 5` and `;;;; 5` crashed (an empty first frame name).
+TEST(FoldedTest, EmptyFramesAreSkipped) {
+  FoldedReadStats stats;
+  const Profile p =
+      Read("; 5\n;;;; 3\na;;b 2\n;a; 1\n;;x;;;y;; 4\n", {}, &stats);
+  EXPECT_EQ(stats.malformed_lines, 0u);
+  EXPECT_EQ(p.total(), 15u);
+  EXPECT_EQ(p.self(Profile::kRoot), 8u);
+  EXPECT_EQ(ToFolded(p), "[unknown] 8\na 1\na;b 2\nx;y 4\n");
+  for (size_t f = 0; f < p.num_frames(); ++f) {
+    EXPECT_FALSE(p.frame_name(static_cast<Profile::FrameId>(f)).empty());
+  }
+  // The same through the other two ways of adding (flame chart, non-empty
+  // profile) and the before column of a diff.
+  Profile chart(Profile::ChildMatching::kAdjacent);
+  Profile before;
+  before.AddSelf(before.Child(Profile::kRoot, before.InternFrame("z")), 1);
+  Profile after;
+  after.AddSelf(after.Child(Profile::kRoot, after.InternFrame("z")), 1);
+  FoldedReader chart_reader(&chart);
+  ASSERT_TRUE(chart_reader.ReadString("; 5\n;a;;b 2\n").ok());
+  EXPECT_EQ(ToFolded(chart), "[unknown] 5\na;b 2\n");
+  FoldedReader diff_reader(&after, &before);
+  ASSERT_TRUE(diff_reader.ReadString(";; 1 2\n;a;;b 3 4\n").ok());
+  EXPECT_EQ(ToFolded(before), "[unknown] 1\na;b 3\nz 1\n");
+  EXPECT_EQ(ToFolded(after), "[unknown] 2\na;b 4\nz 1\n");
+}
+
+// Issue #12: counts summing past 2^64 wrapped ("all (0 samples)").
+TEST(FoldedTest, CountsThatOverflowTheTotalAreAnError) {
+  Profile p;
+  FoldedReader reader(&p);
+  // 2^63 + 2^63 - 1 fits; one more is 2^64.
+  const absl::Status status = reader.ReadString(
+      "a 9223372036854775808\nb 9223372036854775807\nc 1\nd 0\n",
+      "big.folded");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("big.folded:3:"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("2^64"));
+  EXPECT_EQ(p.total(), UINT64_MAX);  // the overflowing line was not added
+  // The next read reports only its own problems.
+  EXPECT_TRUE(reader.ReadString("c 0\n").ok());
+
+  // Integer counts are exact up to 2^64 - 1, so a written total reads back
+  // (found by folded_reader_fuzz: 20-digit counts went through a double).
+  Profile exact;
+  FoldedReader exact_reader(&exact);
+  ASSERT_TRUE(exact_reader
+                  .ReadString("a 18446744073709551615\nb 0\n"
+                              "c 18446744073709551616\nd 99999999999999999999\n")
+                  .ok());
+  EXPECT_EQ(exact.total(), UINT64_MAX);
+  EXPECT_EQ(exact_reader.stats().malformed_lines, 2u);  // c and d do not fit
+  Profile big;
+  FoldedReader big_reader(&big);
+  ASSERT_TRUE(big_reader.ReadString("x 10145709240402533824\n").ok());
+  EXPECT_EQ(big.total(), UINT64_C(10145709240402533824));
+
+  // The same from a file (memory-mapped) and in the before column.
+  const std::string path = ::testing::TempDir() + "/folded_test_overflow.folded";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << "x 9223372036854775808 1\ny 9223372036854775808 1\n";
+  }
+  Profile after, before;
+  FoldedReader file_reader(&after, &before);
+  const absl::Status file_status = file_reader.ReadFile(path);
+  EXPECT_EQ(file_status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(file_status.message()), HasSubstr(path + ":2:"));
+  EXPECT_EQ(after.total(), 2u);
+  std::remove(path.c_str());
+}
+
+// Issue #12: names of a deep stack were found again by rescanning the line
+// from its start for every new frame (quadratic: 100k distinct frames took
+// 25 s). Timed by BM_ReadDeepDistinctStack in bench/render_benchmark.cc.
+TEST(FoldedTest, DeepStackOfDistinctNamesReadsEveryName) {
+  constexpr int kDepth = 100000;
+  std::string line;
+  line.reserve(kDepth * 8);
+  for (int i = 0; i < kDepth; ++i) {
+    if (i > 0) line += (i % 1000 == 0) ? ";;" : ";";  // some empty frames
+    absl::StrAppend(&line, "f", i);
+  }
+  const std::string text = line + " 7\n" + line + ";leaf 1\n";
+  Profile by_name;
+  Profile chart(Profile::ChildMatching::kAdjacent);
+  Profile non_empty;
+  non_empty.InternFrame("other");  // not empty: the plain Child() path
+  non_empty.AddSelf(non_empty.Child(Profile::kRoot, 0), 1);
+  for (Profile* p : {&by_name, &chart, &non_empty}) {
+    FoldedReader reader(p);
+    ASSERT_TRUE(reader.ReadString(text).ok());
+    EXPECT_EQ(reader.stats().malformed_lines, 0u);
+    const size_t extra = p == &non_empty ? 1 : 0;
+    ASSERT_EQ(p->num_nodes(), kDepth + 2 + extra);
+    ASSERT_EQ(p->num_frames(), kDepth + 1 + extra);
+    // Walk the chain: node i+1 is frame "f<i>" at depth i + 1.
+    Profile::NodeId node = Profile::kRoot;
+    for (int i = 0; i < kDepth; ++i) {
+      Profile::NodeId child = Profile::kNoNode;
+      for (Profile::NodeId n = node + 1; n < p->num_nodes(); ++n) {
+        if (p->parent(n) == node && p->frame_name(p->frame(n)) != "other") {
+          child = n;
+          break;
+        }
+      }
+      ASSERT_NE(child, Profile::kNoNode) << i;
+      ASSERT_EQ(p->frame_name(p->frame(child)), absl::StrCat("f", i)) << i;
+      node = child;
+    }
+    EXPECT_EQ(p->self(node), 7u);
+    EXPECT_EQ(p->total(), 8u + extra);
+  }
 }
 
 }  // namespace

@@ -145,6 +145,37 @@ TEST(ProfileProtoTest, RejectsWrongTotal) {
   EXPECT_THAT(status.message(), HasSubstr("total_cycles"));
 }
 
+// Issue #12: an empty first frame name crashed the renderer and the
+// coordinator (Profile::InternFrame); names must be non-empty.
+TEST(ProfileProtoTest, RejectsEmptyFrameName) {
+  v1::Profile proto;
+  proto.add_frames("");
+  proto.add_frames("main");
+  for (uint32_t i : {0u, 1u}) {
+    proto.add_parent(0);
+    proto.add_frame(i);
+    proto.add_self_cycles(5);
+  }
+  proto.set_total_cycles(10);
+  absl::Status status = ParseProfile(proto.SerializeAsString()).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("frames[0] is empty"));
+
+  proto.set_frames(0, "x");
+  proto.set_frames(1, "");  // unused by any node: still refused
+  proto.set_frame(1, 0);
+  status = ParseProfile(proto.SerializeAsString()).status();
+  EXPECT_THAT(status.message(), HasSubstr("frames[1] is empty"));
+}
+
+TEST(ProfileProtoTest, RejectsSelfCyclesPastTwoToTheSixtyFour) {
+  v1::Profile proto = ValidProto();
+  proto.set_self_cycles(1, UINT64_MAX);
+  absl::Status status = FromProto(proto).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("overflow 64 bits"));
+}
+
 TEST(ProfileProtoTest, RejectsGarbageBytes) {
   absl::Status status =
       ParseProfile(absl::string_view("\xff\xff\xff\xff", 4)).status();

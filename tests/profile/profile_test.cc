@@ -4,11 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "profile/diff.h"
 
 namespace flamefleet::profile {
 namespace {
+
+using ::testing::HasSubstr;
 
 using NodeId = Profile::NodeId;
 
@@ -107,6 +111,50 @@ TEST(ProfileTest, MergeIsExactByNamePath) {
   Profile c;
   c.MergeFrom(b);
   EXPECT_EQ(c.total(), b.total());
+}
+
+// Issue #12: an empty name as the very first frame read an empty block list.
+TEST(ProfileTest, EmptyFrameNameInternsSafely) {
+  Profile p;
+  const Profile::FrameId empty = p.InternFrame("");
+  EXPECT_EQ(p.frame_name(empty), "");
+  EXPECT_EQ(p.InternFrame(""), empty);
+  const Profile::FrameId x = p.InternFrame("x");
+  EXPECT_NE(x, empty);
+  EXPECT_EQ(p.frame_name(x), "x");
+  p.AddSelf(p.Child(p.Child(Profile::kRoot, empty), x), 3);
+  Profile copy = p;  // re-interns the names into the copy's arena
+  EXPECT_EQ(copy.frame_name(copy.frame(1)), "");
+  EXPECT_EQ(copy.frame_name(copy.frame(2)), "x");
+  Profile merged;
+  merged.MergeFrom(p);
+  EXPECT_EQ(merged.total(), 3u);
+}
+
+TEST(ProfileTest, AddSelfCheckedRefusesToWrapTheTotal) {
+  Profile p;
+  const Profile::NodeId a = p.Child(Profile::kRoot, p.InternFrame("a"));
+  ASSERT_TRUE(p.AddSelfChecked(a, UINT64_MAX - 1));
+  EXPECT_FALSE(p.AddSelfChecked(Profile::kRoot, 2));
+  EXPECT_EQ(p.total(), UINT64_MAX - 1);
+  EXPECT_EQ(p.self(Profile::kRoot), 0u);
+  EXPECT_TRUE(p.AddSelfChecked(Profile::kRoot, 1));
+  EXPECT_EQ(p.total(), UINT64_MAX);
+}
+
+TEST(ProfileTest, MergeFromCheckedRefusesOverflowAndMergesNothing) {
+  Profile a, b;
+  AddPath(a, {"x"}, UINT64_MAX / 2 + 1);
+  AddPath(b, {"y"}, UINT64_MAX / 2 + 1);
+  const absl::Status status = a.MergeFromChecked(b);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("overflow"));
+  EXPECT_EQ(a.total(), UINT64_MAX / 2 + 1);
+  EXPECT_EQ(a.num_nodes(), 2u);  // nothing of b was added
+  Profile c;
+  AddPath(c, {"y"}, UINT64_MAX / 2);
+  ASSERT_TRUE(a.MergeFromChecked(c).ok());
+  EXPECT_EQ(a.total(), UINT64_MAX);
 }
 
 TEST(ProfileTest, CopyIsDeep) {

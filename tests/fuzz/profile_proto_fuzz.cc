@@ -1,0 +1,70 @@
+// libFuzzer target for the wire-profile decoder (profile/profile_proto.h, the decoder the
+// coordinator and the renderer run on every profile a peer sends): parses arbitrary bytes as a
+// flamefleet.v1.Profile and, whenever they decode, checks the Profile invariants the rest of
+// the code relies on (parents before children, frame ids in range, exact totals) and runs the
+// code that walks a profile: folded output, merging, pruning, reversing, a round trip.
+// Errors are expected; crashes, sanitizer reports and broken invariants are bugs.
+//
+//   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DFLAMEFLEET_FUZZ=ON
+//   cmake --build build-fuzz --target profile_proto_fuzz
+//   ./build-fuzz/tests/fuzz/profile_proto_fuzz -max_total_time=60 NEW_CORPUS_DIR \
+//       tests/testdata/profile
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "google/protobuf/stubs/logging.h"
+#include "profile/folded.h"
+#include "profile/profile.h"
+#include "profile/profile_proto.h"
+
+namespace {
+
+using flamefleet::profile::Profile;
+
+// Aborts (a finding) unless `p` satisfies the invariants profile.h states.
+void CheckInvariants(const Profile& p) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < p.num_nodes(); ++i) {
+    const auto node = static_cast<Profile::NodeId>(i);
+    if (i > 0 && (p.parent(node) >= i || p.frame(node) >= p.num_frames())) std::abort();
+    if (__builtin_add_overflow(sum, p.self(node), &sum)) std::abort();
+  }
+  if (!p.has_hidden() && sum != p.total()) std::abort();
+  if (p.InclusiveCycles()[Profile::kRoot] != p.total()) std::abort();
+}
+
+}  // namespace
+
+// Drops protobuf's log lines (one per invalid UTF-8 name, a parse error we expect).
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 256 * 1024) return 0;
+  const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<Profile> profile = flamefleet::profile::ParseProfile(bytes);
+  if (!profile.ok()) return 0;
+  CheckInvariants(*profile);
+  for (size_t f = 0; f < profile->num_frames(); ++f) {
+    if (profile->frame_name(static_cast<Profile::FrameId>(f)).empty()) std::abort();
+  }
+  std::ostringstream folded;
+  if (!flamefleet::profile::WriteFolded(*profile, folded).ok()) std::abort();
+  Profile merged;
+  if (!merged.MergeFromChecked(*profile).ok()) std::abort();  // 0 + total fits
+  if (merged.MergeFromChecked(*profile).ok() && merged.total() != 2 * profile->total()) {
+    std::abort();
+  }
+  CheckInvariants(profile->Pruned(profile->total() / 3));
+  CheckInvariants(profile->Reversed(profile->total() / 5));
+  absl::StatusOr<Profile> again =
+      flamefleet::profile::ParseProfile(flamefleet::profile::SerializeProfile(*profile));
+  if (!again.ok() || again->total() != profile->total()) std::abort();
+  return 0;
+}
