@@ -7,7 +7,7 @@
 //       [--tls-cert FILE --tls-key FILE] [--tls-ca FILE] [--tls-client-auth]
 //       [--auth-token-file FILE] [--health-listen ADDR] [--max-message-bytes N]
 //       [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N]
-//       [--max-cycle-cap N] [--max-leases-per-worker N]
+//       [--max-cycle-cap N] [--max-memory-cap BYTES] [--max-leases-per-worker N]
 //
 // Without --renderer, SVGs are rendered in this process. The TLS identity and
 // token are also used to call the renderer. SIGTERM / SIGINT drain and exit 0.
@@ -59,6 +59,9 @@ ABSL_FLAG(int64_t, max_request_bytes, 48 << 20,
 ABSL_FLAG(uint64_t, max_cycle_cap, 0,
           "ceiling of a batch's max_cycles; batches without a cap get it (0: none, "
           "workers default to 2^32)");
+ABSL_FLAG(uint64_t, max_memory_cap, 0,
+          "ceiling of a batch's max_memory_bytes (per-job VM memory budget); batches without "
+          "a budget get it (0: none, workers default to 1 GiB)");
 ABSL_FLAG(int64_t, max_leases_per_worker, 0,
           "unexpired leases one worker id may hold (0: unlimited)");
 namespace flamefleet::coordinator {
@@ -90,6 +93,7 @@ absl::StatusOr<CoordinatorServiceOptions> ServiceOptionsFromFlags() {
   options.submit_limits.max_request_bytes =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_request_bytes));
   options.submit_limits.max_cycle_cap = absl::GetFlag(FLAGS_max_cycle_cap);
+  options.submit_limits.max_memory_cap = absl::GetFlag(FLAGS_max_memory_cap);
   options.max_leases_per_worker =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_leases_per_worker));
   return options;
@@ -197,6 +201,6 @@ int main(int argc, char** argv) {
       "flamefleet-coordinator --state-dir DIR [--listen ADDR] [--renderer ADDR] "
       "[--port-file PATH] [--lease-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
       " [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N] "
-      "[--max-cycle-cap N] [--max-leases-per-worker N]");
+      "[--max-cycle-cap N] [--max-memory-cap BYTES] [--max-leases-per-worker N]");
   return flamefleet::coordinator::Run();
 }

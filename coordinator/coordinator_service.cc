@@ -68,6 +68,13 @@ grpc::Status CoordinatorServiceImpl::SubmitBatch(
     capped->mutable_options()->set_max_cycles(
         options_.submit_limits.max_cycle_cap);
   }
+  if (status.ok() && request->options().max_memory_bytes() == 0 &&
+      options_.submit_limits.max_memory_cap != 0) {
+    // No budget asked for: the ceiling is the budget (workers otherwise use 1 GiB).
+    if (!capped) capped = *request;
+    capped->mutable_options()->set_max_memory_bytes(
+        options_.submit_limits.max_memory_cap);
+  }
   if (status.ok()) {
     absl::StatusOr<std::string> id =
         manager_->SubmitBatch(capped ? *capped : *request);

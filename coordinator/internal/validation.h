@@ -21,14 +21,17 @@ struct SubmitLimits {
   // Ceiling of options.max_cycles; 0 = none. (A request without a cap gets the ceiling: the
   // service fills it in.)
   uint64_t max_cycle_cap = 0;
+  // Ceiling of options.max_memory_bytes (--max-memory-cap); 0 = none. A request without a
+  // budget gets the ceiling (the service fills it in), as for max_cycle_cap.
+  uint64_t max_memory_cap = 0;
 };
 
 // Checks a SubmitBatch request. Returns InvalidArgument naming the field
 // ("jobs[3].name: empty") for no jobs, empty or duplicate or non-relative job
 // names, empty sources, empty label keys, empty library namespaces or paths and
 // duplicate library paths; ResourceExhausted naming the field, the value and
-// the limit when one is exceeded (options.max_cycles above max_cycle_cap
-// included).
+// the limit when one is exceeded (options.max_cycles above max_cycle_cap and
+// options.max_memory_bytes above max_memory_cap included).
 absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
                                         const SubmitLimits& limits);
 
