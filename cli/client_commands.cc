@@ -155,6 +155,8 @@ struct SubmitFlags {
   std::vector<std::string> libs;
   std::vector<std::string> labels;
   uint64_t max_cycles = 0;
+  uint64_t max_memory = 0;
+  uint64_t max_program_ops = 0;
   bool flat = false;
   bool no_cache = false;
   std::string title;
@@ -191,6 +193,13 @@ void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
   cmd->add_option("--lib", f->libs, "library NAMESPACE=DIR sent with the batch (repeatable)");
   cmd->add_option("--label", f->labels, "batch label KEY=VALUE (repeatable)");
   cmd->add_option("--max-cycles", f->max_cycles, "cycle cap per job");
+  cmd->add_option("--max-memory", f->max_memory,
+                  "memory budget per job in bytes: VM memory, advice, operand and call stacks "
+                  "(0: the worker's default, 1 GiB; the coordinator's --max-memory-cap is the "
+                  "ceiling)");
+  cmd->add_option("--max-program-ops", f->max_program_ops,
+                  "refuse a program whose repeats expand past N operations (0: the default, "
+                  "4194304)");
   cmd->add_flag("--flat", f->flat, "miden-debug compatible one-frame stacks");
   cmd->add_flag("--no-cache", f->no_cache,
                 "run every job, even one whose identical earlier run left a result");
@@ -201,6 +210,8 @@ absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
   auto req = BuildSubmitRequest(f.programs, f.libs, f.labels, f.snapshots);
   if (!req.ok()) return req;
   req->mutable_options()->set_max_cycles(f.max_cycles);
+  req->mutable_options()->set_max_memory_bytes(f.max_memory);
+  req->mutable_options()->set_max_program_ops(f.max_program_ops);
   req->mutable_options()->set_flat(f.flat);
   req->mutable_options()->set_no_cache(f.no_cache);
   req->mutable_options()->set_title(f.title);

@@ -27,6 +27,7 @@ struct ProfileFlags {
   std::vector<std::string> libs;
   std::string kernel;
   std::optional<uint64_t> max_cycles;
+  ResourceLimitFlags limits;
   bool flat = false;
   std::string output = "flamegraph.svg";
   std::string title = "Miden VM Flame Graph (cycles)";
@@ -40,14 +41,15 @@ struct Loaded {
 
 absl::StatusOr<Loaded> Load(const std::string& program_path, const std::string& inputs_path,
                             const std::vector<std::string>& libs,
-                            const std::string& kernel = "") {
+                            const std::string& kernel = "",
+                            const vm::AssembleLimits& limits = {}) {
   FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(libs));
   vm::AssemblerOptions assembler_options;
   assembler_options.libraries = lib_pairs;
   assembler_options.kernel_path = kernel;
   vm::Assembler assembler(assembler_options);
   Loaded loaded;
-  FLAMEFLEET_ASSIGN_OR_RETURN(loaded.program, assembler.AssembleFile(program_path));
+  FLAMEFLEET_ASSIGN_OR_RETURN(loaded.program, assembler.AssembleFile(program_path, limits));
   FLAMEFLEET_ASSIGN_OR_RETURN(loaded.inputs, LoadProgramInputs(program_path, inputs_path));
   return loaded;
 }
@@ -67,12 +69,15 @@ absl::StatusOr<worker::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) 
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot,
                                 worker::LoadSnapshotFile(flags.replay));
-    return worker::ProfileReplay(snapshot, flags.max_cycles, mode);
+    return worker::ProfileReplay(snapshot, flags.max_cycles, mode, /*cancel=*/nullptr,
+                                 flags.limits.max_memory);
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded,
-                              Load(flags.program, flags.inputs, flags.libs, flags.kernel));
+                              Load(flags.program, flags.inputs, flags.libs, flags.kernel,
+                                   AssembleLimitsFromFlags(flags.limits)));
   vm::ExecutionOptions options;
   if (flags.max_cycles.has_value()) options.max_cycles = *flags.max_cycles;
+  if (flags.limits.max_memory.has_value()) options.max_memory_bytes = *flags.limits.max_memory;
   return worker::ProfileProgram(loaded.program, loaded.inputs, options, mode);
 }
 
@@ -136,6 +141,7 @@ void AddProfileCommands(CLI::App& app, int* exit_code) {
   cmd->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable)");
   cmd->add_option("--kernel", flags->kernel, "kernel module (.masm) for `syscall`");
   cmd->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
+  AddResourceLimitFlags(cmd, &flags->limits);
   cmd->add_flag("--flat", flags->flat,
                 "miden-debug compatible stacks: one frame, the executing op's procedure");
   cmd->add_option("--title", flags->title, "flamegraph title");

@@ -23,6 +23,7 @@ struct RecordFlags {
   std::vector<std::string> libs;
   std::string kernel;
   std::optional<uint64_t> max_cycles;
+  ResourceLimitFlags limits;
   std::string output;
 };
 
@@ -42,6 +43,10 @@ int RunRecord(const RecordFlags& flags) {
   options.libraries = *libs;
   options.kernel_path = flags.kernel;
   if (flags.max_cycles.has_value()) options.execution.max_cycles = *flags.max_cycles;
+  if (flags.limits.max_memory.has_value()) {
+    options.execution.max_memory_bytes = *flags.limits.max_memory;
+  }
+  options.assemble = AssembleLimitsFromFlags(flags.limits);
   // The live host: none yet, so every event gets an empty answer (and still a log entry).
   absl::StatusOr<worker::Recording> recording =
       worker::RecordFile(flags.program, *inputs, options);
@@ -168,6 +173,7 @@ void AddSnapshotCommands(CLI::App& app, int* exit_code) {
   record->add_option("--kernel", flags->kernel,
                      "kernel module (.masm) for `syscall` (recorded in the snapshot)");
   record->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
+  AddResourceLimitFlags(record, &flags->limits);
   record->add_option("-o,--output", flags->output, "snapshot file to write")->required();
   record->callback([flags, exit_code]() { *exit_code = RunRecord(*flags); });
 

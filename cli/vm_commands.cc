@@ -30,6 +30,7 @@ struct ExecFlags {
   std::vector<std::string> libs;
   std::string kernel;
   std::optional<uint64_t> max_cycles;
+  ResourceLimitFlags limits;
   bool json = false;
   std::string replay;
 };
@@ -53,7 +54,7 @@ namespace {
 absl::StatusOr<vm::RunResult> ReplayExec(const ExecFlags& flags) {
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot,
                               worker::LoadSnapshotFile(flags.replay));
-  return worker::ReplayRun(snapshot, flags.max_cycles);
+  return worker::ReplayRun(snapshot, flags.max_cycles, flags.limits.max_memory);
 }
 
 void PrintResult(const vm::RunResult& result, bool json) {
@@ -99,7 +100,8 @@ int RunExec(const ExecFlags& flags) {
   assembler_options.libraries = *libs;
   assembler_options.kernel_path = flags.kernel;
   vm::Assembler assembler(assembler_options);
-  absl::StatusOr<vm::Program> program = assembler.AssembleFile(flags.program);
+  absl::StatusOr<vm::Program> program =
+      assembler.AssembleFile(flags.program, AssembleLimitsFromFlags(flags.limits));
   if (!program.ok()) {
     std::cerr << "error: " << program.status().message() << "\n";
     return 1;
@@ -111,6 +113,7 @@ int RunExec(const ExecFlags& flags) {
   }
   vm::ExecutionOptions options;
   if (flags.max_cycles.has_value()) options.max_cycles = *flags.max_cycles;
+  if (flags.limits.max_memory.has_value()) options.max_memory_bytes = *flags.limits.max_memory;
   absl::StatusOr<vm::RunResult> result = vm::RunProgram(*program, *inputs, options);
   if (!result.ok()) {
     std::cerr << "error: " << result.status().message() << "\n";
@@ -132,6 +135,22 @@ absl::Status CheckReplayFlags(const std::string& program, const std::string& rep
         "--inputs and --lib cannot be used with --replay: the snapshot has its own");
   }
   return absl::OkStatus();
+}
+
+void AddResourceLimitFlags(CLI::App* cmd, ResourceLimitFlags* flags) {
+  cmd->add_option("--max-memory", flags->max_memory,
+                  absl::StrCat("memory budget per run in bytes: VM memory, advice, operand and "
+                               "call stacks (default ", vm::kDefaultMaxMemoryBytes,
+                               " = 1 GiB); over it the run fails"));
+  cmd->add_option("--max-program-ops", flags->max_program_ops,
+                  absl::StrCat("refuse a program whose repeats expand past N operations "
+                               "(default ", vm::kDefaultMaxProgramOps, ")"));
+}
+
+vm::AssembleLimits AssembleLimitsFromFlags(const ResourceLimitFlags& flags) {
+  vm::AssembleLimits limits;
+  if (flags.max_program_ops.has_value()) limits.max_program_ops = *flags.max_program_ops;
+  return limits;
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
@@ -162,6 +181,7 @@ void AddVmCommands(CLI::App& app, int* exit_code) {
   exec->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable), e.g. std=DIR");
   exec->add_option("--kernel", flags->kernel, "kernel module (.masm) for `syscall`");
   exec->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
+  AddResourceLimitFlags(exec, &flags->limits);
   exec->add_flag("--json", flags->json, "print {\"stack\": [...], \"cycles\": N}");
   exec->callback([flags, exit_code]() { *exit_code = RunExec(*flags); });
 }

@@ -9,12 +9,15 @@
 #ifndef FLAMEFLEET_CLI_VM_COMMANDS_H_
 #define FLAMEFLEET_CLI_VM_COMMANDS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "vm/assembler/assembler.h"
 #include "vm/inputs.h"
 
 namespace flamefleet::cli {
@@ -33,6 +36,19 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFla
 // InvalidArgument with a usage message otherwise.
 absl::Status CheckReplayFlags(const std::string& program, const std::string& replay,
                               const std::string& inputs, const std::vector<std::string>& libs);
+
+// The resource limits of a local run or of a batch's jobs, as flags (unset: the default).
+struct ResourceLimitFlags {
+  std::optional<uint64_t> max_memory;       // --max-memory BYTES
+  std::optional<uint64_t> max_program_ops;  // --max-program-ops N
+};
+
+// Registers --max-memory and --max-program-ops on `cmd`, filling `*flags` (kept; must outlive
+// the parse).
+void AddResourceLimitFlags(CLI::App* cmd, ResourceLimitFlags* flags);
+
+// Returns the assembler limits the flags ask for (defaults where unset).
+vm::AssembleLimits AssembleLimitsFromFlags(const ResourceLimitFlags& flags);
 
 // Returns NAME.inputs or NAME.toml beside `program` if one exists (the Miden examples
 // layout), else "".

@@ -9,10 +9,10 @@
 //       [--tls-cert FILE --tls-key FILE] [--tls-ca FILE] [--tls-client-auth]
 //       [--auth-token-file FILE] [--health-listen ADDR] [--max-message-bytes N]
 //       [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N]
-//       [--max-cycle-cap N] [--max-leases-per-worker N]
+//       [--max-cycle-cap N] [--max-memory-cap BYTES] [--max-leases-per-worker N]
 //       [--max-name-bytes N] [--max-labels N] [--max-error-bytes N]
 //       [--max-lease-wait-ms N] [--max-lease-polls N] [--max-server-threads N]
-//       [--max-inflight-result-bytes N] [--result-budget-wait-ms N]
+//       [--max-profile-bytes N] [--max-inflight-result-bytes N] [--result-budget-wait-ms N]
 //
 // The state dir is locked (DIR/LOCK, flock) while the coordinator runs: a second one on the
 // same dir exits 1 naming the holder's pid. Every port refuses to be shared (no SO_REUSEPORT):
@@ -79,6 +79,9 @@ ABSL_FLAG(int64_t, max_request_bytes, 48 << 20,
 ABSL_FLAG(uint64_t, max_cycle_cap, 0,
           "ceiling of a batch's max_cycles; batches without a cap get it (0: none, "
           "workers default to 2^32)");
+ABSL_FLAG(uint64_t, max_memory_cap, 0,
+          "ceiling of a batch's max_memory_bytes (per-job VM memory budget); batches without "
+          "a budget get it (0: none, workers default to 1 GiB)");
 ABSL_FLAG(int64_t, max_leases_per_worker, 0,
           "unexpired leases one worker id may hold (0: unlimited)");
 ABSL_FLAG(int64_t, max_name_bytes,
@@ -99,6 +102,8 @@ ABSL_FLAG(int64_t, max_lease_polls,
           static_cast<int64_t>(flamefleet::coordinator::kDefaultMaxLeasePolls),
           "most LeaseTask long-polls waiting at once; more get RESOURCE_EXHAUSTED (workers "
           "back off); 0: unlimited");
+ABSL_FLAG(int64_t, max_profile_bytes, int64_t{512} << 20,
+          "largest profile one CompleteTask may upload, in bytes");
 ABSL_FLAG(int64_t, max_inflight_result_bytes,
           static_cast<int64_t>(flamefleet::coordinator::kDefaultMaxInflightResultBytes),
           "bytes of CompleteTask results held in memory at once over all uploads; an upload "
@@ -130,6 +135,7 @@ absl::StatusOr<CoordinatorServiceOptions> ServiceOptionsFromFlags() {
       {"--max-error-bytes", absl::GetFlag(FLAGS_max_error_bytes), 64},
       {"--max-lease-wait-ms", absl::GetFlag(FLAGS_max_lease_wait_ms), 0},
       {"--max-lease-polls", absl::GetFlag(FLAGS_max_lease_polls), 0},
+      {"--max-profile-bytes", absl::GetFlag(FLAGS_max_profile_bytes), 1},
       {"--max-inflight-result-bytes", absl::GetFlag(FLAGS_max_inflight_result_bytes), 0},
       {"--result-budget-wait-ms", absl::GetFlag(FLAGS_result_budget_wait_ms), 0},
       {"--max-server-threads", absl::GetFlag(FLAGS_max_server_threads), 0},
@@ -147,6 +153,7 @@ absl::StatusOr<CoordinatorServiceOptions> ServiceOptionsFromFlags() {
   options.submit_limits.max_request_bytes =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_request_bytes));
   options.submit_limits.max_cycle_cap = absl::GetFlag(FLAGS_max_cycle_cap);
+  options.submit_limits.max_memory_cap = absl::GetFlag(FLAGS_max_memory_cap);
   options.max_leases_per_worker =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_leases_per_worker));
   options.submit_limits.max_name_bytes =
@@ -155,6 +162,7 @@ absl::StatusOr<CoordinatorServiceOptions> ServiceOptionsFromFlags() {
   options.max_error_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_error_bytes));
   options.max_lease_wait = absl::Milliseconds(absl::GetFlag(FLAGS_max_lease_wait_ms));
   options.max_lease_polls = static_cast<size_t>(absl::GetFlag(FLAGS_max_lease_polls));
+  options.max_profile_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_profile_bytes));
   options.max_inflight_result_bytes =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_inflight_result_bytes));
   options.result_budget_wait = absl::Milliseconds(absl::GetFlag(FLAGS_result_budget_wait_ms));
@@ -283,8 +291,9 @@ int main(int argc, char** argv) {
       "[--port-file PATH] [--lease-ms N] [--render-deadline-ms N] [--render-retry-ms N] "
       "[--aggregate-render-deadline-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
       " [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N] "
-      "[--max-cycle-cap N] [--max-leases-per-worker N] [--max-name-bytes N] "
-      "[--max-labels N] [--max-error-bytes N] [--max-lease-wait-ms N] [--max-lease-polls N] "
-      "[--max-server-threads N] [--max-inflight-result-bytes N] [--result-budget-wait-ms N]");
+      "[--max-cycle-cap N] [--max-memory-cap BYTES] [--max-leases-per-worker N] "
+      "[--max-name-bytes N] [--max-labels N] [--max-error-bytes N] [--max-lease-wait-ms N] [--max-lease-polls N] "
+      "[--max-server-threads N] [--max-profile-bytes N] [--max-inflight-result-bytes N] "
+      "[--result-budget-wait-ms N]");
   return flamefleet::coordinator::Run();
 }

@@ -74,6 +74,13 @@ grpc::Status CoordinatorServiceImpl::SubmitBatch(
     capped->mutable_options()->set_max_cycles(
         options_.submit_limits.max_cycle_cap);
   }
+  if (status.ok() && request->options().max_memory_bytes() == 0 &&
+      options_.submit_limits.max_memory_cap != 0) {
+    // No budget asked for: the ceiling is the budget (workers otherwise use 1 GiB).
+    if (!capped) capped = *request;
+    capped->mutable_options()->set_max_memory_bytes(
+        options_.submit_limits.max_memory_cap);
+  }
   if (status.ok()) {
     absl::StatusOr<std::string> id =
         manager_->SubmitBatch(capped ? *capped : *request);
@@ -311,7 +318,7 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(
   if (status.ok() && header.profile_bytes() > options_.max_profile_bytes) {
     status = absl::ResourceExhaustedError(absl::StrCat(
         "header.profile_bytes: ", header.profile_bytes(),
-        " bytes exceeds the limit of ", options_.max_profile_bytes, " bytes"));
+        " bytes exceeds the limit of ", options_.max_profile_bytes, " bytes (--max-profile-bytes)"));
   }
   // What a worker reports is stored and served in every GetBatch/WatchBatch: bounded.
   if (header.error().size() > options_.max_error_bytes) {

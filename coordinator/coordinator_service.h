@@ -65,7 +65,7 @@ inline constexpr absl::Duration kDefaultResultBudgetWait = absl::Seconds(10);
 struct CoordinatorServiceOptions {
   // Limits on SubmitBatch requests (jobs, program size, request size, cycle cap
   // ceiling). A request without max_cycles gets submit_limits.max_cycle_cap
-  // (when set) as its cap.
+  // (when set) as its cap, one without max_memory_bytes max_memory_cap.
   internal::SubmitLimits submit_limits;
   // Unexpired leases one worker may hold; at the limit LeaseTask answers
   // RESOURCE_EXHAUSTED (the worker backs off) until one ends. 0 = unlimited.

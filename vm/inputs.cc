@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,10 +17,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 #include "common/toml.h"
@@ -202,6 +205,104 @@ class JsonErrorLocator : public nlohmann::json_sax<Json> {
   std::size_t position_ = 0;
   std::string message_;
 };
+
+// Finds the first key that appears twice in one JSON object (nlohmann's DOM keeps the last
+// silently), naming the object by its path ("advice_map", "merkle_store[0]", "" for the top).
+class JsonDuplicateKeyFinder : public nlohmann::json_sax<Json> {
+ public:
+  bool null() override { return Value(); }
+  bool boolean(bool /*val*/) override { return Value(); }
+  bool number_integer(number_integer_t /*val*/) override { return Value(); }
+  bool number_unsigned(number_unsigned_t /*val*/) override { return Value(); }
+  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override {
+    return Value();
+  }
+  bool string(string_t& /*val*/) override { return Value(); }
+  bool binary(binary_t& /*val*/) override { return Value(); }
+  bool start_object(std::size_t /*elements*/) override {
+    Open(true);
+    return true;
+  }
+  bool key(string_t& val) override {
+    Level& level = levels_.back();
+    if (!level.keys.insert(val).second) {
+      duplicate_ = val;
+      field_ = Path(levels_.size() - 1);
+      return false;
+    }
+    level.key = val;
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t /*elements*/) override {
+    Open(false);
+    return true;
+  }
+  bool end_array() override { return Close(); }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& /*ex*/) override {
+    return false;
+  }
+
+  // The duplicated key, or nullopt; field() names the object that holds it.
+  const std::optional<std::string>& duplicate() const { return duplicate_; }
+  const std::string& field() const { return field_; }
+
+ private:
+  struct Level {
+    bool object;
+    std::set<std::string> keys;  // object: keys seen so far
+    std::string key;             // object: the current member
+    size_t index = 0;            // array: the current element
+  };
+  void Open(bool object) {
+    if (!levels_.empty() && !levels_.back().object) ++levels_.back().index;
+    levels_.push_back(Level{object, {}, {}, 0});
+  }
+  bool Close() {
+    levels_.pop_back();
+    return true;
+  }
+  bool Value() {
+    if (!levels_.empty() && !levels_.back().object) ++levels_.back().index;
+    return true;
+  }
+  // The path of levels_[0..n) as our error fields write it.
+  std::string Path(size_t n) const {
+    std::string out;
+    for (size_t i = 1; i <= n && i < levels_.size(); ++i) {
+      const Level& parent = levels_[i - 1];
+      if (parent.object) {
+        if (i == 1) {
+          absl::StrAppend(&out, parent.key);
+        } else {
+          absl::StrAppend(&out, "[\"", parent.key, "\"]");
+        }
+      } else {
+        absl::StrAppend(&out, "[", parent.index - 1, "]");
+      }
+    }
+    return out;
+  }
+
+  std::vector<Level> levels_;
+  std::optional<std::string> duplicate_;
+  std::string field_;
+};
+
+// Returns an error naming the first member of `object` that is not in `allowed`.
+absl::Status CheckJsonKeys(const Json::object_t& object,
+                           std::initializer_list<absl::string_view> allowed,
+                           absl::string_view where) {
+  for (const auto& [key, value] : object) {
+    if (std::find(allowed.begin(), allowed.end(), absl::string_view(key)) == allowed.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": unknown key \"", key, "\" (expected one of ", absl::StrJoin(allowed, ", "),
+          ")"));
+    }
+  }
+  return absl::OkStatus();
+}
 
 absl::Status JsonInputsReader::SyntaxError(absl::string_view text) const {
   JsonErrorLocator locator;
@@ -408,6 +509,18 @@ absl::StatusOr<ProgramInputs> JsonInputsReader::Read(
         absl::StrCat(path_, ": expected a JSON object at the top level, got ",
                      root.type_name()));
   }
+  {
+    JsonDuplicateKeyFinder finder;
+    Json::sax_parse(text.begin(), text.end(), &finder);
+    if (finder.duplicate().has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path_, ": ", finder.field().empty() ? "" : absl::StrCat(finder.field(), ": "),
+          "duplicate key \"", *finder.duplicate(), "\""));
+    }
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(CheckJsonKeys(
+      *root.get_ptr<const Json::object_t*>(),
+      {"operand_stack", "advice_stack", "advice_map", "merkle_store"}, path_));
   // Returns the member `key`, or nullptr when it is absent or null.
   auto member = [&root](const char* key) -> const Json* {
     auto it = root.find(key);
@@ -512,6 +625,24 @@ class TomlInputsReader {
                               TomlTypeName(node.type())));
   }
 
+  // Returns an error at the first key of `table` that is not in `allowed`.
+  absl::Status CheckKeys(const toml::table& table,
+                         std::initializer_list<absl::string_view> allowed,
+                         absl::string_view field) const {
+    for (const auto& [key, node] : table) {
+      const absl::string_view name(key.str().data(), key.str().size());
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        std::string where = path_;
+        if (const toml::source_position& begin = key.source().begin) {
+          where = absl::StrCat(path_, ":", begin.line, ":", begin.column);
+        }
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": ", field.empty() ? "" : absl::StrCat(field, ": "), "unknown key '", name,
+            "' (expected one of ", absl::StrJoin(allowed, ", "), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
   // Returns the table under `key` of `parent`, nullptr if absent, or an error
   // if not a table.
   absl::StatusOr<const toml::table*> Table(const toml::table& parent,
@@ -582,9 +713,11 @@ absl::StatusOr<uint32_t> TomlInputsReader::ReadU32(
 absl::StatusOr<ProgramInputs> TomlInputsReader::Read(
     const toml::table& root) const {
   ProgramInputs inputs;
+  FLAMEFLEET_RETURN_IF_ERROR(CheckKeys(root, {"inputs", "options"}, ""));
   FLAMEFLEET_ASSIGN_OR_RETURN(const toml::table* inputs_table,
                               Table(root, "inputs", "inputs"));
   if (inputs_table != nullptr) {
+    FLAMEFLEET_RETURN_IF_ERROR(CheckKeys(*inputs_table, {"stack", "advice"}, "inputs"));
     if (const toml::node* stack = inputs_table->get("stack")) {
       // Leftmost value = top of the stack, which is already our order.
       FLAMEFLEET_ASSIGN_OR_RETURN(inputs.stack,
@@ -598,6 +731,7 @@ absl::StatusOr<ProgramInputs> TomlInputsReader::Read(
         const toml::table* advice,
         Table(*inputs_table, "advice", "inputs.advice"));
     if (advice != nullptr) {
+      FLAMEFLEET_RETURN_IF_ERROR(CheckKeys(*advice, {"stack", "map"}, "inputs.advice"));
       if (const toml::node* stack = advice->get("stack")) {
         FLAMEFLEET_ASSIGN_OR_RETURN(inputs.advice_stack,
                                     ReadFelts(*stack, "inputs.advice.stack"));
@@ -608,11 +742,13 @@ absl::StatusOr<ProgramInputs> TomlInputsReader::Read(
           return WrongType(*map_node, "inputs.advice.map",
                            "an array of tables");
         }
+        absl::flat_hash_set<Word> digests;
         for (size_t i = 0; i < map->size(); ++i) {
           const std::string field = absl::StrCat("inputs.advice.map[", i, "]");
           const toml::node& entry_node = *map->get(i);
           const toml::table* entry = entry_node.as_table();
           if (entry == nullptr) return WrongType(entry_node, field, "a table");
+          FLAMEFLEET_RETURN_IF_ERROR(CheckKeys(*entry, {"digest", "values"}, field));
           const toml::node* digest = entry->get("digest");
           if (digest == nullptr) {
             return Error(entry_node, field, "missing key 'digest'");
@@ -631,6 +767,10 @@ absl::StatusOr<ProgramInputs> TomlInputsReader::Read(
             return WithPrefix(key.status(),
                               absl::StrCat(Where(*digest), ": ", digest_field));
           }
+          if (!digests.insert(*key).second) {
+            return Error(*digest, digest_field,
+                         absl::StrCat("duplicate digest ", digest_text->get()));
+          }
           FLAMEFLEET_ASSIGN_OR_RETURN(
               std::vector<Felt> felts,
               ReadFelts(*values, absl::StrCat(field, ".values")));
@@ -642,6 +782,8 @@ absl::StatusOr<ProgramInputs> TomlInputsReader::Read(
   FLAMEFLEET_ASSIGN_OR_RETURN(const toml::table* options,
                               Table(root, "options", "options"));
   if (options != nullptr) {
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckKeys(*options, {"max_cycles", "expected_cycles"}, "options"));
     if (const toml::node* max_cycles = options->get("max_cycles")) {
       FLAMEFLEET_ASSIGN_OR_RETURN(inputs.max_cycles,
                                   ReadU32(*max_cycles, "options.max_cycles"));

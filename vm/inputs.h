@@ -10,8 +10,9 @@
 //                        {"sparse_merkle_tree": [[index, "0x<64 hex>"], ...]},
 //                        {"partial_merkle_tree": [[[depth, index], "0x<64
 //                        hex>"], ...]}]}
-//    Felts may be decimal or 0x-hex strings, or JSON integers. Unknown keys are
-//    ignored.
+//    Felts may be decimal or 0x-hex strings, or JSON integers. An unknown key
+//    (a typo such as "operand_stackk") or a key repeated within one object, at
+//    any level, is an error naming the key.
 //  * miden-debug TOML (crates/engine/src/exec/config.rs):
 //      [inputs]
 //      stack = [1, 2, 0x3]                  # the FIRST (leftmost) value is the
@@ -22,7 +23,9 @@
 //      values = [1, 2, 3]
 //      [options]
 //      max_cycles = 100000
-//    Felts are TOML integers. Unknown keys and tables are ignored.
+//    Felts are TOML integers. An unknown key or table at any level (top,
+//    [inputs], [inputs.advice], each [[inputs.advice.map]], [options]) is an
+//    error naming the key and its line:column; TOML itself rejects duplicates.
 //
 // A 64-digit hex word is read as MASM reads `push.0x<64 hex>`: four 16-digit
 // chunks, element 0 first, each chunk being 8 bytes in little-endian order;
@@ -94,7 +97,7 @@ struct ProgramInputs {
 // InvalidArgument, with the file, position or field and the reason
 // ("in.json: operand_stack[3]: value 18446744069414584321 is not a field
 // element (>= p)"), for malformed JSON, a wrong type, a value >= p, a bad hex
-// word or more than 16 stack values.
+// word, more than 16 stack values, an unknown key or a duplicate key.
 absl::StatusOr<ProgramInputs> ParseJsonInputs(
     absl::string_view text, absl::string_view path_for_errors);
 
@@ -102,7 +105,8 @@ absl::StatusOr<ProgramInputs> ParseJsonInputs(
 // non-negative TOML integers below p; `max_cycles` must fit in a u32;
 // `expected_cycles` is accepted and ignored. Returns InvalidArgument naming the
 // file, the line:column where known and the field
-// ("in.toml:4:9: inputs.stack[1]: value -1 is negative") on any error.
+// ("in.toml:4:9: inputs.stack[1]: value -1 is negative") on any error,
+// including an unknown key ("in.toml:2:1: inputs: unknown key 'stak' ...").
 absl::StatusOr<ProgramInputs> ParseTomlInputs(
     absl::string_view text, absl::string_view path_for_errors);
 

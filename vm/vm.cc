@@ -7,6 +7,29 @@
 #include "common/status_macros.h"
 
 namespace flamefleet::vm {
+namespace {
+
+// 6999968 -> "6,999,968".
+std::string WithThousands(uint64_t n) {
+  std::string digits = absl::StrCat(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+// Cuts `message` to at most kMaxExecutionErrorBytes (never inside a UTF-8 sequence).
+void CapMessage(std::string& message) {
+  if (message.size() <= kMaxExecutionErrorBytes) return;
+  constexpr absl::string_view kMark = "\n... (error message truncated)";
+  size_t keep = kMaxExecutionErrorBytes - kMark.size();
+  while (keep > 0 && (static_cast<unsigned char>(message[keep]) & 0xC0) == 0x80) --keep;
+  message.resize(keep);
+  absl::StrAppend(&message, kMark);
+}
+
+}  // namespace
 
 absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs) {
   AdviceProvider advice;
@@ -43,15 +66,25 @@ absl::Status TrapStatus(const Program& program, const Trap& trap) {
   }
   if (!trap.frames.empty()) {
     absl::StrAppend(&message, "\ncall stack (innermost last):");
-    for (uint32_t f : trap.frames) {
+    const size_t n = trap.frames.size();
+    const size_t k = kErrorFramesKept;
+    for (size_t i = 0; i < n; ++i) {
+      if (n > 2 * k && i == k) {
+        absl::StrAppend(&message, "\n  ... ", WithThousands(n - 2 * k), " frames omitted ...");
+        i = n - k - 1;
+        continue;
+      }
+      const uint32_t f = trap.frames[i];
       absl::StrAppend(&message, "\n  ", f < program.procedures.size()
                                             ? program.procedures[f].name
                                             : std::string("?"));
     }
   }
+  CapMessage(message);
   switch (trap.kind) {
     case TrapKind::kCycleLimit:
     case TrapKind::kStackOverflow:
+    case TrapKind::kMemoryLimit:
       return absl::ResourceExhaustedError(message);
     case TrapKind::kOutputStackOverflow:
       return absl::FailedPreconditionError(message);

@@ -15,6 +15,7 @@
 #ifndef FLAMEFLEET_VM_VM_H_
 #define FLAMEFLEET_VM_VM_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,7 +32,15 @@ namespace flamefleet::vm {
 
 // Identifies the behaviour of this VM and profiler: change it whenever a program's stack,
 // cycles or profile could come out differently, so that cached results are not reused.
-inline constexpr char kEngineVersion[] = "flamefleet-vm v0.16 r2";
+// r3: the memory budget and the repeat expansion limit can fail programs that ran before.
+inline constexpr char kEngineVersion[] = "flamefleet-vm v0.16 r3";
+
+// Execution errors (TrapStatus) list the call stack's outermost and innermost
+// kErrorFramesKept frames each and say how many were omitted in between.
+inline constexpr size_t kErrorFramesKept = 16;
+// Upper bound of an execution error message in bytes (TrapStatus): longer ones are cut and end
+// with "... (error message truncated)".
+inline constexpr size_t kMaxExecutionErrorBytes = 16 * 1024;
 
 struct RunResult {
   std::vector<Felt> stack;  // the final operand stack, top 16, top first
@@ -47,9 +56,11 @@ absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs);
 // Runs `program` to completion. The cycle cap is options.max_cycles, or inputs.max_cycles
 // when that is set and smaller. Returns the final stack and cycle count, or an error:
 // InvalidArgument for traps of the program itself (assertion, non-u32 operand, ...),
-// ResourceExhausted when the cycle cap or the stack limit is hit, FailedPrecondition when the
-// program ends with more than 16 stack elements. The message names the cycle, the
-// instruction, its source location (with the source line and a caret) and the call stack.
+// ResourceExhausted when the cycle cap, the stack limit or the memory budget
+// (options.max_memory_bytes) is hit, FailedPrecondition when the program ends with more than
+// 16 stack elements. The message names the cycle, the instruction, its
+// source location (with the source line and a caret) and the call stack (at most
+// 2 * kErrorFramesKept frames; the message is at most kMaxExecutionErrorBytes).
 // `host` and `observer` may be null.
 absl::StatusOr<RunResult> RunProgram(const Program& program, const ProgramInputs& inputs,
                                      const ExecutionOptions& options, Host* host = nullptr,

@@ -82,12 +82,15 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
 
 // Replays `snapshot` (validated by DecodeSnapshot, or recorded) and profiles it: the program
 // is assembled from the embedded sources and every event is answered from the log
-// (worker/snapshot.h). `max_cycles`, when set, replaces the recorded cycle cap. Errors: those
-// of PrepareReplay and ProfileProgram, divergence (the message names the cycle and the
-// event), FailedPrecondition when logged events are left over at the end.
+// (worker/snapshot.h). `max_cycles` and `max_memory_bytes`, when set, replace the recorded
+// cycle cap and memory budget. Errors: those of PrepareReplay and ProfileProgram, divergence
+// (the message names the cycle and the event), FailedPrecondition when logged events are left
+// over at the end.
 absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
                                           std::optional<uint64_t> max_cycles, StackMode mode,
-                                          const std::atomic<bool>* cancel = nullptr);
+                                          const std::atomic<bool>* cancel = nullptr,
+                                          std::optional<uint64_t> max_memory_bytes =
+                                              std::nullopt);
 
 }  // namespace flamefleet::worker
 

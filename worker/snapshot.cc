@@ -358,6 +358,7 @@ absl::StatusOr<Recording> Record(const vm::Program& program,
   *rec.snapshot.mutable_inputs() = InputsToProto(inputs);
   rec.snapshot.mutable_options()->set_max_cycles(options.execution.max_cycles);
   rec.snapshot.mutable_options()->set_max_stack_depth(options.execution.max_stack_depth);
+  rec.snapshot.mutable_options()->set_max_memory_bytes(options.execution.max_memory_bytes);
   RecordingHost host(options.host);
   absl::StatusOr<vm::RunResult> result =
       vm::RunProgram(program, inputs, options.execution, &host);
@@ -484,7 +485,7 @@ absl::StatusOr<Recording> RecordFile(const std::string& path, const vm::ProgramI
   assembler_options.libraries = libs;
   assembler_options.kernel_path = options.kernel_path;
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
-                              vm::Assembler(assembler_options).AssembleFile(path));
+                              vm::Assembler(assembler_options).AssembleFile(path, options.assemble));
   return Record(program, libs, inputs, options);
 }
 
@@ -496,7 +497,8 @@ absl::StatusOr<Recording> RecordSource(absl::string_view name, absl::string_view
   assembler_options.libraries = libs;
   assembler_options.kernel_path = options.kernel_path;
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
-                              vm::Assembler(assembler_options).AssembleSource(name, text));
+                              vm::Assembler(assembler_options)
+                                  .AssembleSource(name, text, options.assemble));
   return Record(program, libs, inputs, options);
 }
 
@@ -647,7 +649,8 @@ absl::StatusOr<v1::ReplaySnapshot> LoadSnapshotFile(const std::string& path) {
 // ---- replay
 
 absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
-                                         std::optional<uint64_t> max_cycles) {
+                                         std::optional<uint64_t> max_cycles,
+                                         std::optional<uint64_t> max_memory_bytes) {
   vm::AssemblerOptions assembler_options;
   assembler_options.read_disk = false;
   for (const v1::SnapshotLibrary& lib : snapshot.program().libraries()) {
@@ -675,14 +678,22 @@ absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
       plan.options.max_stack_depth =
           std::min(plan.options.max_stack_depth, snapshot.options().max_stack_depth());
     }
+    // Likewise for the memory budget: a larger recorded one needs an explicit override.
+    if (snapshot.options().has_max_memory_bytes()) {
+      plan.options.max_memory_bytes =
+          std::min(plan.options.max_memory_bytes, snapshot.options().max_memory_bytes());
+    }
   }
   if (max_cycles.has_value()) plan.options.max_cycles = *max_cycles;
+  if (max_memory_bytes.has_value()) plan.options.max_memory_bytes = *max_memory_bytes;
   return plan;
 }
 
 absl::StatusOr<vm::RunResult> ReplayRun(const v1::ReplaySnapshot& snapshot,
-                                        std::optional<uint64_t> max_cycles) {
-  FLAMEFLEET_ASSIGN_OR_RETURN(ReplayPlan plan, PrepareReplay(snapshot, max_cycles));
+                                        std::optional<uint64_t> max_cycles,
+                                        std::optional<uint64_t> max_memory_bytes) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(ReplayPlan plan,
+                              PrepareReplay(snapshot, max_cycles, max_memory_bytes));
   ReplayHost host(&snapshot);
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::RunResult result,
                               vm::RunProgram(plan.program, plan.inputs, plan.options, &host));

@@ -102,7 +102,8 @@ struct RecordOptions {
   std::vector<std::pair<std::string, std::string>> libraries;
   // Kernel module file (AssemblerOptions::kernel_path); empty: none. Its source is recorded.
   std::string kernel_path;
-  vm::ExecutionOptions execution;
+  vm::ExecutionOptions execution;  // max_memory_bytes is recorded and replayed
+  vm::AssembleLimits assemble;
   // The live host whose answers are recorded; may be null; not kept after the call.
   vm::Host* host = nullptr;
 };
@@ -162,17 +163,23 @@ struct ReplayPlan {
 
 // Assembles the snapshot's program from its embedded sources only (AssemblerOptions::read_disk
 // is false) and converts its inputs and options. `max_cycles`, when set, replaces the
-// recorded cycle cap. Returns the assembler's errors. `snapshot` must have been validated by
-// DecodeSnapshot (or come from Record*).
+// recorded cycle cap; `max_memory_bytes`, when set, the recorded memory budget. Otherwise the
+// recorded budget is used up to vm::kDefaultMaxMemoryBytes (the snapshot may be hostile), and
+// a snapshot without one replays with the default. Returns the assembler's errors.
+// `snapshot` must have been validated by DecodeSnapshot (or come from Record*).
 absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
-                                         std::optional<uint64_t> max_cycles = std::nullopt);
+                                         std::optional<uint64_t> max_cycles = std::nullopt,
+                                         std::optional<uint64_t> max_memory_bytes =
+                                             std::nullopt);
 
 // Replays `snapshot` to the end and returns its final stack and cycles. Errors: those of
 // PrepareReplay and vm::RunProgram, including divergence (see ReplayHost; InvalidArgument,
 // whose message names the cycle and the event), and FailedPrecondition when the program
 // finished with logged events left over.
 absl::StatusOr<vm::RunResult> ReplayRun(const v1::ReplaySnapshot& snapshot,
-                                        std::optional<uint64_t> max_cycles = std::nullopt);
+                                        std::optional<uint64_t> max_cycles = std::nullopt,
+                                        std::optional<uint64_t> max_memory_bytes =
+                                            std::nullopt);
 
 }  // namespace flamefleet::worker
 

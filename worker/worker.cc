@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,8 @@ struct Worker::RunningTask {
   // Set once the program has run: the watcher then only keeps the lease alive while the
   // result is delivered (the wall deadline no longer applies).
   std::atomic<bool> executed{false};
+  // The wall-clock deadline of the task (enforced by Watch; also given to the assembler).
+  absl::Time deadline = absl::InfiniteFuture();
   absl::Mutex mu;
   bool done ABSL_GUARDED_BY(mu) = false;
 
@@ -54,6 +57,12 @@ namespace {
 
 std::chrono::system_clock::time_point Deadline(absl::Duration d) {
   return absl::ToChronoTime(absl::Now() + d);
+}
+
+// The job's memory budget: its batch option, or the worker's default.
+uint64_t MemoryBudget(const v1::Task& task, const WorkerOptions& options) {
+  return task.options().max_memory_bytes() != 0 ? task.options().max_memory_bytes()
+                                                : options.default_max_memory_bytes;
 }
 
 bool ValidRelativePath(absl::string_view path) {
@@ -191,13 +200,29 @@ void Worker::SlotLoop() {
 void Worker::RunTask(const v1::Task& task) {
   const absl::Time start = absl::Now();
   RunningTask running;
+  running.deadline = start + (task.options().deadline_ms() != 0
+                                  ? absl::Milliseconds(task.options().deadline_ms())
+                                  : options_.default_deadline);
   {
     absl::MutexLock lock(&mu_);
     running_.insert(&running);
     if (abandon_all_) running.Stop(StopReason::kShutdown);
   }
   std::thread watcher([&] { Watch(task, running); });
-  Outcome outcome = Execute(task, running);
+  Outcome outcome;
+  // Our code throws nothing, but the standard library reports a failed allocation by throwing
+  // std::bad_alloc (the VM's memory budget normally stops a job long before that). This slot
+  // boundary is the one place where it can be contained to the job that caused it: catching it
+  // here fails that job instead of terminating the process and the jobs of the other slots.
+  try {
+    outcome = Execute(task, running);
+  } catch (const std::bad_alloc&) {
+    outcome = Outcome{};
+    outcome.succeeded = false;
+    outcome.error = absl::StrCat(task.job().name(),
+                                 ": out of memory (an allocation failed in the worker; lower "
+                                 "--max-memory or give the worker more memory)");
+  }
   running.executed.store(true);
   if (!outcome.abandon && running.stop_reason() == StopReason::kLeaseLost) {
     outcome.abandon = true;
@@ -287,9 +312,14 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
     if (!snapshot.ok()) {
       return fail(absl::StrCat(job.name(), ": ", snapshot.status().message()));
     }
+    // The recorded budget, never above this job's.
+    const uint64_t budget =
+        snapshot->options().has_max_memory_bytes()
+            ? std::min(MemoryBudget(task, options_), snapshot->options().max_memory_bytes())
+            : MemoryBudget(task, options_);
     run = ProfileReplay(*snapshot,
                         std::min(max_cycles, snapshot->options().max_cycles()), mode,
-                        &running.cancel);
+                        &running.cancel, budget);
   } else {
     run = ProfileSource(task, running, max_cycles, mode, out);
     if (out.abandon || !out.error.empty()) return out;
@@ -330,12 +360,18 @@ absl::StatusOr<ProfiledRun> Worker::ProfileSource(const v1::Task& task, RunningT
     }
     return fail(assembler.status().message());
   }
+  vm::AssembleLimits limits;
+  if (task.options().max_program_ops() != 0) {
+    limits.max_program_ops = task.options().max_program_ops();
+  }
+  limits.deadline = running.deadline;
   absl::StatusOr<vm::Program> program =
-      (*assembler)->AssembleSource(job.name(), job.source());
+      (*assembler)->AssembleSource(job.name(), job.source(), limits);
   if (!program.ok()) return fail(program.status().message());
 
   vm::ExecutionOptions execution;
   execution.max_cycles = max_cycles;
+  execution.max_memory_bytes = MemoryBudget(task, options_);
   return ProfileProgram(*program, inputs, execution, mode, &running.cancel);
 }
 
@@ -379,11 +415,7 @@ Worker::Outcome Worker::Finish(const v1::Task& task, RunningTask& running,
 }
 
 void Worker::Watch(const v1::Task& task, RunningTask& running) {
-  const absl::Duration deadline_after =
-      task.options().deadline_ms() != 0
-          ? absl::Milliseconds(task.options().deadline_ms())
-          : options_.default_deadline;
-  const absl::Time deadline = absl::Now() + deadline_after;
+  const absl::Time deadline = running.deadline;
   auto interval_for = [](uint32_t lease_ms) {
     if (lease_ms == 0) return absl::Seconds(5);
     return std::max(absl::Milliseconds(lease_ms) / 3, absl::Milliseconds(5));

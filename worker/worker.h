@@ -65,6 +65,8 @@ struct WorkerOptions {
   // Defaults when the task's options leave them 0.
   uint64_t default_max_cycles = uint64_t{1} << 32;
   absl::Duration default_deadline = absl::Minutes(10);
+  // Memory budget of a job whose options leave max_memory_bytes 0 (vm::ExecutionOptions).
+  uint64_t default_max_memory_bytes = vm::kDefaultMaxMemoryBytes;
 };
 
 // What a worker has done so far (monotonic counters).

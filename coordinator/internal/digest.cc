@@ -85,6 +85,9 @@ std::string ResultCacheKey(absl::string_view program_digest, const v1::BatchOpti
   AppendLengthPrefixed(vm::kEngineVersion, &canonical);
   AppendLengthPrefixed(absl::StrCat(options.max_cycles()), &canonical);
   AppendLengthPrefixed(options.flat() ? "flat" : "nested", &canonical);
+  // The resource limits decide whether a run succeeds (0: the worker's default).
+  AppendLengthPrefixed(absl::StrCat(options.max_memory_bytes()), &canonical);
+  AppendLengthPrefixed(absl::StrCat(options.max_program_ops()), &canonical);
   return Sha256Hex(canonical);
 }
 

@@ -29,8 +29,8 @@ std::string LibrarySetDigest(const v1::LibrarySet& set);
 std::string ProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest);
 
 // Returns the result-cache key of a job: its program digest plus everything else a profile
-// depends on (the cycle cap, flat or nested stacks) and the VM engine version, so a result is
-// reused only where a fresh run would give the same one.
+// depends on (the cycle cap, the memory budget and program-ops limit, flat or nested stacks) and
+// the VM engine version, so a result is reused only where a fresh run would give the same one.
 std::string ResultCacheKey(absl::string_view program_digest, const v1::BatchOptions& options);
 
 // Returns the hex SHA-256 of a SubmitBatchRequest's content without its request_id

@@ -87,6 +87,13 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
         "options.max_cycles: ", request.options().max_cycles(),
         " exceeds the limit of ", limits.max_cycle_cap, " cycles"));
   }
+  if (limits.max_memory_cap != 0 &&
+      request.options().max_memory_bytes() > limits.max_memory_cap) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "options.max_memory_bytes: ", request.options().max_memory_bytes(),
+        " exceeds the limit of ", limits.max_memory_cap,
+        " bytes (the coordinator's --max-memory-cap)"));
+  }
   // Name-like strings first, so that no later message quotes an oversized one.
   FLAMEFLEET_RETURN_IF_ERROR(CheckName("request_id", "", request.request_id().size(),
                                        limits.max_name_bytes));

@@ -35,6 +35,9 @@ struct SubmitLimits {
   // Ceiling of options.max_cycles; 0 = none. (A request without a cap gets the ceiling: the
   // service fills it in.)
   uint64_t max_cycle_cap = 0;
+  // Ceiling of options.max_memory_bytes (--max-memory-cap); 0 = none. A request without a
+  // budget gets the ceiling (the service fills it in), as for max_cycle_cap.
+  uint64_t max_memory_cap = 0;
   // Longest name-like string (see kDefaultMaxNameBytes) and most labels. With the defaults, a
   // batch at max_jobs with every string at its limit still fits a GetBatch / WatchBatch
   // response into the default 64 MiB gRPC message limit.
@@ -48,9 +51,9 @@ struct SubmitLimits {
 // MASM identifier ("std", "my_lib"), library file paths that are empty,
 // absolute, hold an empty, "." or ".." component or a NUL, and duplicates;
 // ResourceExhausted naming the field, the value and the limit when one is
-// exceeded (options.max_cycles above max_cycle_cap included; for the string
-// and label limits also the flag: "labels[\"k\"]: value is 10485760 bytes, the
-// limit is 1024 (--max-name-bytes)").
+// exceeded (options.max_cycles above max_cycle_cap and options.max_memory_bytes
+// above max_memory_cap included; for the string and label limits also the flag:
+// "labels[\"k\"]: value is 10485760 bytes, the limit is 1024 (--max-name-bytes)").
 absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
                                         const SubmitLimits& limits);
 

@@ -517,6 +517,25 @@ TEST_F(CoordinatorServiceTest, CycleCapAboveTheCeilingIsRefusedAndNoCapGetsIt) {
   EXPECT_EQ(task->options().max_cycles(), 1000u);
 }
 
+TEST_F(CoordinatorServiceTest, MemoryBudgetAboveTheCeilingIsRefusedAndNoBudgetGetsIt) {
+  Stop();
+  options_.submit_limits.max_memory_cap = uint64_t{1} << 30;
+  Start(std::make_unique<InMemoryJobStore>());
+  v1::SubmitBatchRequest request = MakeRequest(1);
+  request.mutable_options()->set_max_memory_bytes((uint64_t{1} << 30) + 1);
+  std::string id;
+  grpc::Status status = Submit(request, &id);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(),
+            "options.max_memory_bytes: 1073741825 exceeds the limit of 1073741824 bytes (the "
+            "coordinator's --max-memory-cap)");
+  request.mutable_options()->set_max_memory_bytes(0);  // no budget: gets the ceiling
+  ASSERT_TRUE(Submit(request, &id).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->options().max_memory_bytes(), uint64_t{1} << 30);
+}
+
 TEST_F(CoordinatorServiceTest, WorkerAtTheLeaseLimitGetsNoMoreUntilOneEnds) {
   Stop();
   options_.max_leases_per_worker = 1;

@@ -290,6 +290,39 @@ TEST(SnapshotTest, FailedRunStillYieldsASnapshotWithoutOutcome) {
   EXPECT_EQ(replay.status().message(), recording->run_status.message());
 }
 
+TEST(SnapshotTest, MemoryBudgetIsRecordedAndReplayed) {
+  // Writes 16 pages (512 KiB): fine under the default, over a 256 KiB budget.
+  const char* source =
+      "begin\n  push.0\n  repeat.16\n    push.7 dup.1 mem_store push.4096 add\n  end\n  "
+      "drop\nend\n";
+  RecordOptions options;
+  options.execution.max_memory_bytes = 256 << 10;
+  absl::StatusOr<Recording> recording =
+      RecordSource("pages.masm", source, vm::ProgramInputs{}, options);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  EXPECT_EQ(recording->run_status.code(), absl::StatusCode::kResourceExhausted)
+      << recording->run_status;
+  ASSERT_TRUE(recording->snapshot.options().has_max_memory_bytes());
+  EXPECT_EQ(recording->snapshot.options().max_memory_bytes(), 256u << 10);
+  // The replay runs under the recorded budget, and fails the same way.
+  absl::StatusOr<vm::RunResult> replay = ReplayRun(recording->snapshot);
+  EXPECT_EQ(replay.status().code(), absl::StatusCode::kResourceExhausted) << replay.status();
+  EXPECT_THAT(std::string(replay.status().message()), HasSubstr("memory budget of 262144 bytes"));
+  // A budget given to the replay replaces the recorded one.
+  EXPECT_TRUE(ReplayRun(recording->snapshot, std::nullopt, uint64_t{1} << 30).ok());
+  // A snapshot from before the field replays with the default budget.
+  v1::ReplaySnapshot old = recording->snapshot;
+  old.mutable_options()->clear_max_memory_bytes();
+  absl::StatusOr<ReplayPlan> plan = PrepareReplay(old);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->options.max_memory_bytes, vm::kDefaultMaxMemoryBytes);
+  // A recorded budget above the default is not trusted without an override.
+  old.mutable_options()->set_max_memory_bytes(uint64_t{1} << 40);
+  plan = PrepareReplay(old);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->options.max_memory_bytes, vm::kDefaultMaxMemoryBytes);
+}
+
 TEST(SnapshotTest, AssemblyErrorsAreNotRecorded) {
   absl::StatusOr<Recording> recording =
       RecordSource("bad.masm", "begin\n  bogus\nend\n", vm::ProgramInputs{}, RecordOptions{});

@@ -352,6 +352,33 @@ TEST_F(WorkerTest, ReportsCycleCapAsFailure) {
   EXPECT_THAT(results[0].header.error(), HasSubstr("cycle limit of 10000"));
 }
 
+TEST_F(WorkerTest, ReportsTheJobsMemoryBudgetAsFailure) {
+  // One word per 32 KiB page, forever: stopped by the batch's budget, not the cycle cap.
+  v1::Task task = MakeTask("b/0", "hog.masm",
+                           "begin\n  push.0 push.1\n  while.true\n    push.7 dup.1 mem_store "
+                           "push.4096 add push.1\n  end\nend\n");
+  task.mutable_options()->set_max_memory_bytes(uint64_t{8} << 20);
+  coordinator_.AddTask(task);
+  StartWorker();
+  std::vector<Result> results = coordinator_.WaitForResults(1);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_FALSE(results[0].header.succeeded());
+  EXPECT_THAT(results[0].header.error(), HasSubstr("memory budget of 8388608 bytes exceeded"));
+}
+
+TEST_F(WorkerTest, ReportsTheJobsProgramOpsLimitAsFailure) {
+  v1::Task task = MakeTask("b/0", "amp.masm", "begin repeat.1000 nop end end\n");
+  task.mutable_options()->set_max_program_ops(999);
+  coordinator_.AddTask(task);
+  StartWorker();
+  std::vector<Result> results = coordinator_.WaitForResults(1);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_FALSE(results[0].header.succeeded());
+  EXPECT_THAT(results[0].header.error(),
+              HasSubstr("amp.masm:1:7: repeat.1000 expands to 1,000 operations, over the limit "
+                        "of 999 operations (--max-program-ops)"));
+}
+
 TEST_F(WorkerTest, ReportsBadInputsAsFailure) {
   v1::Task task = MakeTask("b/0", "p.masm", "begin\n  push.1 drop\nend\n");
   task.mutable_job()->set_inputs("{ not json");

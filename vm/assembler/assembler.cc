@@ -29,6 +29,42 @@ constexpr size_t kMaxNodes = size_t{1} << 22;
 constexpr int kMaxReexportHops = 64;
 
 constexpr size_t kEntryIndex = ~size_t{0};
+// Units of work (MAST nodes, instructions) between two deadline checks.
+constexpr uint64_t kDeadlineCheckEvery = 4096;
+// Expanded sizes saturate here (no overflow however deep repeats nest).
+constexpr uint64_t kSaturatedSize = uint64_t{1} << 62;
+
+uint64_t SaturatingMul(uint64_t a, uint64_t b) {
+  if (a != 0 && b > kSaturatedSize / a) return kSaturatedSize;
+  return std::min(a * b, kSaturatedSize);
+}
+
+// The size of `block` fully unrolled (see AssembleLimits::max_program_ops).
+uint64_t ExpandedSize(const ast::Block& block) {
+  uint64_t n = 0;
+  for (const ast::Node& node : block) {
+    uint64_t size = 1;
+    if (const auto* ifelse = std::get_if<ast::IfElse>(&node.op)) {
+      size = 1 + ExpandedSize(ifelse->on_true) + ExpandedSize(ifelse->on_false);
+    } else if (const auto* loop = std::get_if<ast::While>(&node.op)) {
+      size = 1 + ExpandedSize(loop->body);
+    } else if (const auto* rep = std::get_if<ast::Repeat>(&node.op)) {
+      size = SaturatingMul(rep->count, std::max<uint64_t>(ExpandedSize(rep->body), 1));
+    }
+    n = std::min(n + std::min(size, kSaturatedSize), kSaturatedSize);
+  }
+  return n;
+}
+
+// 4194304 -> "4,194,304".
+std::string Grouped(uint64_t n) {
+  std::string digits = absl::StrCat(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
 
 // Registers the source at `path`: from options.virtual_files if it is there, else from disk.
 absl::StatusOr<uint32_t> LoadFile(const AssemblerOptions& options, SourceManager& sources,
@@ -93,12 +129,14 @@ std::string InstructionText(const ast::Instruction& inst) {
 
 class Build {
  public:
-  Build(const AssemblerOptions& options, std::shared_ptr<SourceManager> sources)
-      : options_(options), sources_(std::move(sources)) {
+  Build(const AssemblerOptions& options, const AssembleLimits& limits,
+        std::shared_ptr<SourceManager> sources)
+      : options_(options), limits_(limits), sources_(std::move(sources)) {
     program_.source_ops.push_back(SourceOp{});  // index 0: unknown
   }
 
   absl::StatusOr<Program> Run(uint32_t file_id) {
+    FLAMEFLEET_RETURN_IF_ERROR(CheckDeadlineNow());
     FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
                                 ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable));
     if (!module.entry.has_value()) {
@@ -377,7 +415,21 @@ class Build {
     return static_cast<uint32_t>(program_.source_ops.size() - 1);
   }
 
+  absl::Status CheckDeadlineNow() const {
+    if (limits_.deadline != absl::InfiniteFuture() && absl::Now() >= limits_.deadline) {
+      return absl::DeadlineExceededError(
+          "assembly stopped: the job's wall-clock deadline passed (program too large?)");
+    }
+    return absl::OkStatus();
+  }
+  // Checks the deadline every kDeadlineCheckEvery calls.
+  absl::Status CountWork() {
+    if (++work_ % kDeadlineCheckEvery != 0) return absl::OkStatus();
+    return CheckDeadlineNow();
+  }
+
   absl::StatusOr<uint32_t> AddNode(MastNode node) {
+    FLAMEFLEET_RETURN_IF_ERROR(CountWork());
     if (forest_.nodes.size() >= kMaxNodes) {
       return absl::ResourceExhaustedError(
           absl::StrCat("program too large: more than ", kMaxNodes, " MAST nodes"));
@@ -416,6 +468,7 @@ class Build {
     };
 
     for (const ast::Node& n : body) {
+      FLAMEFLEET_RETURN_IF_ERROR(CountWork());
       if (const auto* inst = std::get_if<ast::Instruction>(&n.op)) {
         const std::string& name = inst->name;
         if (name == "exec" || name == "call" || name == "syscall") {
@@ -501,8 +554,25 @@ class Build {
         FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(node)));
         items.push_back(MastItem{id, 0});
       } else if (const auto* rep = std::get_if<ast::Repeat>(&n.op)) {
-        FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(rep->body, ctx, false));
         if (rep->count == 0) return Error(rep->loc, "repeat count must be at least 1");
+        // Refuse before unrolling anything (nested repeats multiply).
+        const uint64_t expanded =
+            SaturatingMul(rep->count, std::max<uint64_t>(ExpandedSize(rep->body), 1));
+        repeat_ops_ = std::min(repeat_ops_ + expanded, kSaturatedSize);
+        if (expanded > limits_.max_program_ops || repeat_ops_ > limits_.max_program_ops) {
+          return absl::ResourceExhaustedError(sources_->Format(
+              rep->loc,
+              absl::StrCat(
+                  "repeat.", rep->count, " expands to ",
+                  expanded >= kSaturatedSize ? "more than 2^62" : Grouped(expanded),
+                  " operations",
+                  expanded > limits_.max_program_ops
+                      ? ""
+                      : absl::StrCat(" (", Grouped(repeat_ops_), " for all repeats so far)"),
+                  ", over the limit of ", Grouped(limits_.max_program_ops),
+                  " operations (--max-program-ops)")));
+        }
+        FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(rep->body, ctx, false));
         if (items.size() + rep->count > kMaxNodes) {
           return Error(rep->loc, "repeat makes the program too large");
         }
@@ -710,6 +780,9 @@ class Build {
   }
 
   const AssemblerOptions& options_;
+  const AssembleLimits& limits_;
+  uint64_t work_ = 0;        // units of work done, for the deadline checks
+  uint64_t repeat_ops_ = 0;  // expanded sizes of the repeats compiled so far
   std::shared_ptr<SourceManager> sources_;
   std::vector<std::unique_ptr<LoadedModule>> modules_;
   absl::flat_hash_map<std::string, size_t> module_by_path_;
@@ -729,18 +802,20 @@ class Build {
 
 }  // namespace
 
-absl::StatusOr<Program> Assembler::AssembleFile(const std::string& path) const {
+absl::StatusOr<Program> Assembler::AssembleFile(const std::string& path,
+                                                const AssembleLimits& limits) const {
   auto sources = std::make_shared<SourceManager>();
   FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t file_id, LoadFile(options_, *sources, path));
-  Build build(options_, sources);
+  Build build(options_, limits, sources);
   return build.Run(file_id);
 }
 
 absl::StatusOr<Program> Assembler::AssembleSource(absl::string_view name,
-                                                  absl::string_view text) const {
+                                                  absl::string_view text,
+                                                  const AssembleLimits& limits) const {
   auto sources = std::make_shared<SourceManager>();
   uint32_t file_id = sources->Add(std::string(name), std::string(text));
-  Build build(options_, sources);
+  Build build(options_, limits, sources);
   return build.Run(file_id);
 }
 

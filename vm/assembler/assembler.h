@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "vm/assembler/program.h"
 
 namespace flamefleet::vm {
@@ -46,17 +47,38 @@ struct AssemblerOptions {
   std::string kernel_path;
 };
 
+// Default of AssembleLimits::max_program_ops: 4,194,304 operations, far above every real
+// program (the largest repeat of the conformance corpus and the stdlib is a few thousand).
+inline constexpr uint64_t kDefaultMaxProgramOps = uint64_t{1} << 22;
+
+// Limits of one assembly (per call: a cached Assembler serves jobs with different limits).
+struct AssembleLimits {
+  // Largest expanded size of the program's `repeat`s (`--max-program-ops`), computed before
+  // anything is unrolled: an instruction counts 1, `if`/`while` 1 plus their bodies, a
+  // `repeat.N` N times its body (so nested repeats multiply). Each repeat, and the sum over
+  // all repeats, must stay within it; otherwise the assembly fails with ResourceExhausted at
+  // the repeat's file:line:col, naming the size, the limit and the flag.
+  uint64_t max_program_ops = kDefaultMaxProgramOps;
+  // The assembly fails with DeadlineExceeded once this time has passed (checked every few
+  // thousand MAST nodes and instructions, and at the start).
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
 class Assembler {
  public:
   explicit Assembler(AssemblerOptions options) : options_(std::move(options)) {}
 
   // Assembles the executable module in file `path`. Returns InvalidArgument with
   // "file:line:col: message" and the source line for every assembly error, NotFound when the
-  // program or an imported module file does not exist.
-  absl::StatusOr<Program> AssembleFile(const std::string& path) const;
+  // program or an imported module file does not exist, ResourceExhausted past a limit of
+  // `limits` (or a built-in size bound), DeadlineExceeded after limits.deadline. Thread-safe.
+  absl::StatusOr<Program> AssembleFile(const std::string& path,
+                                       const AssembleLimits& limits = {}) const;
 
-  // Assembles an executable module given as text; `name` is used in locations.
-  absl::StatusOr<Program> AssembleSource(absl::string_view name, absl::string_view text) const;
+  // Assembles an executable module given as text; `name` is used in locations. Errors as for
+  // AssembleFile.
+  absl::StatusOr<Program> AssembleSource(absl::string_view name, absl::string_view text,
+                                         const AssembleLimits& limits = {}) const;
 
  private:
   AssemblerOptions options_;

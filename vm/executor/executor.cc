@@ -20,6 +20,8 @@ constexpr uint64_t kFmpMax = 3 * (uint64_t{1} << 30) - 1;
 constexpr ptrdiff_t kSlack = 256;  // max rows between two headroom checks is < 100
 constexpr ptrdiff_t kGap = 2048;   // free zeroed room placed below the stack on a rebase
 constexpr size_t kInitialBuffer = 1 << 14;
+// What an advice-map entry costs besides its values (key, vector header, hash slot).
+constexpr uint64_t kAdviceMapEntryBytes = 64;
 
 // Renders a digest as v0.16 prints MAST roots: 0x + each felt as 8 little-endian bytes in hex.
 std::string DigestHex(const std::array<uint64_t, 4>& digest) {
@@ -73,11 +75,16 @@ inline void LoadState(const Felt* sp, RpoState& state) {
 
 }  // namespace
 
-// Element-addressable memory of one context: 4096-element pages allocated on first write.
+// Element-addressable memory of one context: 4096-element pages allocated on first write,
+// each charged to the executor's memory budget.
 class Executor::Memory {
  public:
   static constexpr uint32_t kPageBits = 12;
   static constexpr uint32_t kPageSize = 1u << kPageBits;
+  // What one page costs: its elements plus its hash-map slot.
+  static constexpr uint64_t kPageBytes = kPageSize * sizeof(Felt) + 32;
+
+  explicit Memory(Executor* owner) : owner_(owner) {}
 
   Felt Load(uint32_t addr) {
     uint32_t page = addr >> kPageBits;
@@ -88,17 +95,26 @@ class Executor::Memory {
     last_ = it->second.get();
     return last_[addr & (kPageSize - 1)];
   }
-  Felt& Ref(uint32_t addr) {
+  // Whether the page of `addr` is the selected one (always an allocated page): then At(addr)
+  // may be written. The write path is `if (!Selected(a) && !Select(a)) trap; At(a) = v`.
+  bool Selected(uint32_t addr) const { return (addr >> kPageBits) == last_page_; }
+  // Selects the page of `addr`, allocating it (zeroed) on first use. Returns false, with
+  // nothing allocated, when a new page would exceed the memory budget.
+  bool Select(uint32_t addr) {
     uint32_t page = addr >> kPageBits;
-    if (page != last_page_) {
-      auto& slot = pages_[page];
-      if (slot == nullptr) slot = std::make_unique<Felt[]>(kPageSize);  // zeroed
-      last_page_ = page;
-      last_ = slot.get();
+    auto it = pages_.find(page);
+    if (it == pages_.end()) {
+      if (!owner_->ChargeMemory(kPageBytes)) return false;
+      it = pages_.emplace(page, std::make_unique<Felt[]>(kPageSize)).first;  // zeroed
     }
-    return last_[addr & (kPageSize - 1)];
+    last_page_ = page;
+    last_ = it->second.get();
+    return true;
   }
+  // The element at `addr`; requires Selected(addr).
+  Felt& At(uint32_t addr) { return last_[addr & (kPageSize - 1)]; }
   void Clear() {
+    owner_->memory_used_ -= pages_.size() * kPageBytes;
     pages_.clear();
     last_page_ = kNoPage;
     last_ = nullptr;
@@ -106,6 +122,7 @@ class Executor::Memory {
 
  private:
   static constexpr uint32_t kNoPage = ~uint32_t{0};
+  Executor* owner_;
   absl::flat_hash_map<uint32_t, std::unique_ptr<Felt[]>> pages_;
   uint32_t last_page_ = kNoPage;
   Felt* last_ = nullptr;
@@ -132,12 +149,23 @@ Executor::Executor(const Program& program, const std::vector<Felt>& stack, Advic
   sp_ = bot_ + 15;
   for (size_t i = 0; i < stack.size() && i < 16; ++i) buffer_[sp_ - i] = stack[i];
   fmp_ = kFmpMin;
-  memories_.push_back(std::make_unique<Memory>());
+  memories_.push_back(std::make_unique<Memory>(this));
   memory_ = memories_[0].get();
   frames_.reserve(program.procedures.size() + 8);
   returns_.reserve(program.procedures.size() + 64);
   for (const auto& [key, values] : program.advice_map) advice_.map.insert_or_assign(key, values);
+  for (const auto& [key, values] : advice_.map) advice_map_values_ += values.size();
   pc_ = 0;
+  // The fixed allocations; a budget too small for them traps before the first cycle.
+  const uint64_t fixed = buffer_.size() * sizeof(Felt) +
+                         frames_.capacity() * sizeof(uint32_t) +
+                         returns_.capacity() * sizeof(Return);
+  if (!ChargeMemory(fixed)) {
+    SetMemoryTrap("the operand stack and call stacks", fixed, 0, 0);
+    state_ = State::kTrapped;
+    return;
+  }
+  if (!ChargeAdvice(0, 0)) state_ = State::kTrapped;
 }
 
 Executor::~Executor() = default;
@@ -148,8 +176,47 @@ Executor::Memory* Executor::AcquireMemory() {
     free_memories_.pop_back();
     return m;
   }
-  memories_.push_back(std::make_unique<Memory>());
+  memories_.push_back(std::make_unique<Memory>(this));
   return memories_.back().get();
+}
+
+void Executor::SetMemoryTrap(const char* what, uint64_t bytes, uint32_t pc, uint64_t clk) {
+  SetTrap(TrapKind::kMemoryLimit,
+          absl::StrCat("memory budget of ", options_.max_memory_bytes, " bytes exceeded: ", what,
+                       " needed ", bytes, " more bytes with ", memory_used_,
+                       " in use (raise the budget with --max-memory)"),
+          pc, clk);
+}
+
+template <typename T>
+bool Executor::GrowCallStack(std::vector<T>& v, uint32_t pc, uint64_t clk) {
+  const size_t more = std::max<size_t>(v.capacity(), 16);
+  if (!ChargeMemory(more * sizeof(T))) {
+    SetMemoryTrap("the call stack", more * sizeof(T), pc, clk);
+    return false;
+  }
+  v.reserve(v.capacity() + more);
+  return true;
+}
+
+uint64_t Executor::AdviceBytes() const {
+  return advice_.stack.size() * sizeof(Felt) + advice_map_values_ * sizeof(Felt) +
+         advice_.map.size() * kAdviceMapEntryBytes;
+}
+
+bool Executor::ChargeAdvice(uint32_t pc, uint64_t clk) {
+  const uint64_t now = AdviceBytes();
+  if (now <= advice_charged_) {
+    memory_used_ -= advice_charged_ - now;
+    advice_charged_ = now;
+    return true;
+  }
+  if (!ChargeMemory(now - advice_charged_)) {
+    SetMemoryTrap("the advice provider", now - advice_charged_, pc, clk);
+    return false;
+  }
+  advice_charged_ = now;
+  return true;
 }
 
 void Executor::ReleaseMemory(Memory* memory) {
@@ -191,18 +258,23 @@ Executor::State Executor::Step() {
 
 // Moves the current context's window so that there is room to grow in both directions,
 // growing the buffer when needed. Keeps every position below `bot` zero.
-bool Executor::Rebase(Felt*& sp, Felt*& bot, Felt*& floor) {
+bool Executor::Rebase(Felt*& sp, Felt*& bot, Felt*& floor, uint32_t pc, uint64_t clk) {
   Felt* base = buffer_.data();
   size_t sp_i = static_cast<size_t>(sp - base);
   size_t bot_i = static_cast<size_t>(bot - base);
   size_t floor_i = static_cast<size_t>(floor - base);
   size_t depth = sp_i - bot_i + 1;
   if (sp_i - floor_i > options_.max_stack_depth + 2 * kGap) {
+    SetTrap(TrapKind::kStackOverflow, "operand stack overflow", pc, clk);
     return false;
   }
   size_t needed = floor_i + kGap + depth + 2 * kGap;
   if (needed > buffer_.size()) {
     size_t size = std::max(buffer_.size() * 2, needed);
+    if (!ChargeMemory((size - buffer_.size()) * sizeof(Felt))) {
+      SetMemoryTrap("the operand stack", (size - buffer_.size()) * sizeof(Felt), pc, clk);
+      return false;
+    }
     buffer_.resize(size, Felt(0));
     base = buffer_.data();
   }
@@ -313,9 +385,15 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
                 pc, clk);
         return false;
       }
+      if (!ChargeMemory((end - start) * sizeof(Felt))) {
+        SetMemoryTrap("adv.insert_mem", (end - start) * sizeof(Felt), pc, clk);
+        return false;
+      }
+      memory_used_ -= (end - start) * sizeof(Felt);  // charged below with the advice map
       std::vector<Felt> values;
       values.reserve(end - start);
       for (uint64_t a = start; a < end; ++a) values.push_back(memory_->Load(static_cast<uint32_t>(a)));
+      advice_map_values_ += values.size();
       advice_.map.insert_or_assign(word(0), std::move(values));
       return true;
     }
@@ -351,6 +429,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       Word a = word(1), b = word(0);
       std::vector<Felt> values(a.begin(), a.end());
       values.insert(values.end(), b.begin(), b.end());
+      advice_map_values_ += values.size();
       advice_.map.insert_or_assign(MergeInDomain(a, b, domain), std::move(values));
       return true;
     }
@@ -360,6 +439,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       LoadState(sp, state);
       std::vector<Felt> values(state.begin() + 4, state.end());
       Permute(state);
+      advice_map_values_ += values.size();
       advice_.map.insert_or_assign(Word{state[4], state[5], state[6], state[7]},
                                    std::move(values));
       return true;
@@ -502,9 +582,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
 #define FF_HEADROOM()                                              \
   do {                                                             \
     if (sp - floor < kSlack + 16 || sp > limit_hi) [[unlikely]] {  \
-      if (!Rebase(sp, bot, floor)) {                               \
-        FF_TRAP(TrapKind::kStackOverflow, "operand stack overflow"); \
-      }                                                            \
+      if (!Rebase(sp, bot, floor, pc, clk)) goto trapped;          \
       base = buffer_.data();                                       \
       limit_hi = base + buffer_.size() - kSlack;                   \
     }                                                              \
@@ -539,6 +617,23 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
               absl::StrCat("word memory access at address ", (v).value(),                  \
                            " is not aligned to a multiple of 4"));                         \
     }                                                                                      \
+  } while (false)
+  // Makes the page of address `a` writable (memory->At), allocating it under the budget.
+#define FF_WRITABLE(a)                                                 \
+  do {                                                                 \
+    if (!memory->Selected(a)) [[unlikely]] {                           \
+      if (!memory->Select(a)) {                                        \
+        SetMemoryTrap("a memory page", Memory::kPageBytes, pc, clk);   \
+        goto trapped;                                                  \
+      }                                                                \
+    }                                                                  \
+  } while (false)
+  // Makes room for one more element in a call stack vector (frames_, returns_, contexts_).
+#define FF_CALL_ROOM(v)                                            \
+  do {                                                             \
+    if ((v).size() == (v).capacity()) [[unlikely]] {               \
+      if (!GrowCallStack((v), pc, clk)) goto trapped;              \
+    }                                                              \
   } while (false)
 #define FF_ROW()                        \
   row = pc++;                           \
@@ -591,7 +686,9 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_PUSH(Felt(clk));
         FF_ROW();
       case Opcode::kEmit:
-        if (!HandleEvent(static_cast<uint32_t>(in.imm), sp, pc, clk)) goto trapped;
+        if (!HandleEvent(static_cast<uint32_t>(in.imm), sp, pc, clk) || !ChargeAdvice(pc, clk)) {
+          goto trapped;
+        }
         FF_ROW();
       case Opcode::kCaller:
         if (!in_syscall_) [[unlikely]] {
@@ -841,7 +938,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_ADDR(FF_S(0));
         uint32_t a = static_cast<uint32_t>(FF_S(0).value());
         FF_POP();
-        memory->Ref(a) = FF_S(0);
+        FF_WRITABLE(a);
+        memory->At(a) = FF_S(0);
         FF_ROW();
       }
       case Opcode::kMLoadW: {
@@ -855,7 +953,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_WADDR(FF_S(0));
         uint32_t a = static_cast<uint32_t>(FF_S(0).value());
         FF_POP();
-        for (int i = 0; i < 4; ++i) memory->Ref(a + i) = FF_S(3 - i);
+        FF_WRITABLE(a);  // a word never crosses a page
+        for (int i = 0; i < 4; ++i) memory->At(a + i) = FF_S(3 - i);
         FF_ROW();
       }
       case Opcode::kMStream: {
@@ -880,9 +979,11 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack has fewer than 8 elements");
         }
         for (int i = 0; i < 8; ++i) {
+          const uint32_t ai = static_cast<uint32_t>(a + i);
+          if ((i & 3) == 0) FF_WRITABLE(ai);  // each of the two words is on one page
           Felt v = advice_.stack.back();
           advice_.stack.pop_back();
-          memory->Ref(static_cast<uint32_t>(a + i)) = v;
+          memory->At(ai) = v;
           FF_S(7 - i) = v;
         }
         FF_S(12) = Felt(a) + Felt(8);
@@ -964,12 +1065,19 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
   do {                                                                                   \
     /* New context: the callee sees the top 16 elements; deeper ones are hidden. */      \
     size_t sp_i = static_cast<size_t>(sp - base);                                        \
+    FF_CALL_ROOM(contexts_);                                                             \
     contexts_.push_back(Context{sp_i, static_cast<size_t>(bot - base),                   \
                                 static_cast<size_t>(floor - base), fmp, memory,          \
                                 in_syscall_, creator_});                                 \
     size_t need = sp_i + 1 + 2 * kGap + 16 + 2 * kSlack;                                 \
     if (need > buffer_.size()) {                                                         \
-      buffer_.resize(std::max(buffer_.size() * 2, need), Felt(0));                       \
+      const size_t grown = std::max(buffer_.size() * 2, need);                           \
+      if (!ChargeMemory((grown - buffer_.size()) * sizeof(Felt))) {                      \
+        SetMemoryTrap("the operand stack", (grown - buffer_.size()) * sizeof(Felt), pc,  \
+                      clk);                                                              \
+        goto trapped;                                                                    \
+      }                                                                                  \
+      buffer_.resize(grown, Felt(0));                                                    \
       base = buffer_.data();                                                             \
       limit_hi = base + buffer_.size() - kSlack;                                         \
     }                                                                                    \
@@ -1034,6 +1142,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
 
       // ---- pseudo operations (no cycle)
       case Opcode::kEnterProc:
+        FF_CALL_ROOM(frames_);
         frames_.push_back(in.aux);
         if (observer_ != nullptr) observer_->OnEnter(in.aux, clk);
         ++pc;
@@ -1045,8 +1154,10 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         continue;
       case Opcode::kGosub: {
         bool frame = in.imm != kNoFrame;
+        FF_CALL_ROOM(returns_);
         returns_.push_back(Return{pc + 1, frame});
         if (frame) {
+          FF_CALL_ROOM(frames_);
           frames_.push_back(static_cast<uint32_t>(in.imm));
           if (observer_ != nullptr) observer_->OnEnter(static_cast<uint32_t>(in.imm), clk);
         }
@@ -1066,6 +1177,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kDynEnter: {
         // Like GOSUB; the procedure's RETURN comes back to the DYN node's END.
         const uint32_t proc = dyn_procedure_;
+        FF_CALL_ROOM(returns_);
+        FF_CALL_ROOM(frames_);
         returns_.push_back(Return{pc + 1, true});
         frames_.push_back(proc);
         if (observer_ != nullptr) observer_->OnEnter(proc, clk);
@@ -1127,6 +1240,8 @@ done:
 #undef FF_WADDR
 #undef FF_ROW
 #undef FF_ROW_TO
+#undef FF_WRITABLE
+#undef FF_CALL_ROOM
 }
 
 }  // namespace flamefleet::vm

@@ -12,6 +12,7 @@
 #ifndef FLAMEFLEET_VM_EXECUTOR_EXECUTOR_H_
 #define FLAMEFLEET_VM_EXECUTOR_EXECUTOR_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,11 +64,22 @@ class Host {
                                AdviceProvider& advice) = 0;
 };
 
+// Default memory budget of one execution (ExecutionOptions::max_memory_bytes): 1 GiB.
+inline constexpr uint64_t kDefaultMaxMemoryBytes = uint64_t{1} << 30;
+
 struct ExecutionOptions {
   // Maximum number of cycles; a program that needs more traps with ResourceExhausted.
   uint64_t max_cycles = uint64_t{1} << 32;
   // Maximum operand stack depth (elements, all contexts together).
   uint64_t max_stack_depth = uint64_t{1} << 22;
+  // Memory budget in bytes (`--max-memory`): VM memory pages (32 KiB each, allocated on first
+  // write), the advice stack and map, the operand stack buffer and the call stacks (frames,
+  // returns, contexts). It is charged where memory is allocated (a new page, an advice push
+  // by an event, a stack buffer or call stack growth), never per cycle; a program that needs
+  // more traps with ResourceExhausted (TrapKind::kMemoryLimit). Values a Host inserts into
+  // the advice map are charged per entry only (the host's own values are its business), and
+  // the Merkle store is not charged. 0 is treated as no memory at all (every run traps).
+  uint64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
 
 enum class TrapKind : uint8_t {
@@ -89,6 +101,7 @@ enum class TrapKind : uint8_t {
   kProcedureNotFound,      // an EXTERNAL node (MAST-root literal) that no forest resolves
   kCycleLimit,
   kStackOverflow,
+  kMemoryLimit,  // ExecutionOptions::max_memory_bytes would be exceeded
   kOutputStackOverflow,
   kSyscallContext,  // CALLER outside a SYSCALL; CALL/SYSCALL/DYNCALL inside one
   kUnsupported,
@@ -137,6 +150,8 @@ class Executor {
   const Trap& trap() const { return trap_; }
   const AdviceProvider& advice() const { return advice_; }
   const Program& program() const { return program_; }
+  // Bytes currently charged against ExecutionOptions::max_memory_bytes.
+  uint64_t memory_used() const { return memory_used_; }
   // Index of the next instruction to run.
   uint32_t pc() const { return pc_; }
   // Index of the last row (cycle) executed; after Step() the row of that cycle.
@@ -147,7 +162,25 @@ class Executor {
   struct Context;
 
   State Execute(uint64_t stop_clk);
-  bool Rebase(Felt*& sp, Felt*& bot, Felt*& floor);  // false: stack overflow (trap set)
+  // false: stack overflow or memory budget (trap set at pc, clk).
+  bool Rebase(Felt*& sp, Felt*& bot, Felt*& floor, uint32_t pc, uint64_t clk);
+  // Charges `bytes` against the memory budget; false (nothing charged) when it would be
+  // exceeded.
+  bool ChargeMemory(uint64_t bytes) {
+    if (bytes > options_.max_memory_bytes - std::min(memory_used_, options_.max_memory_bytes)) {
+      return false;
+    }
+    memory_used_ += bytes;
+    return true;
+  }
+  // Sets the kMemoryLimit trap: `what` needed `bytes` more.
+  void SetMemoryTrap(const char* what, uint64_t bytes, uint32_t pc, uint64_t clk);
+  // Doubles the capacity of a call stack vector, charging the budget. false: trap set.
+  template <typename T>
+  bool GrowCallStack(std::vector<T>& v, uint32_t pc, uint64_t clk);
+  // Re-charges the advice stack and map after they changed (events). false: trap set.
+  bool ChargeAdvice(uint32_t pc, uint64_t clk);
+  uint64_t AdviceBytes() const;
   void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk,
                uint64_t code = 0);
   bool HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk);
@@ -185,6 +218,9 @@ class Executor {
   std::vector<std::unique_ptr<Memory>> memories_;  // [0] = root context
   std::vector<Memory*> free_memories_;
   Memory* memory_ = nullptr;
+  uint64_t memory_used_ = 0;     // bytes charged against options_.max_memory_bytes
+  uint64_t advice_charged_ = 0;  // the part of memory_used_ charged for the advice provider
+  uint64_t advice_map_values_ = 0;  // values in advice_.map inserted by the VM or the inputs
 };
 
 }  // namespace flamefleet::vm

@@ -1,5 +1,6 @@
 #include "vm/parser/source_manager.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -77,13 +78,28 @@ absl::string_view SourceManager::Line(uint32_t id, uint32_t line) const {
 
 std::string SourceManager::Format(ast::SourceLocation loc,
                                   absl::string_view message) const {
-  const absl::string_view line = Line(loc.file_id, loc.line);
-  std::string out = absl::StrCat(path(loc.file_id), ":", loc.line, ":",
-                                 loc.column, ": ", message, "\n", line, "\n");
-  const size_t prefix = loc.column > 0 ? loc.column - 1 : 0;
-  out.reserve(out.size() + prefix + 1);
-  for (size_t i = 0; i < prefix; ++i) {
-    out.push_back(i < line.size() && line[i] == '\t' ? '\t' : ' ');
+  const absl::string_view full = Line(loc.file_id, loc.line);
+  const size_t column = loc.column > 0 ? loc.column - 1 : 0;  // byte offset of the caret
+  // A long line is cut to a window of kMaxEchoedColumns bytes around the caret.
+  size_t begin = 0, end = full.size();
+  if (full.size() > kMaxEchoedColumns) {
+    const size_t caret = std::min(column, full.size());
+    begin = caret > kMaxEchoedColumns / 2 ? caret - kMaxEchoedColumns / 2 : 0;
+    end = std::min(full.size(), begin + kMaxEchoedColumns);
+    begin = end > kMaxEchoedColumns ? std::min(begin, end - kMaxEchoedColumns) : 0;
+    // Never cut a UTF-8 sequence.
+    auto continuation = [&](size_t i) { return (static_cast<unsigned char>(full[i]) & 0xC0) == 0x80; };
+    while (begin > 0 && begin < full.size() && continuation(begin)) --begin;
+    while (end < full.size() && end > begin && continuation(end)) --end;
+  }
+  const bool cut_left = begin > 0, cut_right = end < full.size();
+  const absl::string_view line = full.substr(begin, end - begin);
+  std::string out = absl::StrCat(path(loc.file_id), ":", loc.line, ":", loc.column, ": ",
+                                 message, "\n", cut_left ? "\u2026" : "", line,
+                                 cut_right ? "\u2026" : "", "\n");
+  if (cut_left) out.push_back(' ');  // under the one-column mark
+  for (size_t i = begin; i < column; ++i) {
+    out.push_back(i < full.size() && full[i] == '\t' ? '\t' : ' ');
   }
   out.push_back('^');
   return out;

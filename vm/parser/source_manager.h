@@ -23,6 +23,10 @@
 
 namespace flamefleet::vm {
 
+// How much of a long source line a diagnostic echoes: a window of this many bytes around the
+// caret, with a `…` mark on each side that was cut (SourceManager::Format).
+inline constexpr size_t kMaxEchoedColumns = 120;
+
 // A registry of source files, addressed by dense ids starting at 0.
 //
 // Thread safety: `Add` and `Load` mutate the registry and must not run
@@ -64,7 +68,9 @@ class SourceManager {
   //   "PATH:LINE:COL: MESSAGE\n<the source line>\n<padding>^"
   // where the padding has one character per byte before column COL, copying
   // tabs from the source line (so the caret lines up) and using spaces
-  // otherwise. An unknown file or line yields an empty source line.
+  // otherwise. An unknown file or line yields an empty source line. A line
+  // longer than kMaxEchoedColumns bytes is cut to that many bytes around the
+  // caret, with "…" where it was cut (the caret still points at COL).
   std::string Format(ast::SourceLocation loc, absl::string_view message) const;
 
  private:
