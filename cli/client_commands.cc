@@ -157,6 +157,7 @@ struct SubmitFlags {
   uint64_t max_cycles = 0;
   uint64_t max_memory = 0;
   uint64_t max_program_ops = 0;
+  uint32_t deadline_ms = 0;
   bool flat = false;
   bool no_cache = false;
   std::string title;
@@ -200,6 +201,9 @@ void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
   cmd->add_option("--max-program-ops", f->max_program_ops,
                   "refuse a program whose repeats expand past N operations (0: the default, "
                   "4194304)");
+  cmd->add_option("--deadline-ms", f->deadline_ms,
+                  "wall-clock deadline per job, assembly included (0: the worker's default, "
+                  "10 min)");
   cmd->add_flag("--flat", f->flat, "miden-debug compatible one-frame stacks");
   cmd->add_flag("--no-cache", f->no_cache,
                 "run every job, even one whose identical earlier run left a result");
@@ -212,6 +216,7 @@ absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
   req->mutable_options()->set_max_cycles(f.max_cycles);
   req->mutable_options()->set_max_memory_bytes(f.max_memory);
   req->mutable_options()->set_max_program_ops(f.max_program_ops);
+  req->mutable_options()->set_deadline_ms(f.deadline_ms);
   req->mutable_options()->set_flat(f.flat);
   req->mutable_options()->set_no_cache(f.no_cache);
   req->mutable_options()->set_title(f.title);

@@ -346,7 +346,8 @@ absl::StatusOr<v1::Batch> BatchManager::GetBatch(absl::string_view batch_id,
 
 std::vector<v1::Batch> BatchManager::ListBatches(
     const v1::ListBatchesRequest& request) {
-  size_t limit = request.limit() == 0 ? 100 : request.limit();
+  const size_t limit =
+      std::min<size_t>(request.limit() == 0 ? 100 : request.limit(), kMaxListedBatches);
   absl::MutexLock lock(&mu_);
   std::vector<v1::Batch> result;
   for (auto it = order_.rbegin(); it != order_.rend() && result.size() < limit;

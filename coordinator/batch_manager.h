@@ -55,6 +55,9 @@
 namespace flamefleet::coordinator {
 
 // Default of BatchManagerOptions::aggregate_render_deadline.
+// Most batches one ListBatches answers, whatever its `limit`: with every label at its limit
+// (internal::SubmitLimits) a batch is about 64 KiB, so the answer stays under 64 MiB.
+inline constexpr size_t kMaxListedBatches = 500;
 inline constexpr absl::Duration kDefaultAggregateRenderDeadline =
     absl::Seconds(5);
 
@@ -121,7 +124,7 @@ class BatchManager {
 
   // Returns batches matching every label of `request`, its state (UNSPECIFIED =
   // any) and created at or after since_unix_ms, newest first, at most `limit`
-  // (0 = 100); no job lists.
+  // (0 = 100; above kMaxListedBatches it is clamped); no job lists.
   std::vector<v1::Batch> ListBatches(const v1::ListBatchesRequest& request);
 
   // Waits up to `timeout` for the batch's version to exceed `after_version`,

@@ -764,6 +764,20 @@ TEST_F(CoordinatorServiceTest, ListBatchesFiltersByLabelAndState) {
   EXPECT_TRUE(list(later).empty());
 }
 
+// Issue #12: however many batches there are, one ListBatches answer stays bounded.
+TEST_F(CoordinatorServiceTest, ListBatchesLimitIsClamped) {
+  for (size_t i = 0; i <= kMaxListedBatches; ++i) {
+    std::string id;
+    ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  }
+  grpc::ClientContext context;
+  v1::ListBatchesRequest request;
+  request.set_limit(1000000);
+  v1::ListBatchesResponse response;
+  ASSERT_TRUE(stub_->ListBatches(&context, request, &response).ok());
+  EXPECT_EQ(static_cast<size_t>(response.batches_size()), kMaxListedBatches);
+}
+
 TEST_F(CoordinatorServiceTest, WatchStreamsProgressUntilTheBatchEnds) {
   std::string id;
   ASSERT_TRUE(Submit(MakeRequest(2), &id).ok());

@@ -414,6 +414,44 @@ TEST_F(FleetTest, BrokenAndRunawayProgramsFailAndTheRestSucceed) {
   EXPECT_EQ(jobs["broken.masm"].attempts(), 1u);  // a program's own failure is not retried
 }
 
+// Issue #12: the per-job limits given to `flamefleet submit` reach the worker: a runaway job
+// stops at --deadline-ms (long before the 2^32-cycle default), a memory hog at --max-memory.
+TEST_F(FleetTest, SubmitLimitFlagsReachTheWorker) {
+  Fleet fleet(root_ / "state");
+  fleet.AddWorker();
+  auto submit = [&](const fs::path& program, const std::string& flags) {
+    auto cli = Subprocess::Start(
+        {"/bin/sh", "-c",
+         absl::StrCat("exec '", FLAMEFLEET_CLI, "' submit '", program.string(), "' ", flags,
+                      " --no-cache --coordinator ", fleet.address())});
+    EXPECT_TRUE(cli.ok()) << cli.status();
+    auto id = (*cli)->WaitForLine("", absl::Seconds(60));
+    EXPECT_TRUE(id.ok()) << id.status();
+    EXPECT_EQ((*cli)->Wait(), 0);
+    auto client = fleet.Client();
+    auto final_batch = client.Watch(*id, [](const v1::Batch&) {});
+    EXPECT_TRUE(final_batch.ok()) << final_batch.status();
+    auto batch = client.Get(*id);
+    EXPECT_TRUE(batch.ok() && batch->jobs_size() == 1);
+    return batch->jobs(0);
+  };
+  const fs::path runaway = root_ / "runaway.masm";
+  WriteFile(runaway, "begin push.1 while.true push.1 end end\n");
+  v1::JobStatus job = submit(runaway, "--deadline-ms 300");
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_TRUE(absl::StrContains(job.error(), "deadline of 300 ms")) << job.error();
+
+  // One element on each of 16 fresh 4096-element pages (32 KiB each): about 640 KiB in all
+  // with the stacks, over a 256 KiB budget and within a 4 MiB one.
+  const fs::path hog = root_ / "hog.masm";
+  WriteFile(hog, "begin push.0 repeat.16 push.4096 add push.1 dup.1 mem_store end drop end\n");
+  job = submit(hog, "--max-memory 262144");
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_TRUE(absl::StrContains(job.error(), "memory budget of 262144 bytes")) << job.error();
+  job = submit(hog, "--max-memory 4194304");
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.error();
+}
+
 TEST_F(FleetTest, BatchOfSnapshotsRunsWithoutSharedFiles) {
   // Record three programs (one using a library) with the CLI, profile them live, then delete
   // every program and library file: the workers only get the snapshots' bytes.
