@@ -5,19 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 
 namespace flamefleet::vm {
 namespace {
-
-// 6999968 -> "6,999,968".
-std::string WithThousands(uint64_t n) {
-  std::string digits = absl::StrCat(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
 
 // Cuts `message` to at most kMaxExecutionErrorBytes (never inside a UTF-8 sequence).
 void CapMessage(std::string& message) {
@@ -70,7 +61,7 @@ absl::Status TrapStatus(const Program& program, const Trap& trap) {
     const size_t k = kErrorFramesKept;
     for (size_t i = 0; i < n; ++i) {
       if (n > 2 * k && i == k) {
-        absl::StrAppend(&message, "\n  ... ", WithThousands(n - 2 * k), " frames omitted ...");
+        absl::StrAppend(&message, "\n  ... ", GroupThousands(n - 2 * k), " frames omitted ...");
         i = n - k - 1;
         continue;
       }

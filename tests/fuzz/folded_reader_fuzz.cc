@@ -20,25 +20,13 @@
 #include "absl/strings/string_view.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
+#include "tests/fuzz/profile_invariants.h"
 
 namespace {
 
 using flamefleet::profile::FoldedReader;
 using flamefleet::profile::FoldedReadOptions;
 using flamefleet::profile::Profile;
-
-void CheckInvariants(const Profile& p) {
-  uint64_t sum = 0;
-  for (size_t i = 0; i < p.num_nodes(); ++i) {
-    const auto node = static_cast<Profile::NodeId>(i);
-    if (i > 0 && (p.parent(node) >= i || p.frame(node) >= p.num_frames())) std::abort();
-    if (__builtin_add_overflow(sum, p.self(node), &sum)) std::abort();
-  }
-  if (!p.has_hidden() && sum != p.total()) std::abort();
-  for (size_t f = 0; f < p.num_frames(); ++f) {
-    if (p.frame_name(static_cast<Profile::FrameId>(f)).empty()) std::abort();
-  }
-}
 
 std::string Folded(const Profile& p) {
   std::ostringstream out;
@@ -56,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FoldedReader reader(&merged);
   const absl::Status status = reader.ReadString(text, "fuzz");
   if (!status.ok() && !absl::IsInvalidArgument(status)) std::abort();
-  CheckInvariants(merged);
+  flamefleet::fuzzing::CheckProfileInvariants(merged);
 
   // The same text streamed in 3-byte chunks gives the same profile.
   Profile chunked;
@@ -76,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FoldedReader back_reader(&back);
     if (!back_reader.ReadString(written).ok()) std::abort();
     if (back.total() != merged.total()) std::abort();
-    CheckInvariants(back);
+    flamefleet::fuzzing::CheckProfileInvariants(back);
   }
 
   // Flame chart with pruning, and a two-column diff.
@@ -85,11 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   prune.prune_fraction = 0.01;
   FoldedReader chart_reader(&chart, nullptr, prune);
   chart_reader.ReadString(text).IgnoreError();  // overflow is checked above
-  CheckInvariants(chart);
+  flamefleet::fuzzing::CheckProfileInvariants(chart);
   Profile before, after;
   FoldedReader diff_reader(&after, &before);
   diff_reader.ReadString(text).IgnoreError();  // as above
-  CheckInvariants(before);
-  CheckInvariants(after);
+  flamefleet::fuzzing::CheckProfileInvariants(before);
+  flamefleet::fuzzing::CheckProfileInvariants(after);
   return 0;
 }

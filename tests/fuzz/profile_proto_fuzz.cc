@@ -19,23 +19,12 @@
 #include "google/protobuf/stubs/logging.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
+#include "tests/fuzz/profile_invariants.h"
 #include "profile/profile_proto.h"
 
 namespace {
 
 using flamefleet::profile::Profile;
-
-// Aborts (a finding) unless `p` satisfies the invariants profile.h states.
-void CheckInvariants(const Profile& p) {
-  uint64_t sum = 0;
-  for (size_t i = 0; i < p.num_nodes(); ++i) {
-    const auto node = static_cast<Profile::NodeId>(i);
-    if (i > 0 && (p.parent(node) >= i || p.frame(node) >= p.num_frames())) std::abort();
-    if (__builtin_add_overflow(sum, p.self(node), &sum)) std::abort();
-  }
-  if (!p.has_hidden() && sum != p.total()) std::abort();
-  if (p.InclusiveCycles()[Profile::kRoot] != p.total()) std::abort();
-}
 
 }  // namespace
 
@@ -50,10 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   absl::StatusOr<Profile> profile = flamefleet::profile::ParseProfile(bytes);
   if (!profile.ok()) return 0;
-  CheckInvariants(*profile);
-  for (size_t f = 0; f < profile->num_frames(); ++f) {
-    if (profile->frame_name(static_cast<Profile::FrameId>(f)).empty()) std::abort();
-  }
+  flamefleet::fuzzing::CheckProfileInvariants(*profile);
   std::ostringstream folded;
   if (!flamefleet::profile::WriteFolded(*profile, folded).ok()) std::abort();
   Profile merged;
@@ -61,8 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (merged.MergeFromChecked(*profile).ok() && merged.total() != 2 * profile->total()) {
     std::abort();
   }
-  CheckInvariants(profile->Pruned(profile->total() / 3));
-  CheckInvariants(profile->Reversed(profile->total() / 5));
+  flamefleet::fuzzing::CheckProfileInvariants(profile->Pruned(profile->total() / 3));
+  flamefleet::fuzzing::CheckProfileInvariants(profile->Reversed(profile->total() / 5));
   absl::StatusOr<Profile> again =
       flamefleet::profile::ParseProfile(flamefleet::profile::SerializeProfile(*profile));
   if (!again.ok() || again->total() != profile->total()) std::abort();

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
+#include "common/strings.h"
 #include "vm/assembler/linearize.h"
 #include "vm/assembler/lower.h"
 #include "vm/assembler/mast.h"
@@ -54,16 +55,6 @@ uint64_t ExpandedSize(const ast::Block& block) {
     n = std::min(n + std::min(size, kSaturatedSize), kSaturatedSize);
   }
   return n;
-}
-
-// 4194304 -> "4,194,304".
-std::string Grouped(uint64_t n) {
-  std::string digits = absl::StrCat(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
 }
 
 // Registers the source at `path`: from options.virtual_files if it is there, else from disk.
@@ -564,12 +555,12 @@ class Build {
               rep->loc,
               absl::StrCat(
                   "repeat.", rep->count, " expands to ",
-                  expanded >= kSaturatedSize ? "more than 2^62" : Grouped(expanded),
+                  expanded >= kSaturatedSize ? "more than 2^62" : GroupThousands(expanded),
                   " operations",
                   expanded > limits_.max_program_ops
                       ? ""
-                      : absl::StrCat(" (", Grouped(repeat_ops_), " for all repeats so far)"),
-                  ", over the limit of ", Grouped(limits_.max_program_ops),
+                      : absl::StrCat(" (", GroupThousands(repeat_ops_), " for all repeats so far)"),
+                  ", over the limit of ", GroupThousands(limits_.max_program_ops),
                   " operations (--max-program-ops)")));
         }
         FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(rep->body, ctx, false));
