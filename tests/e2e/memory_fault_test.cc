@@ -189,6 +189,12 @@ TEST_F(MemoryFaultTest, MemoryHogFailsAloneAndTheWorkerSurvives) {
 TEST_F(MemoryFaultTest, AllocationFailurePastTheProcessLimitFailsOnlyThatJob) {
   // A budget above the process limit: the allocation itself fails (std::bad_alloc), and the
   // slot turns it into a FAILED result instead of the process dying.
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's operator new reports a failed allocation as a fatal error instead of
+  // throwing std::bad_alloc (whatever allocator_may_return_null says), so there is nothing
+  // for the slot to catch in that build.
+  GTEST_SKIP() << "an ASan build aborts on a failed allocation instead of throwing";
+#endif
   ASSERT_NO_FATAL_FAILURE(StartLimitedFleet());
   const fs::path jobs = root_ / "jobs";
   WriteFile(jobs / "hog.masm", kMemoryHog);
