@@ -1,9 +1,12 @@
 #include "vm/crypto/hasher.h"
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "vm/assembler/mast.h"
+#include "vm/crypto/merkle_store.h"
 #include "vm/crypto/rpo.h"
 
 namespace flamefleet::vm {
@@ -26,6 +29,29 @@ class FeltStream {
 
  private:
   uint64_t x_ = 13;
+};
+
+// An RPO hasher that counts its calls, to show which callers go through the interface.
+class CountingHasher final : public Hasher {
+ public:
+  absl::string_view name() const override { return "counting-rpo256"; }
+  void Permute(HasherState& state) const override {
+    ++calls;
+    RpoHasher::Get().Permute(state);
+  }
+  Word HashElements(std::span<const Felt> elements) const override {
+    ++calls;
+    return RpoHasher::Get().HashElements(elements);
+  }
+  Word Merge(const Word& a, const Word& b) const override {
+    ++calls;
+    return RpoHasher::Get().Merge(a, b);
+  }
+  Word MergeInDomain(const Word& a, const Word& b, Felt domain) const override {
+    ++calls;
+    return RpoHasher::Get().MergeInDomain(a, b, domain);
+  }
+  mutable std::atomic<int> calls{0};
 };
 
 TEST(HasherTest, DefaultHasherIsRpo) {
@@ -84,6 +110,31 @@ TEST(HasherTest, RpoHasherMergeAndMergeInDomainMatchFreeFunctions) {
           << "domain " << domain;
     }
   }
+}
+
+TEST(HasherTest, MerkleStoreHashesThroughItsHasher) {
+  CountingHasher counting;
+  MerkleStore store(counting);
+  const Word root = store.MergeRoots(W(1, 0, 0, 0), W(2, 0, 0, 0));
+  EXPECT_EQ(root, Merge(W(1, 0, 0, 0), W(2, 0, 0, 0)));
+  EXPECT_GT(counting.calls.load(), 0);
+  const int before = counting.calls.load();
+  EXPECT_EQ(ComputeMerkleRoot(counting, W(1, 0, 0, 0), std::vector<Word>{W(2, 0, 0, 0)}, 0),
+            root);
+  EXPECT_GT(counting.calls.load(), before);
+  EXPECT_EQ(EmptySubtreeRoot(counting, 5), EmptySubtreeRoot(5));
+}
+
+TEST(HasherTest, MastForestDigestsThroughItsHasher) {
+  CountingHasher counting;
+  MastForest forest(counting);
+  MastNode block;
+  block.kind = MastKind::kBlock;
+  block.ops.push_back(LoweredOp{});
+  block.origins.push_back(OpOrigin{});
+  const uint32_t id = forest.AddNode(block);
+  EXPECT_EQ(forest.nodes[id].digest, BlockDigest(block.ops, RpoHasher::Get()));
+  EXPECT_GT(counting.calls.load(), 0);
 }
 
 }  // namespace
