@@ -21,8 +21,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
-#include "vm/assembler/blake3.h"
 #include "vm/assembler/opcodes.h"
+#include "vm/crypto/blake3.h"
 #include "vm/parser/ast.h"
 
 namespace flamefleet::vm {

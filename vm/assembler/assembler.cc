@@ -18,7 +18,7 @@
 #include "vm/assembler/linearize.h"
 #include "vm/assembler/lower.h"
 #include "vm/assembler/mast.h"
-#include "vm/crypto/rpo.h"
+#include "vm/crypto/hasher.h"
 #include "vm/parser/parser.h"
 
 namespace flamefleet::vm {
@@ -658,8 +658,8 @@ class Build {
     return MastItem{root.node, chain};
   }
 
-  // The advice-map key of an entry: explicit, or the RPO hash of its values.
-  static Word AdvMapKey(const ast::AdvMapEntry& e) {
+  // The advice-map key of an entry: explicit, or the hasher's hash of its values.
+  Word AdvMapKey(const ast::AdvMapEntry& e) const {
     Word key;
     if (e.key.has_value()) {
       for (int i = 0; i < 4; ++i) key[i] = Felt((*e.key)[i]);
@@ -668,7 +668,7 @@ class Build {
     std::vector<Felt> values;
     values.reserve(e.values.size());
     for (uint64_t v : e.values) values.push_back(Felt(v));
-    return HashElements(values);
+    return hasher_.HashElements(values);
   }
 
   // Points every MAST-root literal's EXTERNAL node at the compiled procedure with that root
@@ -779,7 +779,9 @@ class Build {
   absl::flat_hash_map<std::string, size_t> module_by_path_;
   std::vector<ProcedureState> procedures_;
   absl::flat_hash_map<std::pair<size_t, size_t>, uint32_t> procedure_ids_;
-  MastForest forest_;
+  // TODO(#13): the DialectSpec will supply the hasher.
+  const Hasher& hasher_ = DefaultHasher();
+  MastForest forest_{hasher_};
   Program program_;
   bool has_dyn_ = false;  // the program contains DYN or DYNCALL
   struct RootLiteral {

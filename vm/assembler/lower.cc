@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
-#include "vm/assembler/blake3.h"
 #include "vm/assembler/opcodes.h"
+#include "vm/crypto/blake3.h"
 #include "vm/parser/ast.h"
 
 namespace flamefleet::vm {

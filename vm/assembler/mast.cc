@@ -3,7 +3,7 @@
 #include <cassert>
 #include <utility>
 
-#include "vm/crypto/rpo.h"
+#include "vm/crypto/hasher.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -80,7 +80,7 @@ uint64_t BlockRows(const std::vector<LoweredOp>& ops) {
   return rows.size() + 2;
 }
 
-Word BlockDigest(const std::vector<LoweredOp>& ops) {
+Word BlockDigest(const std::vector<LoweredOp>& ops, const Hasher& hasher) {
   assert(!ops.empty());
   // Mirrors PackBlock's slot accounting; every batch contributes exactly kBatchSize felts.
   std::vector<Felt> groups(kBatchSize, Felt(0));
@@ -117,7 +117,7 @@ Word BlockDigest(const std::vector<LoweredOp>& ops) {
     ++op_idx;
   }
   groups[batch_base + group_idx] = Felt(group);
-  return HashElements(groups);
+  return hasher.HashElements(groups);
 }
 
 uint32_t MastForest::AddNode(MastNode node) {
@@ -125,27 +125,27 @@ uint32_t MastForest::AddNode(MastNode node) {
   constexpr Word kZero{};
   switch (node.kind) {
     case MastKind::kBlock:
-      node.digest = BlockDigest(node.ops);
+      node.digest = BlockDigest(node.ops, *hasher_);
       break;
     case MastKind::kJoin:
-      node.digest = MergeInDomain(child(node.first), child(node.second),
-                                  Felt(static_cast<uint64_t>(Opcode::kJoin)));
+      node.digest = hasher_->MergeInDomain(child(node.first), child(node.second),
+                                           Felt(static_cast<uint64_t>(Opcode::kJoin)));
       break;
     case MastKind::kSplit:
-      node.digest = MergeInDomain(child(node.first), child(node.second),
-                                  Felt(static_cast<uint64_t>(Opcode::kSplit)));
+      node.digest = hasher_->MergeInDomain(child(node.first), child(node.second),
+                                           Felt(static_cast<uint64_t>(Opcode::kSplit)));
       break;
     case MastKind::kLoop:
-      node.digest =
-          MergeInDomain(child(node.first), kZero, Felt(static_cast<uint64_t>(Opcode::kLoop)));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero,
+                                           Felt(static_cast<uint64_t>(Opcode::kLoop)));
       break;
     case MastKind::kCall:
-      node.digest =
-          MergeInDomain(child(node.first), kZero, Felt(static_cast<uint64_t>(Opcode::kCall)));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero,
+                                           Felt(static_cast<uint64_t>(Opcode::kCall)));
       break;
     case MastKind::kSyscall:
-      node.digest =
-          MergeInDomain(child(node.first), kZero, Felt(static_cast<uint64_t>(Opcode::kSyscall)));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero,
+                                           Felt(static_cast<uint64_t>(Opcode::kSyscall)));
       break;
     case MastKind::kDyn:
       node.digest = kDynDigest;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vm/assembler/opcodes.h"
+#include "vm/crypto/hasher.h"
 #include "vm/felt.h"
 
 namespace flamefleet::vm {
@@ -30,11 +31,11 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows
 // Returns the number of rows (cycles) the block costs, SPAN and END included.
 uint64_t BlockRows(const std::vector<LoweredOp>& ops);
 
-// Returns the v0.16 MAST digest of a basic block with these operations: the RPO hash of its
-// batches, each absorbed as 8 felts (op groups hold 9 opcodes x 7 bits, first op in the least
-// significant bits; PUSH/EMIT immediates fill their own group slots; unused slots are 0). Error
-// codes are not hashed. Requires !ops.empty().
-Word BlockDigest(const std::vector<LoweredOp>& ops);
+// Returns the v0.16 MAST digest of a basic block with these operations: `hasher`'s hash
+// (HashElements) of its batches, each absorbed as 8 felts (op groups hold 9 opcodes x 7 bits,
+// first op in the least significant bits; PUSH/EMIT immediates fill their own group slots; unused
+// slots are 0). Error codes are not hashed. Requires !ops.empty(). Thread-safe.
+Word BlockDigest(const std::vector<LoweredOp>& ops, const Hasher& hasher);
 
 // The constant digests of DYN and DYNCALL nodes (core v0.16 DynNode::DYN_DEFAULT_DIGEST /
 // DYNCALL_DEFAULT_DIGEST).
@@ -99,7 +100,14 @@ struct InlineChain {
   uint32_t depth = 0;
 };
 
+// The nodes of one assembly. Node digests are computed with the forest's Hasher. Not
+// thread-safe.
 struct MastForest {
+  // Creates an empty forest that digests with DefaultHasher().
+  MastForest() : MastForest(DefaultHasher()) {}
+  // Creates an empty forest that digests with `hasher`, which must outlive the forest.
+  explicit MastForest(const Hasher& hasher) : hasher_(&hasher) {}
+
   std::vector<MastNode> nodes;
   std::vector<InlineChain> chains{InlineChain{}};
 
@@ -116,7 +124,11 @@ struct MastForest {
   // Adds `node`, computing its digest (except for kExternal), and returns its id.
   uint32_t AddNode(MastNode node);
 
+  // Returns the hasher that digests this forest's nodes.
+  const Hasher& hasher() const { return *hasher_; }
+
  private:
+  const Hasher* hasher_;  // never null
   // (parent << 32 | procedure) -> chain id; small linear probing is unnecessary here.
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> children_{1};
 };

@@ -91,7 +91,7 @@ enum class Opcode : uint8_t {
   kU32Assert2 = 74,  // imm = error code
   kU32Add3 = 76,
   kU32MAdd = 78,
-  kHPerm = 80,
+  kHPerm = 80,  // RPO hperm (the RPO-256 permutation; another hash gets its own opcode)
   kMpVerify = 81,  // imm = error code
   kPipe = 82,
   kMStream = 83,

@@ -2,40 +2,61 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <set>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "vm/crypto/rpo.h"
 
 namespace flamefleet::vm {
+namespace internal {
+
+// Empty-subtree roots by height, the reverse map root -> height (heights
+// 1..64) and the children of each empty root.
+struct EmptyMerkleRoots {
+  std::array<Word, kMaxMerkleDepth + 1> by_height;
+  absl::flat_hash_map<Word, uint64_t> height_of;
+  std::array<MerkleChildren, kMaxMerkleDepth + 1> children;
+};
+
+}  // namespace internal
 namespace {
+
+using internal::EmptyMerkleRoots;
+using internal::MerkleChildren;
 
 constexpr Word kEmptyWord{};
 
-// Empty-subtree roots by height and the reverse map root -> height
-// (heights 1..64).
-struct EmptyRoots {
-  std::array<Word, kMaxMerkleDepth + 1> by_height;
-  absl::flat_hash_map<Word, uint64_t> height_of;
-};
+EmptyMerkleRoots* BuildEmptyRoots(const Hasher& hasher) {
+  auto* roots = new EmptyMerkleRoots;
+  roots->by_height[0] = kEmptyWord;
+  for (uint64_t h = 1; h <= kMaxMerkleDepth; ++h) {
+    roots->by_height[h] =
+        hasher.Merge(roots->by_height[h - 1], roots->by_height[h - 1]);
+    roots->height_of.emplace(roots->by_height[h], h);
+    roots->children[h] =
+        MerkleChildren{roots->by_height[h - 1], roots->by_height[h - 1]};
+  }
+  return roots;
+}
 
-const EmptyRoots& GetEmptyRoots() {
-  // Immutable after construction; intentionally never destroyed (no exit-time
-  // destructor).
-  static const EmptyRoots* const kRoots = [] {
-    auto* roots = new EmptyRoots;
-    roots->by_height[0] = kEmptyWord;
-    for (uint64_t h = 1; h <= kMaxMerkleDepth; ++h) {
-      roots->by_height[h] =
-          Merge(roots->by_height[h - 1], roots->by_height[h - 1]);
-      roots->height_of.emplace(roots->by_height[h], h);
-    }
-    return roots;
-  }();
-  return *kRoots;
+// Returns the table of `hasher`, building it on first use. Tables are
+// immutable after construction and intentionally never destroyed (no exit-time
+// destructor); there is one per hasher (a dialect has one), so the registry
+// stays tiny.
+const EmptyMerkleRoots& GetEmptyRoots(const Hasher& hasher) {
+  static const EmptyMerkleRoots* const kDefault =
+      BuildEmptyRoots(DefaultHasher());
+  if (&hasher == &DefaultHasher()) return *kDefault;
+  static std::mutex* const mu = new std::mutex;
+  static auto* const others =
+      new absl::flat_hash_map<const Hasher*, const EmptyMerkleRoots*>;
+  std::lock_guard<std::mutex> lock(*mu);
+  const EmptyMerkleRoots*& roots = (*others)[&hasher];
+  if (roots == nullptr) roots = BuildEmptyRoots(hasher);
+  return *roots;
 }
 
 absl::Status CheckIndex(uint64_t depth, uint64_t index) {
@@ -57,37 +78,41 @@ std::string WordText(const Word& w) {
 
 }  // namespace
 
-const Word& EmptySubtreeRoot(uint64_t height) {
-  return GetEmptyRoots().by_height[std::min(height, kMaxMerkleDepth)];
+const Word& EmptySubtreeRoot(const Hasher& hasher, uint64_t height) {
+  return GetEmptyRoots(hasher).by_height[std::min(height, kMaxMerkleDepth)];
 }
 
-Word ComputeMerkleRoot(const Word& node, std::span<const Word> path,
-                       uint64_t index) {
+const Word& EmptySubtreeRoot(uint64_t height) {
+  return EmptySubtreeRoot(DefaultHasher(), height);
+}
+
+Word ComputeMerkleRoot(const Hasher& hasher, const Word& node,
+                       std::span<const Word> path, uint64_t index) {
   Word cur = node;
   for (const Word& sibling : path) {
-    cur = (index & 1) == 0 ? Merge(cur, sibling) : Merge(sibling, cur);
+    cur = (index & 1) == 0 ? hasher.Merge(cur, sibling)
+                           : hasher.Merge(sibling, cur);
     index >>= 1;
   }
   return cur;
 }
 
+Word ComputeMerkleRoot(const Word& node, std::span<const Word> path,
+                       uint64_t index) {
+  return ComputeMerkleRoot(DefaultHasher(), node, path, index);
+}
+
+MerkleStore::MerkleStore(const Hasher& hasher)
+    : hasher_(&hasher), empty_(&GetEmptyRoots(hasher)) {}
+
 const MerkleStore::Children* MerkleStore::Find(const Word& node) const {
   auto it = nodes_.find(node);
   if (it != nodes_.end()) return &it->second;
   // The empty subtrees are part of every store without being stored: their
-  // children are the empty root one level down. Cached per height in a small
-  // immutable table.
-  static const auto* const kEmptyChildren = [] {
-    auto* children = new std::array<Children, kMaxMerkleDepth + 1>;
-    for (uint64_t h = 1; h <= kMaxMerkleDepth; ++h) {
-      (*children)[h] =
-          Children{EmptySubtreeRoot(h - 1), EmptySubtreeRoot(h - 1)};
-    }
-    return children;
-  }();
-  const auto& height_of = GetEmptyRoots().height_of;
-  auto e = height_of.find(node);
-  return e == height_of.end() ? nullptr : &(*kEmptyChildren)[e->second];
+  // children are the empty root one level down, from the hasher's immutable
+  // table.
+  auto e = empty_->height_of.find(node);
+  return e == empty_->height_of.end() ? nullptr : &empty_->children[e->second];
 }
 
 absl::StatusOr<std::pair<Word, std::vector<Word>>> MerkleStore::GetPath(
@@ -146,7 +171,7 @@ absl::StatusOr<MerkleStore::Update> MerkleStore::SetNode(const Word& root,
     const bool right = (i & 1) != 0;
     const Word& left = right ? sibling : cur;
     const Word& rhs = right ? cur : sibling;
-    Word parent = Merge(left, rhs);
+    Word parent = hasher_->Merge(left, rhs);
     AddInner(parent, left, rhs);
     cur = parent;
     i >>= 1;
@@ -156,7 +181,7 @@ absl::StatusOr<MerkleStore::Update> MerkleStore::SetNode(const Word& root,
 }
 
 Word MerkleStore::MergeRoots(const Word& left, const Word& right) {
-  Word parent = Merge(left, right);
+  Word parent = hasher_->Merge(left, right);
   AddInner(parent, left, right);
   return parent;
 }
@@ -175,7 +200,7 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
       std::vector<Word> nodes(2 * n);
       std::copy(input.leaves.begin(), input.leaves.end(), nodes.begin() + n);
       for (size_t i = n - 1; i >= 1; --i) {
-        nodes[i] = Merge(nodes[2 * i], nodes[2 * i + 1]);
+        nodes[i] = hasher_->Merge(nodes[2 * i], nodes[2 * i + 1]);
         AddInner(nodes[i], nodes[2 * i], nodes[2 * i + 1]);
       }
       return nodes[1];
@@ -191,7 +216,7 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
       for (size_t k = 0; k < input.leaves.size(); ++k)
         level[input.indices[k]] = input.leaves[k];
       for (uint64_t height = 0; height < kMaxMerkleDepth; ++height) {
-        const Word& empty_child = EmptySubtreeRoot(height);
+        const Word& empty_child = empty_->by_height[height];
         std::map<uint64_t, Word> parents;
         for (const auto& [index, node] : level) {
           uint64_t p = index >> 1;
@@ -200,13 +225,13 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
           auto r = level.find((p << 1) | 1);
           const Word& left = l == level.end() ? empty_child : l->second;
           const Word& right = r == level.end() ? empty_child : r->second;
-          Word parent = Merge(left, right);
+          Word parent = hasher_->Merge(left, right);
           AddInner(parent, left, right);
           parents.emplace(p, parent);
         }
         level = std::move(parents);
       }
-      return level.empty() ? EmptySubtreeRoot(kMaxMerkleDepth)
+      return level.empty() ? empty_->by_height[kMaxMerkleDepth]
                            : level.begin()->second;
     }
     case MerkleStoreInput::Kind::kPartialMerkleTree: {
@@ -244,7 +269,7 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
           const bool right = (index & 1) != 0;
           const Word& left = right ? sibling->second : node->second;
           const Word& rhs = right ? node->second : sibling->second;
-          Word parent = Merge(left, rhs);
+          Word parent = hasher_->Merge(left, rhs);
           AddInner(parent, left, rhs);
           nodes[{depth - 1, p}] = parent;
           parent_layer.insert(p);

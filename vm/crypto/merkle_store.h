@@ -1,7 +1,8 @@
 // MerkleStore: the advice provider's Merkle store of Miden VM v0.16
-// (miden-crypto v0.15 merkle/store): a set of binary RPO Merkle trees kept as
+// (miden-crypto v0.15 merkle/store): a set of binary Merkle trees kept as
 // one map from an inner node's digest to its two children, so trees share
-// subtrees and a root plus (depth, index) addresses any node.
+// subtrees and a root plus (depth, index) addresses any node. Every hash goes
+// through the store's Hasher (vm/crypto/hasher.h; RPO-256 by default).
 //
 // The roots of empty subtrees of every height 1..64 (E[k] = Merge(E[k-1],
 // E[k-1]), E[0] the zero word) are always present, as upstream, without being
@@ -10,7 +11,7 @@
 // `mtree_set` (the new tree is added and the old one kept) and from
 // `mtree_merge`.
 //
-//   MerkleStore store;
+//   MerkleStore store(DefaultHasher());   // or MerkleStore store; (the same)
 //   FLAMEFLEET_ASSIGN_OR_RETURN(Word root, store.AddInput(input));
 //   FLAMEFLEET_ASSIGN_OR_RETURN(Word leaf, store.GetNode(root, /*depth=*/2,
 //   /*index=*/1)); FLAMEFLEET_ASSIGN_OR_RETURN(MerkleStore::Update u,
@@ -27,6 +28,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "vm/crypto/hasher.h"
 #include "vm/felt.h"
 #include "vm/inputs.h"
 
@@ -35,19 +37,42 @@ namespace flamefleet::vm {
 // The deepest tree the store addresses.
 inline constexpr uint64_t kMaxMerkleDepth = 64;
 
-// Returns the root of an empty subtree of height `height` (0 <= height <= 64);
-// height 0 is the zero word. Thread-safe (an immutable table built on first
-// use).
+namespace internal {
+// The two children of an inner node.
+struct MerkleChildren {
+  Word left, right;
+};
+// The empty-subtree roots of one hasher (defined in merkle_store.cc).
+struct EmptyMerkleRoots;
+}  // namespace internal
+
+// Returns the root of an empty subtree of height `height` (0 <= height <= 64;
+// larger heights are clamped to 64) under `hasher`; height 0 is the zero word.
+// Thread-safe (an immutable table per hasher, built on first use and kept for
+// the process).
+const Word& EmptySubtreeRoot(const Hasher& hasher, uint64_t height);
+
+// As above with DefaultHasher().
 const Word& EmptySubtreeRoot(uint64_t height);
 
 // Returns the root reached from `node` at `index` (of its level) through
-// `path`, where path[0] is the sibling at the node's level and later entries
-// are higher up.
+// `path` under `hasher`, where path[0] is the sibling at the node's level and
+// later entries are higher up. Thread-safe.
+Word ComputeMerkleRoot(const Hasher& hasher, const Word& node,
+                       std::span<const Word> path, uint64_t index);
+
+// As above with DefaultHasher().
 Word ComputeMerkleRoot(const Word& node, std::span<const Word> path,
                        uint64_t index);
 
 class MerkleStore {
  public:
+  // Creates an empty store that hashes with DefaultHasher().
+  MerkleStore() : MerkleStore(DefaultHasher()) {}
+  // Creates an empty store that hashes with `hasher`, which must outlive the
+  // store (hashers live for the process).
+  explicit MerkleStore(const Hasher& hasher);
+
   // The result of SetNode: the authentication path of the replaced node
   // (path[0] = sibling at its level) and the new root.
   struct Update {
@@ -89,14 +114,17 @@ class MerkleStore {
   // included).
   size_t size() const { return nodes_.size(); }
 
+  // Returns the hasher of this store.
+  const Hasher& hasher() const { return *hasher_; }
+
  private:
-  struct Children {
-    Word left, right;
-  };
+  using Children = internal::MerkleChildren;
   // Returns the children of `node`, or null if it is not an inner node of the
   // store.
   const Children* Find(const Word& node) const;
 
+  const Hasher* hasher_;                    // never null
+  const internal::EmptyMerkleRoots* empty_;  // the empty roots of *hasher_
   absl::flat_hash_map<Word, Children> nodes_;
 };
 

@@ -476,4 +476,22 @@ Word Merge(const Word& a, const Word& b) {
   return MergeInDomain(a, b, Felt(0));
 }
 
+const RpoHasher& RpoHasher::Get() {
+  // Intentionally never destroyed (no exit-time destructor).
+  static const RpoHasher* const kInstance = new RpoHasher;
+  return *kInstance;
+}
+
+void RpoHasher::Permute(HasherState& state) const { vm::Permute(state); }
+
+Word RpoHasher::HashElements(std::span<const Felt> elements) const {
+  return vm::HashElements(elements);
+}
+
+Word RpoHasher::Merge(const Word& a, const Word& b) const { return vm::Merge(a, b); }
+
+Word RpoHasher::MergeInDomain(const Word& a, const Word& b, Felt domain) const {
+  return vm::MergeInDomain(a, b, domain);
+}
+
 }  // namespace flamefleet::vm

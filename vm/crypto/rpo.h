@@ -1,7 +1,9 @@
 // Rescue Prime Optimized (RPO-256) over the Goldilocks field, exactly as Miden
 // VM v0.16 uses it (0xMiden/crypto v0.15.9, miden-crypto/src/hash/rescue/rpo):
 // the native hash behind `hperm`, `hmerge`, `hash`, the Merkle store and MAST
-// roots.
+// roots. RpoHasher exposes it through the Hasher interface (vm/crypto/hasher.h),
+// which is how everything but the executor's HPERM opcode reaches it; the free
+// functions below are its implementation.
 //
 // State layout (the "old" layout of crypto <= v0.19, not the one of crypto
 // HEAD):
@@ -16,8 +18,8 @@
 //   std::array<Felt, 12> state{};
 //   Permute(state);                                   // in place
 //   Word d = HashElements(std::vector<Felt>{Felt(0), Felt(1)});
-//   Word m = Merge(a, b);                             // = hash of the two
-//   words
+//   Word m = Merge(a, b);                             // = hash of the two words
+//   const Hasher& h = RpoHasher::Get();               // the same, via the interface
 //
 // All functions are pure and thread-safe.
 #ifndef FLAMEFLEET_VM_CRYPTO_RPO_H_
@@ -26,15 +28,17 @@
 #include <array>
 #include <span>
 
+#include "absl/strings/string_view.h"
+#include "vm/crypto/hasher.h"
 #include "vm/felt.h"
 
 namespace flamefleet::vm {
 
 // The RPO sponge state: capacity state[0..4], rate state[4..12], digest
 // state[4..8].
-using RpoState = std::array<Felt, 12>;
+using RpoState = HasherState;
 
-inline constexpr int kRpoStateWidth = 12;
+inline constexpr int kRpoStateWidth = kHasherStateWidth;
 inline constexpr int kRpoNumRounds = 7;
 // 1/7 mod (p - 1): the exponent of the inverse S-box.
 inline constexpr uint64_t kRpoInvAlpha = 10540996611094048183ULL;
@@ -63,6 +67,25 @@ Felt RpoInverseSboxForTest(Felt x);
 // Selects the AVX2 permutation (when the CPU has it) or the portable scalar one for every
 // later call; returns whether AVX2 is now in use. Not thread-safe: tests only.
 bool UseRpoAvx2ForTest(bool enable);
+
+// RPO-256 as a Hasher: each method is the free function of the same name above
+// (so the AVX2 selection applies to both). Stateless and thread-safe.
+class RpoHasher final : public Hasher {
+ public:
+  // Returns the process-wide instance; never destroyed, thread-safe.
+  static const RpoHasher& Get();
+
+  // Returns "rpo256".
+  absl::string_view name() const override { return "rpo256"; }
+  // Applies the RPO permutation to `state` in place (see vm::Permute).
+  void Permute(HasherState& state) const override;
+  // Returns the RPO sponge hash of `elements` (see vm::HashElements).
+  Word HashElements(std::span<const Felt> elements) const override;
+  // Returns the RPO 2-to-1 hash of `a` and `b` (see vm::Merge).
+  Word Merge(const Word& a, const Word& b) const override;
+  // Returns the RPO 2-to-1 hash with `domain` in state[1] (see vm::MergeInDomain).
+  Word MergeInDomain(const Word& a, const Word& b, Felt domain) const override;
+};
 
 }  // namespace flamefleet::vm
 

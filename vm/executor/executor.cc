@@ -1,6 +1,7 @@
 #include "vm/executor/executor.h"
 
 #include <algorithm>
+#include <cassert>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "vm/crypto/hasher.h"
 #include "vm/crypto/merkle_store.h"
 #include "vm/crypto/rpo.h"
 
@@ -67,10 +69,10 @@ inline Word StackWord(const Felt* sp, int first) {
   return Word{sp[-(first + 3)], sp[-(first + 2)], sp[-(first + 1)], sp[-first]};
 }
 
-// Loads the RPO state from the top 12 stack elements: state[i] = stack[11 - i] (the deepest
+// Loads the hasher state from the top 12 stack elements: state[i] = stack[11 - i] (the deepest
 // of the twelve is state[0], the capacity word is the third word from the top).
-inline void LoadState(const Felt* sp, RpoState& state) {
-  for (int i = 0; i < kRpoStateWidth; ++i) state[i] = sp[-(11 - i)];
+inline void LoadState(const Felt* sp, HasherState& state) {
+  for (int i = 0; i < kHasherStateWidth; ++i) state[i] = sp[-(11 - i)];
 }
 
 }  // namespace
@@ -139,10 +141,13 @@ struct Executor::Context {
 Executor::Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
                    const ExecutionOptions& options, Host* host, CallStackObserver* observer)
     : program_(program),
+      hasher_(DefaultHasher()),
       options_(options),
       host_(host),
       observer_(observer),
       advice_(std::move(advice)) {
+  // The store's paths are only meaningful under the hasher that verifies them.
+  assert(&advice_.merkle_store.hasher() == &hasher_);
   buffer_.assign(kInitialBuffer, Felt(0));
   floor_ = 0;
   bot_ = kGap;
@@ -430,15 +435,16 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       std::vector<Felt> values(a.begin(), a.end());
       values.insert(values.end(), b.begin(), b.end());
       advice_map_values_ += values.size();
-      advice_.map.insert_or_assign(MergeInDomain(a, b, domain), std::move(values));
+      advice_.map.insert_or_assign(hasher_.MergeInDomain(a, b, domain), std::move(values));
       return true;
     }
     case kEventHpermToMap: {
       // [B, A, C]: map[digest of permuted state] <- the rate (A || B) before the permutation.
-      RpoState state;
+      // (Rate state[4..12] and digest state[4..8] as in the RPO state layout.)
+      HasherState state;
       LoadState(sp, state);
       std::vector<Felt> values(state.begin() + 4, state.end());
-      Permute(state);
+      hasher_.Permute(state);
       advice_map_values_ += values.size();
       advice_.map.insert_or_assign(Word{state[4], state[5], state[6], state[7]},
                                    std::move(values));
@@ -457,7 +463,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
         return false;
       }
       Word value{};
-      if (*leaf != EmptySubtreeRoot(0)) {
+      if (*leaf != EmptySubtreeRoot(hasher_, 0)) {
         auto it = advice_.map.find(*leaf);
         if (it == advice_.map.end()) {
           SetTrap(TrapKind::kAdviceMapKeyNotFound,
@@ -512,7 +518,7 @@ bool Executor::MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_
             absl::StrCat("merkle store lookup failed: ", path.status().message()), pc, clk);
     return false;
   }
-  if (ComputeMerkleRoot(node, path->second, index) != root) {
+  if (ComputeMerkleRoot(hasher_, node, path->second, index) != root) {
     SetTrap(TrapKind::kMerklePathVerificationFailed,
             absl::StrCat("merkle path verification failed for value ", WordText(node),
                          " at index ", index, " in the Merkle tree with root ", WordText(root),
@@ -537,7 +543,7 @@ bool Executor::MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk) {
             absl::StrCat("merkle store update failed: ", update.status().message()), pc, clk);
     return false;
   }
-  if (ComputeMerkleRoot(old_node, update->path, index) != old_root) {
+  if (ComputeMerkleRoot(hasher_, old_node, update->path, index) != old_root) {
     SetTrap(TrapKind::kMerklePathVerificationFailed,
             absl::StrCat("merkle path verification failed for value ", WordText(old_node),
                          " at index ", index, " in the Merkle tree with root ",
@@ -992,6 +998,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
 
       // ---- crypto and recursive-verifier ops
       case Opcode::kHPerm: {
+        // RPO hperm: this opcode is RPO-specific and calls the RPO permutation directly (no
+        // virtual call per cycle); a dialect with another hash gets its own hperm opcode.
         RpoState state;
         LoadState(sp, state);
         Permute(state);

@@ -21,6 +21,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "vm/assembler/program.h"
+#include "vm/crypto/hasher.h"
 #include "vm/crypto/merkle_store.h"
 #include "vm/felt.h"
 
@@ -191,6 +192,9 @@ class Executor {
   void ReleaseMemory(Memory* memory);
 
   const Program& program_;
+  // The hasher of the out-of-line hash users (Merkle ops, hash events); HPERM is RPO-only and
+  // calls the RPO permutation directly. TODO(#13): the Program's DialectSpec will supply it.
+  const Hasher& hasher_;
   ExecutionOptions options_;
   Host* host_;
   CallStackObserver* observer_;

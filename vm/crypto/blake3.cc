@@ -1,4 +1,4 @@
-#include "vm/assembler/blake3.h"
+#include "vm/crypto/blake3.h"
 
 #include <algorithm>
 #include <array>
