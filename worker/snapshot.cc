@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
-#include "vm/assembler/blake3.h"
+#include "vm/crypto/blake3.h"
 
 namespace flamefleet::worker {
 namespace {
