@@ -12,9 +12,12 @@
 #include "coordinator/internal/digest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace flamefleet::coordinator {
 namespace {
+
+using ::flamefleet::testutil::StatusIs;
 
 std::string MakeTempDir() {
   std::string pattern = ::testing::TempDir() + "/job_store_test.XXXXXX";
@@ -49,9 +52,8 @@ BatchRecord SampleBatch(const std::string& id) {
 
 TEST(SqliteJobStoreTest, RoundTripsBatchJobsAndLabels) {
   std::string dir = MakeTempDir();
-  auto store = SqliteJobStore::Open(dir);
-  ASSERT_TRUE(store.ok()) << store.status();
-  ASSERT_TRUE((*store)->CreateBatch(SampleBatch("1")).ok());
+  ASSERT_OK_AND_ASSIGN(auto store, SqliteJobStore::Open(dir));
+  ASSERT_OK(store->CreateBatch(SampleBatch("1")));
 
   JobRecord done = SampleBatch("1").jobs[1];
   done.state = v1::JOB_STATE_SUCCEEDED;
@@ -59,17 +61,16 @@ TEST(SqliteJobStoreTest, RoundTripsBatchJobsAndLabels) {
   done.cycles = 12345;
   done.stack = {7, 0, 18446744073709551615ull};
   done.profile_digest = std::string(64, 'a');
-  ASSERT_TRUE((*store)->UpdateJob("1", done).ok());
+  ASSERT_OK(store->UpdateJob("1", done));
 
-  auto batch = (*store)->GetBatch("1");
-  ASSERT_TRUE(batch.ok()) << batch.status();
-  EXPECT_EQ(batch->request_id, "req-1");
-  EXPECT_EQ(batch->labels.at("suite"), "nightly");
-  EXPECT_EQ(batch->options.max_cycles(), 1000u);
-  EXPECT_EQ(batch->libraries.libraries(0).files(0).path(), "math/u64.masm");
-  EXPECT_EQ(batch->created, absl::FromUnixMillis(1700000000123));
-  ASSERT_EQ(batch->jobs.size(), 3u);
-  const JobRecord& job = batch->jobs[1];
+  ASSERT_OK_AND_ASSIGN(const BatchRecord batch, store->GetBatch("1"));
+  EXPECT_EQ(batch.request_id, "req-1");
+  EXPECT_EQ(batch.labels.at("suite"), "nightly");
+  EXPECT_EQ(batch.options.max_cycles(), 1000u);
+  EXPECT_EQ(batch.libraries.libraries(0).files(0).path(), "math/u64.masm");
+  EXPECT_EQ(batch.created, absl::FromUnixMillis(1700000000123));
+  ASSERT_EQ(batch.jobs.size(), 3u);
+  const JobRecord& job = batch.jobs[1];
   EXPECT_EQ(job.spec.name(), "job1.masm");
   EXPECT_EQ(job.state, v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(job.attempts, 2u);
@@ -79,15 +80,14 @@ TEST(SqliteJobStoreTest, RoundTripsBatchJobsAndLabels) {
 }
 
 TEST(SqliteJobStoreTest, RejectsDuplicateBatchIdAndRequestId) {
-  auto store = SqliteJobStore::Open(MakeTempDir());
-  ASSERT_TRUE(store.ok());
-  ASSERT_TRUE((*store)->CreateBatch(SampleBatch("1")).ok());
-  EXPECT_TRUE(absl::IsAlreadyExists((*store)->CreateBatch(SampleBatch("1"))));
+  ASSERT_OK_AND_ASSIGN(auto store, SqliteJobStore::Open(MakeTempDir()));
+  ASSERT_OK(store->CreateBatch(SampleBatch("1")));
+  EXPECT_THAT(store->CreateBatch(SampleBatch("1")), StatusIs(absl::StatusCode::kAlreadyExists));
   BatchRecord same_request = SampleBatch("2");
   same_request.request_id = "req-1";
-  EXPECT_TRUE(absl::IsAlreadyExists((*store)->CreateBatch(same_request)));
+  EXPECT_THAT(store->CreateBatch(same_request), StatusIs(absl::StatusCode::kAlreadyExists));
   // The failed insert left nothing behind.
-  EXPECT_TRUE(absl::IsNotFound((*store)->GetBatch("2").status()));
+  EXPECT_THAT(store->GetBatch("2"), StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(SqliteJobStoreTest, ReopenAfterCrashRequeuesRunningJobsAndKeepsResults) {
