@@ -22,24 +22,13 @@
 #include "common/subprocess.h"
 #include "gtest/gtest.h"
 #include "tests/testing/test_files.h"
+#include "tests/testing/test_programs.h"
 
 namespace flamefleet {
 namespace {
 
 namespace fs = std::filesystem;
 using testutil::WriteFile;
-
-// Writes one element on each 4096-element (32 KiB) page, without end: 5 GB in 3 M cycles.
-constexpr char kMemoryHog[] = R"(begin
-  push.0
-  push.1
-  while.true
-    push.7 dup.1 mem_store
-    push.4096 add
-    push.1
-  end
-end
-)";
 
 // A busy loop of `iterations` (about 10 cycles each) that ends with a known stack.
 std::string Innocent(int iterations) {
@@ -175,7 +164,7 @@ class MemoryFaultTest : public testing::Test {
 TEST_F(MemoryFaultTest, MemoryHogFailsAloneAndTheWorkerSurvives) {
   ASSERT_NO_FATAL_FAILURE(StartLimitedFleet());
   const fs::path jobs = root_ / "jobs";
-  WriteFile(jobs / "hog.masm", kMemoryHog);
+  WriteFile(jobs / "hog.masm", testutil::kPageHogProgram);
   WriteFile(jobs / "innocent.masm", Innocent(300000));
   v1::BatchOptions options;
   const uint64_t budget = uint64_t{256} << 20;
@@ -200,7 +189,7 @@ TEST_F(MemoryFaultTest, AllocationFailurePastTheProcessLimitFailsOnlyThatJob) {
   // slot turns it into a FAILED result instead of the process dying.
   ASSERT_NO_FATAL_FAILURE(StartLimitedFleet());
   const fs::path jobs = root_ / "jobs";
-  WriteFile(jobs / "hog.masm", kMemoryHog);
+  WriteFile(jobs / "hog.masm", testutil::kPageHogProgram);
   v1::BatchOptions options;
   options.set_max_memory_bytes(uint64_t{64} << 30);
   std::map<std::string, v1::JobStatus> by_name = Jobs(jobs, options);

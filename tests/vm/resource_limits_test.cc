@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/test_programs.h"
 #include "vm/vm.h"
 
 namespace flamefleet::vm {
@@ -27,22 +28,10 @@ absl::StatusOr<RunResult> RunMasm(const std::string& source, const ExecutionOpti
   return RunProgram(*program, inputs, options);
 }
 
-// Writes one element on every 4096-element page, forever.
-constexpr char kPageHog[] = R"(begin
-  push.0
-  push.1
-  while.true
-    push.7 dup.1 mem_store
-    push.4096 add
-    push.1
-  end
-end
-)";
-
 TEST(ResourceLimitsTest, MemoryHogTrapsAtTheBudgetNamingIt) {
   ExecutionOptions options;
   options.max_memory_bytes = uint64_t{64} << 20;
-  absl::StatusOr<RunResult> r = RunMasm(kPageHog, options);
+  absl::StatusOr<RunResult> r = RunMasm(testutil::kPageHogProgram, options);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("memory budget of 67108864 bytes exceeded"));

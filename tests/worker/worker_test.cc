@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "profile/profile.h"
 #include "profile/profile_proto.h"
+#include "tests/testing/test_programs.h"
 
 namespace flamefleet::worker {
 namespace {
@@ -354,9 +355,7 @@ TEST_F(WorkerTest, ReportsCycleCapAsFailure) {
 
 TEST_F(WorkerTest, ReportsTheJobsMemoryBudgetAsFailure) {
   // One word per 32 KiB page, forever: stopped by the batch's budget, not the cycle cap.
-  v1::Task task = MakeTask("b/0", "hog.masm",
-                           "begin\n  push.0 push.1\n  while.true\n    push.7 dup.1 mem_store "
-                           "push.4096 add push.1\n  end\nend\n");
+  v1::Task task = MakeTask("b/0", "hog.masm", testutil::kPageHogProgram);
   task.mutable_options()->set_max_memory_bytes(uint64_t{8} << 20);
   coordinator_.AddTask(task);
   StartWorker();
