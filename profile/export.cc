@@ -1,7 +1,5 @@
 #include "profile/export.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -12,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file.h"
 #include "nlohmann/json.hpp"
 #include "pprof/profile.pb.h"
 
@@ -346,77 +345,11 @@ std::string EncodeSpeedscope(const Profile& profile,
 }
 
 absl::StatusOr<std::string> GzipCompress(absl::string_view data) {
-  z_stream zs{};
-  // windowBits 15 + 16: a gzip header and trailer instead of zlib's.
-  if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
-    return absl::InternalError("gzip: deflateInit2 failed");
-  }
-  std::string out;
-  out.resize(deflateBound(&zs, static_cast<uLong>(
-                                   std::min<size_t>(data.size(), 1u << 30))) +
-             64);
-  size_t in_pos = 0;
-  size_t out_pos = 0;
-  int rc = Z_OK;
-  do {
-    const size_t in_chunk = std::min<size_t>(data.size() - in_pos, 1u << 30);
-    zs.next_in =
-        reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + in_pos));
-    zs.avail_in = static_cast<uInt>(in_chunk);
-    const bool last = in_pos + in_chunk == data.size();
-    do {
-      if (out_pos == out.size()) out.resize(out.size() * 2);
-      const size_t room = std::min<size_t>(out.size() - out_pos, 1u << 30);
-      zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_pos);
-      zs.avail_out = static_cast<uInt>(room);
-      rc = deflate(&zs, last ? Z_FINISH : Z_NO_FLUSH);
-      out_pos += room - zs.avail_out;
-      if (rc == Z_STREAM_ERROR) {
-        deflateEnd(&zs);
-        return absl::InternalError("gzip: deflate failed");
-      }
-    } while (zs.avail_out == 0 || (last && rc != Z_STREAM_END));
-    in_pos += in_chunk;
-  } while (in_pos < data.size());
-  deflateEnd(&zs);
-  out.resize(out_pos);
-  return out;
+  return Gzip(data);
 }
 
 absl::StatusOr<std::string> GzipDecompress(absl::string_view data) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 16) != Z_OK) {
-    return absl::InternalError("gzip: inflateInit2 failed");
-  }
-  std::string out;
-  std::vector<char> buf(1 << 16);
-  size_t in_pos = 0;
-  while (true) {
-    if (zs.avail_in == 0 && in_pos < data.size()) {
-      const size_t chunk = std::min<size_t>(data.size() - in_pos, 1u << 30);
-      zs.next_in =
-          reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + in_pos));
-      zs.avail_in = static_cast<uInt>(chunk);
-      in_pos += chunk;
-    }
-    const bool input_done = zs.avail_in == 0 && in_pos == data.size();
-    zs.next_out = reinterpret_cast<Bytef*>(buf.data());
-    zs.avail_out = static_cast<uInt>(buf.size());
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(buf.data(), buf.size() - zs.avail_out);
-    if (rc == Z_STREAM_END) {
-      if (zs.avail_in == 0 && in_pos == data.size()) break;
-      inflateReset(&zs);  // another gzip member follows
-      continue;
-    }
-    if (rc == Z_OK || (rc == Z_BUF_ERROR && !input_done)) continue;
-    inflateEnd(&zs);
-    return absl::InvalidArgumentError(
-        rc == Z_BUF_ERROR ? "truncated gzip stream" : "not a gzip stream");
-  }
-  inflateEnd(&zs);
-  return out;
+  return Gunzip(data, std::numeric_limits<size_t>::max());
 }
 
 }  // namespace flamefleet::profile
