@@ -1,6 +1,5 @@
 #include "common/server.h"
 
-#include <fcntl.h>
 #include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
@@ -77,30 +76,6 @@ absl::Status CannotListen(const std::string& listen, absl::string_view what) {
 }
 
 }  // namespace
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::InternalError(absl::StrCat("open ", tmp, ": ", strerror(errno)));
-  size_t off = 0;
-  while (off < contents.size()) {
-    ssize_t n = write(fd, contents.data() + off, contents.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      close(fd);
-      return absl::InternalError(absl::StrCat("write ", tmp, ": ", strerror(err)));
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0) {
-    return absl::InternalError(absl::StrCat("sync ", tmp, ": ", strerror(errno)));
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::InternalError(absl::StrCat("rename ", tmp, ": ", strerror(errno)));
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::string& listen) {
   grpc::EnableDefaultHealthCheckService(true);

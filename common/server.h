@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/file.h"  // WriteFileAtomically, which used to live here (#13)
 #include "common/security.h"
 
 namespace grpc {
@@ -116,9 +117,6 @@ class GrpcServer {
 // Blocks until the process receives SIGTERM or SIGINT. Call from main() only (it installs the
 // signal handlers the first time it runs).
 void WaitForShutdownSignal();
-
-// Writes `contents` to `path` atomically (temp file, fsync, rename).
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace flamefleet
 
