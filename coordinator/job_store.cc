@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/file.h"
 #include "common/status_macros.h"
 #include "coordinator/internal/digest.h"
 
@@ -190,15 +191,6 @@ CREATE TABLE IF NOT EXISTS artifacts (
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
   return absl::InternalError(
       absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
-
-absl::Status FsyncPath(const std::string& path, int flags) {
-  int fd = ::open(path.c_str(), flags);
-  if (fd < 0) return ErrnoError("open", path);
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return ErrnoError("fsync", path);
-  return absl::OkStatus();
 }
 
 // Takes DIR/LOCK with flock(LOCK_EX | LOCK_NB) and writes our pid into it; the returned fd
@@ -589,41 +581,8 @@ absl::StatusOr<std::string> SqliteJobStore::PutArtifact(
   std::string path = ArtifactPath(digest);
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) return digest;
-  uint64_t counter;
-  {
-    absl::MutexLock lock(&mu_);
-    counter = ++tmp_counter_;
-  }
-  std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", counter);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("create", tmp);
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      absl::Status status = ErrnoError("write", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return status;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    absl::Status status = ErrnoError("fsync", tmp);
-    ::unlink(tmp.c_str());
-    return status;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    absl::Status status = ErrnoError("rename", tmp);
-    ::unlink(tmp.c_str());
-    return status;
-  }
-  FLAMEFLEET_RETURN_IF_ERROR(
-      FsyncPath((std::filesystem::path(dir_) / "artifacts").string(),
-                O_RDONLY | O_DIRECTORY));
+  // Temp file beside it, fsync, rename to the digest, fsync of artifacts/.
+  FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(path, data));
   return digest;
 }
 

@@ -217,7 +217,6 @@ class SqliteJobStore : public JobStore {
   absl::Mutex mu_;
   sqlite3* const db_
       ABSL_PT_GUARDED_BY(mu_);  // owned; closed by the destructor
-  uint64_t tmp_counter_ ABSL_GUARDED_BY(mu_) = 0;
   const int lock_fd_;  // holds flock(DIR/LOCK) until the store is destroyed
 };
 
