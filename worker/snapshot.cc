@@ -1,8 +1,5 @@
 #include "worker/snapshot.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -17,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/file.h"
 #include "common/status_macros.h"
 #include "vm/crypto/blake3.h"
 
@@ -588,38 +586,10 @@ absl::StatusOr<v1::ReplaySnapshot> DecodeSnapshotPayload(absl::string_view paylo
 // ---- files
 
 absl::Status WriteSnapshotFile(const std::string& path, const v1::ReplaySnapshot& snapshot) {
-  const std::string bytes = EncodeSnapshot(snapshot);
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  auto fail = [&](absl::string_view what) {
-    absl::Status st = absl::InvalidArgumentError(
-        absl::StrCat("cannot write ", path, ": ", what, ": ", std::strerror(errno)));
-    ::unlink(tmp.c_str());
-    return st;
-  };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return fail("open");
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      return fail("write");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    return fail("fsync");
-  }
-  if (::close(fd) != 0) return fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename");
-  // Make the rename itself durable (leveldb SetCurrentFile); failure here is not fatal.
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
+  // Temp file beside it, fsync, rename, fsync of the directory (common/file.h).
+  absl::Status st = WriteFileAtomically(path, EncodeSnapshot(snapshot));
+  if (!st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot write ", path, ": ", st.message()));
   }
   return absl::OkStatus();
 }
