@@ -1,0 +1,19 @@
+// The v0.16 dialect: classic Miden Assembly and Miden VM v0.16.4 (RPO-256 hashing).
+#include "vm/crypto/rpo.h"
+#include "vm/dialect.h"
+
+namespace flamefleet::vm::v0_16 {
+
+const DialectSpec& Spec() {
+  static const DialectSpec spec{
+      .dialect = Dialect::kV0_16,
+      .name = "v0.16",
+      // r3: the memory budget and the repeat expansion limit can fail programs that ran before.
+      .engine_version = "flamefleet-vm v0.16 r3",
+      .hasher = &RpoHasher::Get(),
+      .json_stack_order = JsonStackOrder::kLastOnTop,
+  };
+  return spec;
+}
+
+}  // namespace flamefleet::vm::v0_16
