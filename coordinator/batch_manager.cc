@@ -1,7 +1,6 @@
 #include "coordinator/batch_manager.h"
 
 #include <algorithm>
-#include <sstream>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -11,7 +10,6 @@
 #include "common/status_macros.h"
 #include "coordinator/internal/digest.h"
 #include "coordinator/profile_merger.h"
-#include "profile/folded.h"
 #include "profile/profile_proto.h"
 
 namespace flamefleet::coordinator {
@@ -25,10 +23,6 @@ bool IsTerminal(v1::BatchState state) {
 bool IsTerminal(v1::JobState state) {
   return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
          state == v1::JOB_STATE_CANCELLED;
-}
-
-std::string TaskId(absl::string_view batch_id, uint32_t index) {
-  return absl::StrCat(batch_id, "/", index);
 }
 
 // Splits "<batch>/<index>".
@@ -52,38 +46,6 @@ absl::Status ResultNotStoredError(const absl::Status& status) {
                                    status.message()));
 }
 
-int64_t UnixMs(absl::Time t) {
-  return t == absl::UnixEpoch() ? 0 : absl::ToUnixMillis(t);
-}
-
-// True if the batch has every label of `wanted` with the same value.
-bool HasLabels(const BatchRecord& record,
-               const google::protobuf::Map<std::string, std::string>& wanted) {
-  for (const auto& [key, value] : wanted) {
-    auto label = record.labels.find(key);
-    if (label == record.labels.end() || label->second != value) return false;
-  }
-  return true;
-}
-
-v1::RenderOptions AggregateRenderOptions(const BatchRecord& batch, size_t jobs,
-                                         uint64_t cycles) {
-  v1::RenderOptions options;
-  options.set_title(batch.options.title().empty()
-                        ? absl::StrCat("flamefleet batch ", batch.id)
-                        : batch.options.title());
-  options.set_subtitle(absl::StrCat(jobs, " jobs, ", cycles, " cycles"));
-  options.set_count_name("cycles");
-  return options;
-}
-
-v1::RenderOptions JobRenderOptions(const std::string& job_name) {
-  v1::RenderOptions options;
-  options.set_title(job_name);
-  options.set_count_name("cycles");
-  return options;
-}
-
 }  // namespace
 
 BatchManager::BatchManager(JobStore* store, JobScheduler* scheduler,
@@ -91,9 +53,9 @@ BatchManager::BatchManager(JobStore* store, JobScheduler* scheduler,
                            BatchManagerOptions options)
     : store_(store),
       scheduler_(scheduler),
-      render_(render),
       clock_(clock),
-      options_(options) {
+      options_(options),
+      artifacts_(store, render, options.aggregate_render_deadline) {
   if (options_.sweep_interval > absl::ZeroDuration()) {
     sweeper_ = std::thread([this] { SweeperLoop(); });
   }
@@ -124,8 +86,7 @@ void BatchManager::SweeperLoop() {
 }
 
 BatchManager::Batch* BatchManager::FindLocked(absl::string_view batch_id) {
-  auto it = batches_.find(batch_id);
-  return it == batches_.end() ? nullptr : it->second.get();
+  return history_.Find(batch_id);
 }
 
 absl::StatusOr<std::pair<BatchManager::Batch*, JobRecord*>>
@@ -146,48 +107,17 @@ void BatchManager::SetJobStateLocked(Batch* batch, JobRecord* job,
   job->state = state;
 }
 
-void BatchManager::AddBatchLocked(BatchRecord record) {
-  auto batch = std::make_unique<Batch>();
-  batch->record = std::move(record);
-  for (JobRecord& job : batch->record.jobs) {
-    batch->job_by_name[job.spec.name()] = job.index;
-    ++batch->counts[job.state];
-    if (job.state == v1::JOB_STATE_SUCCEEDED)
-      batch->aggregate_cycles += job.cycles;
-  }
-  uint64_t numeric_id = 0;
-  if (absl::SimpleAtoi(batch->record.id, &numeric_id) &&
-      numeric_id >= next_id_) {
-    next_id_ = numeric_id + 1;
-  }
-  if (!batch->record.request_id.empty()) {
-    by_request_id_[batch->record.request_id] = batch->record.id;
-  }
-  order_.push_back(batch->record.id);
+BatchManager::Batch* BatchManager::AddBatchLocked(BatchRecord record) {
+  Batch* batch = history_.Add(std::move(record));
   for (const JobRecord& job : batch->record.jobs) {
     if (job.state == v1::JOB_STATE_SUCCEEDED) RememberResultLocked(*batch, job);
   }
-  std::string id = batch->record.id;
-  batches_[id] = std::move(batch);
+  return batch;
 }
 
 void BatchManager::RememberResultLocked(const Batch& batch, const JobRecord& job) {
-  if (!job.program_digest.empty()) cycles_by_program_[job.program_digest] = job.cycles;
-  cycles_by_name_[job.spec.name()] = job.cycles;
-  if (!job.cache_key.empty() && !job.profile_digest.empty()) {
-    results_[job.cache_key] = ResultRef{batch.record.id, job.index};
-  }
-}
-
-uint64_t BatchManager::ExpectedCostLocked(const JobRecord& job) const {
-  if (auto it = cycles_by_program_.find(job.program_digest); it != cycles_by_program_.end()) {
-    return it->second;
-  }
-  // A changed program keeps the estimate of its previous version.
-  if (auto it = cycles_by_name_.find(job.spec.name()); it != cycles_by_name_.end()) {
-    return it->second;
-  }
-  return kUnknownCost;
+  history_.RecordCycles(job);
+  cache_.Remember(batch.record.id, job);
 }
 
 bool BatchManager::StartFinalizeLocked(Batch* batch) {
@@ -208,8 +138,7 @@ absl::Status BatchManager::Recover() {
     absl::MutexLock lock(&mu_);
     for (BatchRecord& record : records) {
       std::string id = record.id;
-      AddBatchLocked(std::move(record));
-      Batch* batch = FindLocked(id);
+      Batch* batch = AddBatchLocked(std::move(record));
       if (IsTerminal(batch->record.state)) continue;
       for (JobRecord& job : batch->record.jobs) {
         if (job.state ==
@@ -219,7 +148,7 @@ absl::Status BatchManager::Recover() {
         }
         if (job.state == v1::JOB_STATE_QUEUED) {
           FLAMEFLEET_RETURN_IF_ERROR(scheduler_->Enqueue(
-              TaskId(id, job.index), job.attempts, ExpectedCostLocked(job)));
+              TaskId(id, job.index), job.attempts, history_.ExpectedCost(job)));
         }
       }
       if (StartFinalizeLocked(batch)) to_finalize.push_back(id);
@@ -257,82 +186,43 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
   {
     absl::MutexLock lock(&mu_);
     if (!record.request_id.empty()) {
-      auto it = by_request_id_.find(record.request_id);
-      if (it != by_request_id_.end()) {
-        const Batch* earlier = FindLocked(it->second);
+      if (const std::string* earlier_id = history_.FindRequest(record.request_id)) {
+        const Batch* earlier = FindLocked(*earlier_id);
         if (earlier != nullptr && !earlier->record.request_digest.empty() &&
             earlier->record.request_digest != record.request_digest) {
           return absl::AlreadyExistsError(absl::StrCat(
-              "request_id: \"", record.request_id, "\" was used for batch ", it->second,
+              "request_id: \"", record.request_id, "\" was used for batch ", *earlier_id,
               " with different content (jobs, libraries, labels or options); use a new "
               "request_id for a new batch"));
         }
-        return it->second;
+        return *earlier_id;
       }
     }
-    record.id = absl::StrCat(next_id_);
+    record.id = absl::StrCat(history_.next_id());
     // Jobs whose identical run left a result are answered from the store (the
     // profile is deterministic): they start SUCCEEDED and are never leased.
     if (!record.options.no_cache()) {
       for (JobRecord& job : record.jobs) {
-        auto hit = results_.find(job.cache_key);
-        if (hit == results_.end()) continue;
-        const Batch* source = FindLocked(hit->second.batch_id);
+        const CachedResult* hit = cache_.Find(job.cache_key);
+        if (hit == nullptr) continue;
+        const Batch* source = FindLocked(hit->batch_id);
         if (source == nullptr) continue;
-        const JobRecord& earlier = source->record.jobs[hit->second.index];
-        job.state = v1::JOB_STATE_SUCCEEDED;
-        job.cycles = earlier.cycles;
-        job.stack = earlier.stack;
-        job.profile_digest = earlier.profile_digest;
-        job.cached_from = absl::StrCat(source->record.id, "/", earlier.spec.name());
+        ReuseResult(source->record.id, source->record.jobs[hit->index], &job);
       }
     }
     FLAMEFLEET_RETURN_IF_ERROR(store_->CreateBatch(record));
-    ++next_id_;
     id = record.id;
-    AddBatchLocked(std::move(record));
-    Batch* batch = FindLocked(id);
+    Batch* batch = AddBatchLocked(std::move(record));  // moves next_id() past `id`
     for (const JobRecord& job : batch->record.jobs) {
       if (job.state != v1::JOB_STATE_QUEUED) continue;
       // A fresh task id cannot be known to the scheduler.
       FLAMEFLEET_RETURN_IF_ERROR(scheduler_->Enqueue(
-          TaskId(id, job.index), 0, ExpectedCostLocked(job)));
+          TaskId(id, job.index), 0, history_.ExpectedCost(job)));
     }
     finalize = StartFinalizeLocked(batch);
   }
   if (finalize) FinalizeBatch(id);  // every job came from the cache
   return id;
-}
-
-v1::Batch BatchManager::ToProtoLocked(const Batch& batch,
-                                      bool with_jobs) const {
-  v1::Batch out;
-  const BatchRecord& record = batch.record;
-  out.set_batch_id(record.id);
-  out.set_state(record.state);
-  out.mutable_labels()->insert(record.labels.begin(), record.labels.end());
-  out.set_created_unix_ms(UnixMs(record.created));
-  out.set_finished_unix_ms(UnixMs(record.finished));
-  out.set_jobs_total(static_cast<uint32_t>(record.jobs.size()));
-  out.set_jobs_queued(batch.counts[v1::JOB_STATE_QUEUED]);
-  out.set_jobs_running(batch.counts[v1::JOB_STATE_RUNNING]);
-  out.set_jobs_succeeded(batch.counts[v1::JOB_STATE_SUCCEEDED]);
-  out.set_jobs_failed(batch.counts[v1::JOB_STATE_FAILED]);
-  out.set_jobs_cancelled(batch.counts[v1::JOB_STATE_CANCELLED]);
-  out.set_aggregate_cycles(batch.aggregate_cycles);
-  if (with_jobs) {
-    for (const JobRecord& job : record.jobs) {
-      v1::JobStatus* status = out.add_jobs();
-      status->set_name(job.spec.name());
-      status->set_state(job.state);
-      status->set_attempts(job.attempts);
-      status->set_cycles(job.cycles);
-      status->mutable_stack()->Add(job.stack.begin(), job.stack.end());
-      status->set_error(job.error);
-      status->set_cached_from(job.cached_from);
-    }
-  }
-  return out;
 }
 
 absl::StatusOr<v1::Batch> BatchManager::GetBatch(absl::string_view batch_id,
@@ -341,28 +231,13 @@ absl::StatusOr<v1::Batch> BatchManager::GetBatch(absl::string_view batch_id,
   Batch* batch = FindLocked(batch_id);
   if (batch == nullptr)
     return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
-  return ToProtoLocked(*batch, with_jobs);
+  return batch->ToProto(with_jobs);
 }
 
 std::vector<v1::Batch> BatchManager::ListBatches(
     const v1::ListBatchesRequest& request) {
-  const size_t limit =
-      std::min<size_t>(request.limit() == 0 ? 100 : request.limit(), kMaxListedBatches);
   absl::MutexLock lock(&mu_);
-  std::vector<v1::Batch> result;
-  for (auto it = order_.rbegin(); it != order_.rend() && result.size() < limit;
-       ++it) {
-    const Batch& batch = *batches_.at(*it);
-    const BatchRecord& record = batch.record;
-    if (request.state() != v1::BATCH_STATE_UNSPECIFIED &&
-        record.state != request.state()) {
-      continue;
-    }
-    if (UnixMs(record.created) < request.since_unix_ms()) continue;
-    if (HasLabels(record, request.labels()))
-      result.push_back(ToProtoLocked(batch, /*with_jobs=*/false));
-  }
-  return result;
+  return history_.List(request);
 }
 
 absl::StatusOr<BatchSnapshot> BatchManager::WaitForChange(
@@ -383,7 +258,7 @@ absl::StatusOr<BatchSnapshot> BatchManager::WaitForChange(
     return absl::NotFoundError(absl::StrCat("batch ", batch_id, " was removed (retention)"));
   }
   bool ended = IsTerminal(batch->record.state);
-  return BatchSnapshot{ToProtoLocked(*batch, /*with_jobs=*/ended),
+  return BatchSnapshot{batch->ToProto(/*with_jobs=*/ended),
                        batch->version};
 }
 
@@ -394,7 +269,7 @@ absl::StatusOr<v1::Batch> BatchManager::CancelBatch(
   if (batch == nullptr)
     return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
   if (IsTerminal(batch->record.state) || batch->finalizing) {
-    return ToProtoLocked(*batch, /*with_jobs=*/true);
+    return batch->ToProto(/*with_jobs=*/true);
   }
   std::vector<std::string> task_ids;
   for (const JobRecord& job : batch->record.jobs) {
@@ -412,7 +287,7 @@ absl::StatusOr<v1::Batch> BatchManager::CancelBatch(
   FLAMEFLEET_RETURN_IF_ERROR(store_->UpdateBatchState(
       batch->record.id, batch->record.state, batch->record.finished));
   ++batch->version;
-  return ToProtoLocked(*batch, /*with_jobs=*/true);
+  return batch->ToProto(/*with_jobs=*/true);
 }
 
 absl::StatusOr<std::optional<v1::Task>> BatchManager::LeaseTask(
@@ -670,20 +545,6 @@ void BatchManager::SweepExpiredLeases() {
   for (const std::string& id : to_finalize) FinalizeBatch(id);
 }
 
-absl::Status BatchManager::MergeStoredProfiles(
-    const std::vector<std::pair<std::string, std::string>>& profiles,
-    ProfileMerger* merger) {
-  for (const auto& [task_id, digest] : profiles) {
-    absl::StatusOr<std::string> bytes = store_->GetArtifact(digest);
-    if (!bytes.ok()) {
-      return absl::Status(bytes.status().code(),
-                          absl::StrCat(task_id, ": ", bytes.status().message()));
-    }
-    FLAMEFLEET_RETURN_IF_ERROR(merger->AddSerialized(task_id, *bytes));
-  }
-  return absl::OkStatus();
-}
-
 void BatchManager::FinalizeBatch(const std::string& batch_id) {
   std::vector<std::pair<std::string, std::string>> profiles;  // task id, digest
   BatchRecord header;
@@ -700,29 +561,9 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
   }
   // Merge: each succeeded job once, from its stored result.
   ProfileMerger merger;
-  absl::Status status = MergeStoredProfiles(profiles, &merger);
-  bool render_aggregate = false;
-  if (status.ok()) {
-    const profile::Profile& aggregate = merger.aggregate();
-    std::ostringstream folded;
-    status = profile::WriteFolded(aggregate, folded);
-    absl::StatusOr<std::string> profile_digest =
-        store_->PutArtifact(profile::SerializeProfile(aggregate));
-    absl::StatusOr<std::string> folded_digest =
-        status.ok() ? store_->PutArtifact(folded.str())
-                    : absl::StatusOr<std::string>(status);
-    if (!profile_digest.ok()) status = profile_digest.status();
-    if (!folded_digest.ok()) status = folded_digest.status();
-    if (status.ok()) {
-      status = store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_PROFILE,
-                                     *profile_digest);
-    }
-    if (status.ok()) {
-      status = store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_FOLDED,
-                                     *folded_digest);
-    }
-    render_aggregate = status.ok() && aggregate.total() > 0;
-  }
+  absl::Status status = artifacts_.MergeStoredProfiles(profiles, &merger);
+  if (status.ok()) status = artifacts_.StoreAggregate(batch_id, merger.aggregate());
+  const bool render_aggregate = status.ok() && merger.aggregate().total() > 0;
   if (!status.ok())
     LOG(ERROR) << "batch " << batch_id << ": aggregate failed: " << status;
 
@@ -753,26 +594,7 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
               << batch->aggregate_cycles << " cycles";
   }
   if (render_aggregate) {
-    RenderAggregateSvg(batch_id, header, merger.aggregate(), profiles.size());
-  }
-}
-
-void BatchManager::RenderAggregateSvg(const std::string& batch_id, const BatchRecord& header,
-                                      const profile::Profile& aggregate, size_t jobs) {
-  // The batch has ended already: a hung or stopped renderer delays nothing but
-  // this call, for at most the deadline.
-  absl::StatusOr<std::string> svg = render_->RenderSvgWithin(
-      aggregate, AggregateRenderOptions(header, jobs, aggregate.total()),
-      options_.aggregate_render_deadline);
-  absl::StatusOr<std::string> svg_digest =
-      svg.ok() ? store_->PutArtifact(*svg) : absl::StatusOr<std::string>(svg.status());
-  absl::Status indexed =
-      svg_digest.ok()
-          ? store_->IndexArtifact(batch_id, "", v1::ARTIFACT_FORMAT_SVG, *svg_digest)
-          : svg_digest.status();
-  if (!indexed.ok()) {
-    // Not fatal: FetchArtifact renders it again on demand.
-    LOG(WARNING) << "batch " << batch_id << ": aggregate SVG not rendered yet: " << indexed;
+    artifacts_.RenderAggregateSvg(header, merger.aggregate(), profiles.size());
   }
 }
 
@@ -798,7 +620,7 @@ absl::StatusOr<std::string> BatchManager::FetchArtifact(
             "batch ", batch_id,
             " is still running; the aggregate is ready when it ends"));
       }
-      render_options = AggregateRenderOptions(
+      render_options = BatchRenderOptions(
           batch->record, batch->counts[v1::JOB_STATE_SUCCEEDED],
           batch->aggregate_cycles);
     } else {
@@ -822,52 +644,8 @@ absl::StatusOr<std::string> BatchManager::FetchArtifact(
       render_options = JobRenderOptions(job.spec.name());
     }
   }
-  std::string name(job_name);
-  std::string id(batch_id);
-  absl::StatusOr<std::string> digest = store_->FindArtifact(id, name, format);
-  if (digest.ok()) return store_->GetArtifact(*digest);
-  if (!absl::IsNotFound(digest.status())) return digest.status();
-  if (profile_digest.empty()) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        profile_digest,
-        store_->FindArtifact(id, name, v1::ARTIFACT_FORMAT_PROFILE));
-  }
-  return DeriveArtifact(id, name, format, profile_digest, render_options);
-}
-
-absl::StatusOr<std::string> BatchManager::DeriveArtifact(
-    const std::string& batch_id, const std::string& job_name,
-    v1::ArtifactFormat format, const std::string& profile_digest,
-    const v1::RenderOptions& render_options) {
-  FLAMEFLEET_ASSIGN_OR_RETURN(std::string bytes,
-                              store_->GetArtifact(profile_digest));
-  std::string data;
-  if (format == v1::ARTIFACT_FORMAT_PROFILE) {
-    data = std::move(bytes);
-  } else {
-    FLAMEFLEET_ASSIGN_OR_RETURN(profile::Profile profile,
-                                profile::ParseProfile(bytes));
-    if (format == v1::ARTIFACT_FORMAT_FOLDED) {
-      std::ostringstream folded;
-      FLAMEFLEET_RETURN_IF_ERROR(profile::WriteFolded(profile, folded));
-      data = std::move(folded).str();
-    } else if (format == v1::ARTIFACT_FORMAT_SVG) {
-      if (profile.total() == 0) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            job_name.empty() ? "the aggregate" : "job \"" + job_name + "\"",
-            " has no cycles to draw"));
-      }
-      FLAMEFLEET_ASSIGN_OR_RETURN(data,
-                                  render_->RenderSvg(profile, render_options));
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("format: unknown artifact format ", format));
-    }
-  }
-  FLAMEFLEET_ASSIGN_OR_RETURN(std::string digest, store_->PutArtifact(data));
-  FLAMEFLEET_RETURN_IF_ERROR(
-      store_->IndexArtifact(batch_id, job_name, format, digest));
-  return data;
+  return artifacts_.Fetch(std::string(batch_id), std::string(job_name), format,
+                         std::move(profile_digest), render_options);
 }
 
 absl::StatusOr<AggregateResult> BatchManager::Aggregate(
@@ -876,63 +654,15 @@ absl::StatusOr<AggregateResult> BatchManager::Aggregate(
     return absl::InvalidArgumentError(
         absl::StrCat("format: unknown value ", request.format()));
   }
-  AggregateResult result;
-  std::vector<std::pair<std::string, std::string>> profiles;  // task id, digest
+  AggregateSelection selection;
   {
     absl::MutexLock lock(&mu_);
-    const int64_t until =
-        request.until_unix_ms() != 0 ? request.until_unix_ms() : INT64_MAX;
-    for (const std::string& id : order_) {
-      const Batch& batch = *batches_.at(id);
-      const BatchRecord& record = batch.record;
-      if (record.state != v1::BATCH_STATE_SUCCEEDED &&
-          record.state != v1::BATCH_STATE_FAILED) {
-        continue;  // running (not final yet) or cancelled (no aggregate)
-      }
-      const int64_t created = UnixMs(record.created);
-      if (created < request.since_unix_ms() || created >= until) continue;
-      if (!HasLabels(record, request.labels())) continue;
-      result.batch_ids.push_back(id);
-      for (const JobRecord& job : record.jobs) {
-        if (job.state == v1::JOB_STATE_SUCCEEDED && !job.profile_digest.empty()) {
-          profiles.emplace_back(TaskId(id, job.index), job.profile_digest);
-        }
-      }
-    }
+    selection = history_.SelectForAggregate(request);
   }
-  if (result.batch_ids.empty()) {
+  if (selection.batch_ids.empty()) {
     return absl::NotFoundError("no ended batch matches the labels and time window");
   }
-  // Each job once, from its stored result (as the batch aggregates are built).
-  ProfileMerger merger;
-  FLAMEFLEET_RETURN_IF_ERROR(MergeStoredProfiles(profiles, &merger));
-  const profile::Profile& aggregate = merger.aggregate();
-  result.jobs = static_cast<uint32_t>(profiles.size());
-  result.cycles = aggregate.total();
-  switch (request.format()) {
-    case v1::ARTIFACT_FORMAT_PROFILE:
-      result.data = profile::SerializeProfile(aggregate);
-      break;
-    case v1::ARTIFACT_FORMAT_FOLDED: {
-      std::ostringstream folded;
-      FLAMEFLEET_RETURN_IF_ERROR(profile::WriteFolded(aggregate, folded));
-      result.data = std::move(folded).str();
-      break;
-    }
-    default: {
-      if (aggregate.total() == 0) {
-        return absl::FailedPreconditionError("the matching batches have no cycles to draw");
-      }
-      v1::RenderOptions options;
-      options.set_title(request.title().empty() ? "flamefleet aggregate" : request.title());
-      options.set_subtitle(absl::StrCat(result.batch_ids.size(), " batches, ", result.jobs,
-                                        " jobs, ", result.cycles, " cycles"));
-      options.set_count_name("cycles");
-      FLAMEFLEET_ASSIGN_OR_RETURN(result.data, render_->RenderSvg(aggregate, options));
-      break;
-    }
-  }
-  return result;
+  return artifacts_.Aggregate(request, std::move(selection.batch_ids), selection.profiles);
 }
 
 size_t BatchManager::PruneExpiredBatches() {
@@ -941,12 +671,7 @@ size_t BatchManager::PruneExpiredBatches() {
   std::vector<std::string> removed;
   {
     absl::MutexLock lock(&mu_);
-    for (const std::string& id : order_) {
-      const Batch& batch = *batches_.at(id);
-      if (!IsTerminal(batch.record.state) || batch.finalizing ||
-          batch.record.finished >= cutoff) {
-        continue;
-      }
+    for (const std::string& id : history_.EndedBefore(cutoff)) {
       absl::Status deleted = store_->DeleteBatch(id);
       if (!deleted.ok() && !absl::IsNotFound(deleted)) {
         LOG(ERROR) << "retention: batch " << id << ": " << deleted;
@@ -956,17 +681,8 @@ size_t BatchManager::PruneExpiredBatches() {
     }
     if (removed.empty()) return 0;
     absl::flat_hash_set<std::string> gone(removed.begin(), removed.end());
-    std::erase_if(order_, [&](const std::string& id) { return gone.contains(id); });
-    for (const std::string& id : removed) {
-      const BatchRecord& record = batches_.at(id)->record;
-      if (!record.request_id.empty()) by_request_id_.erase(record.request_id);
-      batches_.erase(id);
-    }
-    std::vector<std::string> stale;
-    for (const auto& [key, ref] : results_) {
-      if (gone.contains(ref.batch_id)) stale.push_back(key);
-    }
-    for (const std::string& key : stale) results_.erase(key);
+    history_.Remove(gone);
+    cache_.ForgetBatches(gone);
   }
   absl::StatusOr<size_t> collected = store_->CollectGarbage(options_.garbage_min_age);
   LOG(INFO) << "retention: removed " << removed.size() << " batches ended before "

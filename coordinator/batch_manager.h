@@ -9,6 +9,14 @@
 // artifacts, renders the aggregate SVG through the RenderClient, and only then
 // marks the batch SUCCEEDED (every job succeeded) or FAILED.
 //
+// It composes three parts, each with its own header: RunHistory
+// (coordinator/run_history.h: the batches held, ListBatches, the selection an
+// Aggregate merges, retention's candidates, the cycle history), ResultCache
+// (coordinator/result_cache.h: jobs answered from an identical earlier run) and
+// Artifacts (coordinator/artifacts.h: storing, deriving and rendering
+// artifacts). The first two live under the manager's mutex; Artifacts is
+// called without it.
+//
 // Rendering policy: the aggregate SVG is rendered eagerly when the batch ends;
 // per-job SVG and folded artifacts are derived lazily from the stored job
 // profile on the first FetchArtifact and cached in the store (so a batch of
@@ -45,21 +53,16 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "coordinator/artifacts.h"
 #include "coordinator/clock.h"
 #include "coordinator/job_store.h"
-#include "coordinator/profile_merger.h"
 #include "coordinator/render_client.h"
+#include "coordinator/result_cache.h"
+#include "coordinator/run_history.h"
 #include "coordinator/scheduler.h"
 #include "flamefleet/v1/coordinator.pb.h"
 
 namespace flamefleet::coordinator {
-
-// Default of BatchManagerOptions::aggregate_render_deadline.
-// Most batches one ListBatches answers, whatever its `limit`: with every label at its limit
-// (internal::SubmitLimits) a batch is about 64 KiB, so the answer stays under 64 MiB.
-inline constexpr size_t kMaxListedBatches = 500;
-inline constexpr absl::Duration kDefaultAggregateRenderDeadline =
-    absl::Seconds(5);
 
 struct BatchManagerOptions {
   // How often a background thread re-queues expired leases (and applies
@@ -77,14 +80,6 @@ struct BatchManagerOptions {
   // ended when it starts; on failure (a hung or stopped renderer) the failure
   // is logged and the first FetchArtifact of the aggregate SVG renders it.
   absl::Duration aggregate_render_deadline = kDefaultAggregateRenderDeadline;
-};
-
-// What Aggregate merged, and the artifact in the requested format.
-struct AggregateResult {
-  std::vector<std::string> batch_ids;  // oldest first
-  uint32_t jobs = 0;
-  uint64_t cycles = 0;
-  std::string data;
 };
 
 // A snapshot of a batch for WatchBatch, with the version it was taken at.
@@ -201,42 +196,25 @@ class BatchManager {
   void Shutdown();
 
  private:
-  struct Batch {
-    BatchRecord record;
-    absl::flat_hash_map<std::string, uint32_t> job_by_name;
-    uint32_t counts[6] = {0, 0, 0, 0, 0, 0};  // by v1::JobState
-    uint64_t aggregate_cycles = 0;
-    uint64_t version = 1;
-    bool finalizing = false;
-  };
+  using Batch = BatchEntry;
 
   Batch* FindLocked(absl::string_view batch_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::pair<Batch*, JobRecord*>> FindTaskLocked(
       absl::string_view task_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  v1::Batch ToProtoLocked(const Batch& batch, bool with_jobs) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves `job` to `state` in the counts (the caller persists it).
   void SetJobStateLocked(Batch* batch, JobRecord* job, v1::JobState state)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Returns true if the caller must now call FinalizeBatch (all jobs ended;
   // marked finalizing).
   bool StartFinalizeLocked(Batch* batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void AddBatchLocked(BatchRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds the batch to the history and its succeeded jobs to the result cache
+  // and the cycle history; returns its entry.
+  Batch* AddBatchLocked(BatchRecord record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Merges and stores the aggregate, marks the batch ended, then renders the
-  // aggregate SVG (RenderAggregateSvg).
+  // aggregate SVG (Artifacts::RenderAggregateSvg).
   // Without the lock.
   void FinalizeBatch(const std::string& batch_id) ABSL_LOCKS_EXCLUDED(mu_);
-  // Renders and stores the aggregate SVG of an ended batch, within
-  // options_.aggregate_render_deadline; a failure is logged (FetchArtifact
-  // renders it later).
-  void RenderAggregateSvg(const std::string& batch_id, const BatchRecord& header,
-                          const profile::Profile& aggregate, size_t jobs)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  absl::StatusOr<std::string> DeriveArtifact(
-      const std::string& batch_id, const std::string& job_name,
-      v1::ArtifactFormat format, const std::string& profile_digest,
-      const v1::RenderOptions& render_options) ABSL_LOCKS_EXCLUDED(mu_);
   void SweeperLoop();
   // The store could not record the result of `header`'s lease (PutArtifact
   // failed): ends the lease as lost (LoseLeaseLocked) and returns the error.
@@ -247,43 +225,20 @@ class BatchManager {
   // the store allows. Returns true if the caller must now call FinalizeBatch.
   bool LoseLeaseLocked(Batch* batch, JobRecord* job, const std::string& lease_id,
                        const absl::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Adds each (task id, profile artifact digest) to `merger` from the store; the
-  // first unreadable one is the error, prefixed with its task id.
-  absl::Status MergeStoredProfiles(
-      const std::vector<std::pair<std::string, std::string>>& profiles,
-      ProfileMerger* merger) ABSL_LOCKS_EXCLUDED(mu_);
   // Registers a finished job's result for the cache and the cycle history.
   void RememberResultLocked(const Batch& batch, const JobRecord& job)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The cost estimate for queueing `job`: cycles of its latest earlier run.
-  uint64_t ExpectedCostLocked(const JobRecord& job) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   JobStore* const store_;
   JobScheduler* const scheduler_;
-  RenderClient* const render_;
   Clock* const clock_;
   const BatchManagerOptions options_;
 
+  Artifacts artifacts_;  // thread-safe; called without mu_
+
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<Batch>> batches_
-      ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> order_
-      ABSL_GUARDED_BY(mu_);  // batch ids, oldest first
-  absl::flat_hash_map<std::string, std::string> by_request_id_
-      ABSL_GUARDED_BY(mu_);
-  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
-  // Result cache: cache key -> the newest succeeded job with that key.
-  struct ResultRef {
-    std::string batch_id;
-    uint32_t index = 0;
-  };
-  absl::flat_hash_map<std::string, ResultRef> results_ ABSL_GUARDED_BY(mu_);
-  // Cycle history: program digest (and job name) -> cycles of the latest run.
-  absl::flat_hash_map<std::string, uint64_t> cycles_by_program_
-      ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, uint64_t> cycles_by_name_
-      ABSL_GUARDED_BY(mu_);
+  RunHistory history_ ABSL_GUARDED_BY(mu_);
+  ResultCache cache_ ABSL_GUARDED_BY(mu_);
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   std::thread sweeper_;
 };

@@ -10,6 +10,10 @@
 //                          status)
 //   batch_manager.h        BatchManager: batch lifecycle, job states, watch
 //                          versions, finalizing (merge + render)
+//   run_history.h          RunHistory: the batches held, list/aggregate
+//                          queries, retention candidates, cycle history
+//   result_cache.h         ResultCache: jobs answered by an identical run
+//   artifacts.h            Artifacts: aggregate, folded and SVG artifacts
 //   scheduler.h            JobScheduler: queue, leases, expiry, retries,
 //                          exactly-once completion
 //   profile_merger.h       ProfileMerger: the aggregate, an exact sum

@@ -33,6 +33,7 @@
 #include "profile/export.h"
 #include "profile/folded.h"
 #include "profile/profile_proto.h"
+#include "tests/testing/profile_helpers.h"
 #include "tests/testing/test_files.h"
 
 namespace flamefleet::cli {
@@ -43,14 +44,8 @@ using testutil::ReadFile;
 using testutil::WriteFile;
 using profile::Profile;
 using Stacks = testutil::FoldedCounts;
+using testutil::FromFolded;
 using testutil::ParseFoldedCounts;
-
-Profile FromFolded(const std::string& text) {
-  Profile p;
-  profile::FoldedReader reader(&p);
-  EXPECT_TRUE(reader.ReadString(text).ok());
-  return p;
-}
 
 std::string Folded(const Profile& p) {
   std::ostringstream out;

@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,24 +19,14 @@
 #include "coordinator/scheduler.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 #include "gtest/gtest.h"
-#include "profile/folded.h"
 #include "profile/profile_proto.h"
+#include "tests/testing/profile_helpers.h"
 
 namespace flamefleet::coordinator {
 namespace {
 
-profile::Profile FromFolded(const std::string& text) {
-  profile::Profile profile;
-  profile::FoldedReader reader(&profile);
-  EXPECT_TRUE(reader.ReadString(text).ok());
-  return profile;
-}
-
-std::string ToFolded(const profile::Profile& profile) {
-  std::ostringstream out;
-  EXPECT_TRUE(profile::WriteFolded(profile, out).ok());
-  return out.str();
-}
+using testutil::FromFolded;
+using testutil::ToFolded;
 
 std::string MakeTempDir() {
   std::string pattern =

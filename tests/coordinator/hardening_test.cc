@@ -24,8 +24,8 @@
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "profile/folded.h"
 #include "profile/profile_proto.h"
+#include "tests/testing/profile_helpers.h"
 
 namespace flamefleet::coordinator {
 namespace {
@@ -41,10 +41,7 @@ v1::SubmitBatchRequest OneJob(const std::string& name = "a.masm") {
 }
 
 std::string ProfileBytes() {
-  profile::Profile profile;
-  profile::FoldedReader reader(&profile);
-  EXPECT_TRUE(reader.ReadString("$main;f 5\n").ok());
-  return profile::SerializeProfile(profile);
+  return profile::SerializeProfile(testutil::FromFolded("$main;f 5\n"));
 }
 
 // --- validation (items 9 and 14) ---

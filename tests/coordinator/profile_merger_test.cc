@@ -1,27 +1,16 @@
 #include "coordinator/profile_merger.h"
 
-#include <sstream>
 #include <string>
 
 #include "gtest/gtest.h"
-#include "profile/folded.h"
 #include "profile/profile_proto.h"
+#include "tests/testing/profile_helpers.h"
 
 namespace flamefleet::coordinator {
 namespace {
 
-profile::Profile FromFolded(const std::string& text) {
-  profile::Profile profile;
-  profile::FoldedReader reader(&profile);
-  EXPECT_TRUE(reader.ReadString(text).ok());
-  return profile;
-}
-
-std::string ToFolded(const profile::Profile& profile) {
-  std::ostringstream out;
-  EXPECT_TRUE(profile::WriteFolded(profile, out).ok());
-  return out.str();
-}
+using testutil::FromFolded;
+using testutil::ToFolded;
 
 TEST(ProfileMergerTest, SumsProfilesExactly) {
   ProfileMerger merger;

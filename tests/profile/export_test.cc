@@ -21,6 +21,7 @@
 #include "profile/diff.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
+#include "tests/testing/profile_helpers.h"
 #include "tests/testing/test_files.h"
 
 namespace flamefleet::profile {
@@ -29,6 +30,7 @@ namespace {
 using ::testing::ElementsAre;
 
 using Stacks = testutil::FoldedCounts;
+using testutil::FromFolded;
 using testutil::ParseFoldedCounts;
 
 // Folded text -> stack -> count (summing duplicate lines).
@@ -36,16 +38,6 @@ Stacks FoldedStacks(const Profile& p) {
   std::ostringstream out;
   EXPECT_TRUE(WriteFolded(p, out).ok());
   return ParseFoldedCounts(out.str());
-}
-
-Profile FromFolded(
-    absl::string_view text,
-    Profile::ChildMatching matching = Profile::ChildMatching::kByName) {
-  Profile p(matching);
-  FoldedReader reader(&p);
-  EXPECT_TRUE(reader.ReadString(text).ok());
-  EXPECT_EQ(reader.stats().malformed_lines, 0u);
-  return p;
 }
 
 // A profile with everything an export must handle: shared prefixes, a frame

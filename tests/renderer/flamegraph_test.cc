@@ -13,6 +13,7 @@
 #include "profile/diff.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
+#include "tests/testing/profile_helpers.h"
 
 namespace flamefleet::renderer {
 namespace {
@@ -20,15 +21,10 @@ namespace {
 using profile::FoldedReader;
 using profile::Profile;
 using profile::ProfileDiff;
+using testutil::FromFolded;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-Profile FromFolded(const std::string& text) {
-  Profile p;
-  FoldedReader reader(&p);
-  EXPECT_TRUE(reader.ReadString(text).ok());
-  return p;
-}
 
 std::string Render(const Profile& p, const RenderOptions& o = {}) {
   std::ostringstream out;
