@@ -16,7 +16,7 @@
 #include "renderer/flamegraph.h"
 #include "renderer/profile_file.h"
 #include "vm/vm.h"
-#include "worker/profile_run.h"
+#include "runner/runner.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -61,15 +61,15 @@ size_t UniqueStacks(const profile::Profile& p) {
   return n;
 }
 
-absl::StatusOr<worker::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) {
-  const worker::StackMode mode = flags.flat ? worker::StackMode::kFlat : worker::StackMode::kNested;
+absl::StatusOr<runner::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) {
+  const runner::StackMode mode = flags.flat ? runner::StackMode::kFlat : runner::StackMode::kNested;
   if (!flags.replay.empty()) {
     if (!flags.kernel.empty()) {
       return absl::InvalidArgumentError("--kernel cannot be used with --replay (a snapshot carries its own kernel)");
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot,
-                                worker::LoadSnapshotFile(flags.replay));
-    return worker::ProfileReplay(snapshot, flags.max_cycles, mode, /*cancel=*/nullptr,
+                                runner::LoadSnapshotFile(flags.replay));
+    return runner::ProfileReplay(snapshot, flags.max_cycles, mode, /*cancel=*/nullptr,
                                  flags.limits.max_memory);
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded,
@@ -78,7 +78,7 @@ absl::StatusOr<worker::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) 
   vm::ExecutionOptions options;
   if (flags.max_cycles.has_value()) options.max_cycles = *flags.max_cycles;
   if (flags.limits.max_memory.has_value()) options.max_memory_bytes = *flags.limits.max_memory;
-  return worker::ProfileProgram(loaded.program, loaded.inputs, options, mode);
+  return runner::ProfileProgram(loaded.program, loaded.inputs, options, mode);
 }
 
 int RunProfile(const ProfileFlags& flags) {
@@ -87,7 +87,7 @@ int RunProfile(const ProfileFlags& flags) {
     std::cerr << "error: " << usage.message() << "\n";
     return 2;
   }
-  absl::StatusOr<worker::ProfiledRun> run = ProfileFromFlags(flags);
+  absl::StatusOr<runner::ProfiledRun> run = ProfileFromFlags(flags);
   if (!run.ok()) {
     std::cerr << "error: " << run.status().message() << "\n";
     return 1;
@@ -120,9 +120,9 @@ absl::StatusOr<profile::Profile> ProfileMasmFile(const std::string& program_path
                                                  bool flat) {
   FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded, Load(program_path, inputs_path, libs));
   FLAMEFLEET_ASSIGN_OR_RETURN(
-      worker::ProfiledRun run,
-      worker::ProfileProgram(loaded.program, loaded.inputs, vm::ExecutionOptions{},
-                             flat ? worker::StackMode::kFlat : worker::StackMode::kNested));
+      runner::ProfiledRun run,
+      runner::ProfileProgram(loaded.program, loaded.inputs, vm::ExecutionOptions{},
+                             flat ? runner::StackMode::kFlat : runner::StackMode::kNested));
   return std::move(run.profile);
 }
 

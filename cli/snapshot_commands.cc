@@ -12,7 +12,7 @@
 #include "cli/vm_commands.h"
 #include "nlohmann/json.hpp"
 #include "vm/vm.h"
-#include "worker/snapshot.h"
+#include "runner/runner.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -39,7 +39,7 @@ int RunRecord(const RecordFlags& flags) {
     std::cerr << "error: " << inputs.status().message() << "\n";
     return 1;
   }
-  worker::RecordOptions options;
+  runner::RecordOptions options;
   options.libraries = *libs;
   options.kernel_path = flags.kernel;
   if (flags.max_cycles.has_value()) options.execution.max_cycles = *flags.max_cycles;
@@ -48,13 +48,13 @@ int RunRecord(const RecordFlags& flags) {
   }
   options.assemble = AssembleLimitsFromFlags(flags.limits);
   // The live host: none yet, so every event gets an empty answer (and still a log entry).
-  absl::StatusOr<worker::Recording> recording =
-      worker::RecordFile(flags.program, *inputs, options);
+  absl::StatusOr<runner::Recording> recording =
+      runner::RecordFile(flags.program, *inputs, options);
   if (!recording.ok()) {
     std::cerr << "error: " << recording.status().message() << "\n";
     return 1;
   }
-  if (absl::Status st = worker::WriteSnapshotFile(flags.output, recording->snapshot); !st.ok()) {
+  if (absl::Status st = runner::WriteSnapshotFile(flags.output, recording->snapshot); !st.ok()) {
     std::cerr << "error: " << st.message() << "\n";
     return 1;
   }
@@ -70,7 +70,7 @@ int RunRecord(const RecordFlags& flags) {
 }
 
 int RunInspect(const std::string& path, bool json) {
-  absl::StatusOr<v1::ReplaySnapshot> snapshot = worker::LoadSnapshotFile(path);
+  absl::StatusOr<v1::ReplaySnapshot> snapshot = runner::LoadSnapshotFile(path);
   if (!snapshot.ok()) {
     std::cerr << "error: " << snapshot.status().message() << "\n";
     return 1;
@@ -95,7 +95,7 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
     out["format_version"] = snapshot.format_version();
     out["bytes"] = file_bytes;
     out["program"] = {{"name", program.name()},
-                      {"digest", worker::ProgramDigest(program)},
+                      {"digest", runner::ProgramDigest(program)},
                       {"entry_digest", program.digest()},
                       {"entry_bytes", program.source().size()}};
     if (program.has_kernel()) {
@@ -131,7 +131,7 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
   std::string out = absl::StrCat("format version ", snapshot.format_version(), ", ", file_bytes,
                                  " bytes\n");
   absl::StrAppend(&out, "program:  ", program.name(), "\n");
-  absl::StrAppend(&out, "  digest: ", worker::ProgramDigest(program), "\n");
+  absl::StrAppend(&out, "  digest: ", runner::ProgramDigest(program), "\n");
   absl::StrAppend(&out, "  entry:  ", program.digest(), " (", program.source().size(),
                   " bytes)\n");
   if (program.has_kernel()) {

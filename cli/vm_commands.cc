@@ -11,7 +11,7 @@
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "vm/vm.h"
-#include "worker/snapshot.h"
+#include "runner/runner.h"
 
 namespace flamefleet::cli {
 
@@ -53,8 +53,8 @@ namespace {
 // `exec --replay`: runs the snapshot, answering events from its log.
 absl::StatusOr<vm::RunResult> ReplayExec(const ExecFlags& flags) {
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot,
-                              worker::LoadSnapshotFile(flags.replay));
-  return worker::ReplayRun(snapshot, flags.max_cycles, flags.limits.max_memory);
+                              runner::LoadSnapshotFile(flags.replay));
+  return runner::ReplayRun(snapshot, flags.max_cycles, flags.limits.max_memory);
 }
 
 void PrintResult(const vm::RunResult& result, bool json) {

@@ -1,4 +1,4 @@
-#include "worker/snapshot.h"
+#include "runner/snapshot.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,9 +11,9 @@
 #include "gtest/gtest.h"
 #include "profile/folded.h"
 #include "renderer/flamegraph.h"
-#include "worker/profile_run.h"
+#include "runner/profile_run.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 namespace {
 
 namespace fs = std::filesystem;
@@ -439,4 +439,4 @@ TEST(SnapshotTest, FilesAreWrittenAtomicallyAndLoadBack) {
 }
 
 }  // namespace
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner

@@ -17,8 +17,8 @@
 // This library depends on the VM and the generated snapshot messages only (no gRPC, no
 // profile), so that the decoder also builds in the libFuzzer configuration. All functions are
 // thread-safe; the hosts are not (one per run).
-#ifndef FLAMEFLEET_WORKER_SNAPSHOT_H_
-#define FLAMEFLEET_WORKER_SNAPSHOT_H_
+#ifndef FLAMEFLEET_RUNNER_SNAPSHOT_H_
+#define FLAMEFLEET_RUNNER_SNAPSHOT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +33,7 @@
 #include "flamefleet/v1/snapshot.pb.h"
 #include "vm/vm.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 
 // The snapshot format version this build writes and the newest it reads.
 inline constexpr uint32_t kSnapshotFormatVersion = 1;
@@ -181,6 +181,6 @@ absl::StatusOr<vm::RunResult> ReplayRun(const v1::ReplaySnapshot& snapshot,
                                         std::optional<uint64_t> max_memory_bytes =
                                             std::nullopt);
 
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner
 
-#endif  // FLAMEFLEET_WORKER_SNAPSHOT_H_
+#endif  // FLAMEFLEET_RUNNER_SNAPSHOT_H_
