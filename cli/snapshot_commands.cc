@@ -95,7 +95,7 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
     out["format_version"] = snapshot.format_version();
     out["bytes"] = file_bytes;
     out["program"] = {{"name", program.name()},
-                      {"digest", runner::ProgramDigest(program)},
+                      {"digest", runner::SnapshotSourceDigest(program)},
                       {"entry_digest", program.digest()},
                       {"entry_bytes", program.source().size()}};
     if (program.has_kernel()) {
@@ -131,7 +131,7 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
   std::string out = absl::StrCat("format version ", snapshot.format_version(), ", ", file_bytes,
                                  " bytes\n");
   absl::StrAppend(&out, "program:  ", program.name(), "\n");
-  absl::StrAppend(&out, "  digest: ", runner::ProgramDigest(program), "\n");
+  absl::StrAppend(&out, "  digest: ", runner::SnapshotSourceDigest(program), "\n");
   absl::StrAppend(&out, "  entry:  ", program.digest(), " (", program.source().size(),
                   " bytes)\n");
   if (program.has_kernel()) {

@@ -378,7 +378,7 @@ std::string SourceDigest(absl::string_view text) {
   return absl::StrCat("blake3:", Hex(digest.data(), digest.size()));
 }
 
-std::string ProgramDigest(const v1::SnapshotProgram& program) {
+std::string SnapshotSourceDigest(const v1::SnapshotProgram& program) {
   std::vector<std::string> parts;
   for (const v1::SnapshotLibrary& lib : program.libraries()) {
     for (const v1::SnapshotModule& m : lib.modules()) {

@@ -47,9 +47,10 @@ inline constexpr uint64_t kMaxSnapshotBytes = uint64_t{1} << 30;
 // Returns "blake3:" followed by the 64 lowercase hex digits of BLAKE3(`text`).
 std::string SourceDigest(absl::string_view text);
 
-// Returns a digest of the whole program: the entry source and every module, by namespace,
-// path and content ("blake3:<hex>"). Two snapshots of the same code have the same digest.
-std::string ProgramDigest(const v1::SnapshotProgram& program);
+// Returns a digest of a snapshot's program sources: the entry source and every module, by
+// namespace, path and content ("blake3:<hex>"). Two snapshots of the same code have the same
+// digest. (The coordinator's job identity is another digest, JobProgramDigest.)
+std::string SnapshotSourceDigest(const v1::SnapshotProgram& program);
 
 // Records the advice mutations of every non-system event. Wraps the live host `live` (may be
 // null: then every answer is empty, and the log still gets one entry per event); `live` is

@@ -148,7 +148,7 @@ TEST(SnapshotTest, KernelTravelsInTheSnapshot) {
   // The kernel is part of the program's identity.
   v1::SnapshotProgram without = program;
   without.clear_kernel();
-  EXPECT_NE(ProgramDigest(program), ProgramDigest(without));
+  EXPECT_NE(SnapshotSourceDigest(program), SnapshotSourceDigest(without));
 
   // Replay needs no file: the kernel comes from the snapshot.
   fs::remove_all(dir);
