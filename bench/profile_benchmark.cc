@@ -9,10 +9,10 @@
 
 #include "bench/bench_programs.h"
 #include "benchmark/benchmark.h"
+#include "runner/runner.h"
 #include "vm/vm.h"
-#include "worker/profile_run.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 namespace {
 
 using bench::FibLike;
@@ -78,6 +78,6 @@ BENCHMARK(BM_CallHeavyFlat);
 BENCHMARK(BM_CallHeavySeedStyle);
 
 }  // namespace
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner
 
 BENCHMARK_MAIN();

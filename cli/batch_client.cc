@@ -14,8 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "cli/program_flags.h"
 #include "cli/safe_paths.h"
-#include "cli/vm_commands.h"
 #include "common/grpc_status.h"
 #include "common/server.h"
 #include "common/status_macros.h"
@@ -23,7 +23,7 @@
 #include "profile/folded.h"
 #include "profile/profile_proto.h"
 #include "renderer/profile_file.h"
-#include "worker/snapshot.h"
+#include "runner/runner.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -178,7 +178,7 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
       return absl::InvalidArgumentError(
           absl::StrCat("two jobs are both named '", name, "'; rename one of the snapshots"));
     }
-    absl::StatusOr<v1::ReplaySnapshot> snapshot = worker::LoadSnapshotFile(arg);
+    absl::StatusOr<v1::ReplaySnapshot> snapshot = runner::LoadSnapshotFile(arg);
     if (!snapshot.ok()) return absl::InvalidArgumentError(snapshot.status().message());
     FLAMEFLEET_ASSIGN_OR_RETURN(std::string bytes, ReadText(arg));
     v1::JobSpec* job = req.add_jobs();

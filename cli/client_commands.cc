@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -14,13 +15,15 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "cli/batch_client.h"
+#include "cli/command.h"
+#include "cli/local_fleet.h"
+#include "cli/program_flags.h"
 #include "common/channel.h"
 #include "common/grpc_status.h"
 #include "common/security.h"
-#include "common/subprocess.h"
+#include "common/status_macros.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "profile/export.h"
@@ -29,11 +32,6 @@
 
 namespace flamefleet::cli {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;  // an RPC failed, or some job failed
-constexpr int kExitUsage = 2;
-constexpr int kExitInterrupted = 130;
 
 std::string StateName(v1::BatchState s) {
   switch (s) {
@@ -140,23 +138,26 @@ absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::stri
   return result;
 }
 
-int ExitFor(const v1::Batch& b) {
-  return b.state() == v1::BATCH_STATE_SUCCEEDED ? kExitOk : kExitFailed;
+// Exits 0 only if every job of the batch succeeded (watch, run).
+ExitCode ExitFor(const v1::Batch& b) {
+  return ExitCode{b.state() == v1::BATCH_STATE_SUCCEEDED ? kExitOk : kExitFailed};
 }
 
-int Fail(const absl::Status& s) {
-  std::cerr << "error: " << s.message() << "\n";
-  return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : kExitFailed;
+// Makes `command` the callback of the fleet command `cmd`. The fleet commands exit 2 for every
+// InvalidArgument: a bad flag, or a request the coordinator refused as invalid.
+void SetFleetCommand(CLI::App* cmd, int* exit_code, std::function<CommandResult()> command) {
+  SetCommand(cmd, exit_code, [command = std::move(command)]() -> CommandResult {
+    CommandResult result = command();
+    if (absl::IsInvalidArgument(result.status())) return UsageError(result.status());
+    return result;
+  });
 }
 
 struct SubmitFlags {
-  std::vector<std::string> programs;
-  std::vector<std::string> snapshots;
-  std::vector<std::string> libs;
+  explicit SubmitFlags(ProgramCommand command) : program(command) {}
+
+  ProgramFlags program;
   std::vector<std::string> labels;
-  uint64_t max_cycles = 0;
-  uint64_t max_memory = 0;
-  uint64_t max_program_ops = 0;
   uint32_t deadline_ms = 0;
   bool flat = false;
   bool no_cache = false;
@@ -188,19 +189,8 @@ absl::StatusOr<int64_t> ParseSince(const std::string& flag) {
 }
 
 void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
-  cmd->add_option("programs", f->programs, ".masm files or directories (searched recursively)");
-  cmd->add_option("--replay", f->snapshots,
-                  "replay snapshot files (flamefleet record); may be mixed with programs");
-  cmd->add_option("--lib", f->libs, "library NAMESPACE=DIR sent with the batch (repeatable)");
+  f->program.Add(cmd);
   cmd->add_option("--label", f->labels, "batch label KEY=VALUE (repeatable)");
-  cmd->add_option("--max-cycles", f->max_cycles, "cycle cap per job");
-  cmd->add_option("--max-memory", f->max_memory,
-                  "memory budget per job in bytes: VM memory, advice, operand and call stacks "
-                  "(0: the worker's default, 1 GiB; the coordinator's --max-memory-cap is the "
-                  "ceiling)");
-  cmd->add_option("--max-program-ops", f->max_program_ops,
-                  "refuse a program whose repeats expand past N operations (0: the default, "
-                  "4194304)");
   cmd->add_option("--deadline-ms", f->deadline_ms,
                   "wall-clock deadline per job, assembly included (0: the worker's default, "
                   "10 min)");
@@ -211,11 +201,9 @@ void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
 }
 
 absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
-  auto req = BuildSubmitRequest(f.programs, f.libs, f.labels, f.snapshots);
+  auto req = BuildSubmitRequest(f.program.programs, f.program.libs, f.labels, f.program.replays);
   if (!req.ok()) return req;
-  req->mutable_options()->set_max_cycles(f.max_cycles);
-  req->mutable_options()->set_max_memory_bytes(f.max_memory);
-  req->mutable_options()->set_max_program_ops(f.max_program_ops);
+  f.program.SetBatchOptions(req->mutable_options());
   req->mutable_options()->set_deadline_ms(f.deadline_ms);
   req->mutable_options()->set_flat(f.flat);
   req->mutable_options()->set_no_cache(f.no_cache);
@@ -227,77 +215,19 @@ absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
 // --- run: the embedded local fleet -------------------------------------------------------
 
 struct RunFlags {
-  SubmitFlags submit;
+  SubmitFlags submit{ProgramCommand::kRun};
   std::string output = "out";
   int workers = 0;
 };
 
-class LocalFleet {
- public:
-  ~LocalFleet() { Stop(); }
-
-  absl::Status Start(const std::string& state_dir, int workers) {
-    auto renderer_bin = FindServiceBinary("flamefleet-renderer", "renderer");
-    auto coordinator_bin = FindServiceBinary("flamefleet-coordinator", "coordinator");
-    auto worker_bin = FindServiceBinary("flamefleet-worker", "worker");
-    for (const auto* s : {&renderer_bin, &coordinator_bin, &worker_bin}) {
-      if (!s->ok()) return s->status();
-    }
-    absl::MutexLock lock(&mu_);
-    auto renderer = Subprocess::Start({*renderer_bin, "--listen", "127.0.0.1:0"});
-    if (!renderer.ok()) return renderer.status();
-    auto rport = (*renderer)->WaitForListeningPort(absl::Seconds(60));
-    children_.push_back(std::move(*renderer));
-    if (!rport.ok()) return rport.status();
-    auto coordinator = Subprocess::Start({*coordinator_bin, "--listen", "127.0.0.1:0",
-                                          "--state-dir", state_dir, "--renderer",
-                                          absl::StrCat("127.0.0.1:", *rport)});
-    if (!coordinator.ok()) return coordinator.status();
-    auto cport = (*coordinator)->WaitForListeningPort(absl::Seconds(60));
-    children_.push_back(std::move(*coordinator));
-    if (!cport.ok()) return cport.status();
-    address_ = absl::StrCat("127.0.0.1:", *cport);
-    for (int i = 0; i < workers; ++i) {
-      auto w = Subprocess::Start({*worker_bin, "--coordinator", address_, "--slots", "1",
-                                  "--worker-id", absl::StrCat("local-", i), "--grace", "1s"});
-      if (!w.ok()) return w.status();
-      children_.push_back(std::move(*w));
-    }
-    return absl::OkStatus();
-  }
-
-  // Returns a description of a child that died, if any.
-  std::optional<std::string> DeadChild() {
-    absl::MutexLock lock(&mu_);
-    for (auto& c : children_) {
-      if (c->Poll().has_value()) return absl::StrCat("fleet process ", c->pid(), " exited");
-    }
-    return std::nullopt;
-  }
-
-  // Stops every child (SIGTERM, then SIGKILL after 10 s). Thread-safe, idempotent.
-  void Stop() {
-    absl::MutexLock lock(&mu_);
-    for (auto& c : children_) c->Signal(SIGTERM);
-    for (auto& c : children_) c->Stop(absl::Seconds(10));
-    children_.clear();
-  }
-
-  const std::string& address() const { return address_; }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::unique_ptr<Subprocess>> children_ ABSL_GUARDED_BY(mu_);
-  std::string address_;
-};
-
-int RunLocal(const RunFlags& flags) {
-  auto request = MakeRequest(flags.submit);
-  if (!request.ok()) return Fail(request.status());
+// `run`: starts a LocalFleet, submits, watches, fetches, stops the fleet. Exits 130 when
+// interrupted (SIGINT, SIGTERM), after stopping the fleet.
+CommandResult RunLocal(const RunFlags& flags) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(v1::SubmitBatchRequest request, MakeRequest(flags.submit));
   int workers = flags.workers > 0 ? flags.workers
                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   char tmpl[] = "/tmp/flamefleet-run-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) return Fail(absl::InternalError("cannot create a state dir"));
+  if (mkdtemp(tmpl) == nullptr) return absl::InternalError("cannot create a state dir");
   std::string state_dir = tmpl;
   // Keep the children's logs to warnings and errors; the progress line tells the story.
   setenv("GLOG_minloglevel", "1", /*overwrite=*/0);
@@ -320,17 +250,17 @@ int RunLocal(const RunFlags& flags) {
     }
   });
 
-  int code = kExitOk;
+  ExitCode code{kExitOk};
   absl::Status st = fleet->Start(state_dir, workers);
   if (st.ok()) {
     std::cerr << "local fleet: coordinator " << fleet->address() << ", " << workers
               << " worker(s)\n";
     BatchClient client(MakeChannel(fleet->address()));
-    auto id = client.Submit(*request);
+    auto id = client.Submit(request);
     if (!id.ok()) {
       st = id.status();
     } else {
-      std::cerr << "batch " << *id << ": " << request->jobs_size() << " job(s)\n";
+      std::cerr << "batch " << *id << ": " << request.jobs_size() << " job(s)\n";
       std::cout << "BATCH " << *id << std::endl;  // for scripts (and the tests)
       // The local coordinator is our child: if it dies there is nothing to reconnect to.
       auto final_batch = WatchWithProgress(client, *id, absl::ZeroDuration());
@@ -355,14 +285,15 @@ int RunLocal(const RunFlags& flags) {
   }
   if (!st.ok() && !interrupted) {
     if (auto dead = fleet->DeadChild()) std::cerr << "error: " << *dead << "\n";
-    code = Fail(st);
   }
   fleet->Stop();
   kill(getpid(), SIGUSR2);
   signals.join();
   std::error_code ec;
   std::filesystem::remove_all(state_dir, ec);
-  return interrupted ? kExitInterrupted : code;
+  if (interrupted) return ExitCode{kExitInterrupted};
+  if (!st.ok()) return st;
+  return code;
 }
 
 }  // namespace
@@ -399,28 +330,19 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   // The channel to the coordinator, with the security flags loaded (their files are read here).
   auto connect = [target] { return ConnectToCoordinator(*target); };
 
-  auto submit = std::make_shared<SubmitFlags>();
+  auto submit = std::make_shared<SubmitFlags>(ProgramCommand::kSubmit);
   CLI::App* submit_cmd = app.add_subcommand("submit", "Submit a batch; prints its id");
   AddSubmitOptions(submit_cmd, submit.get());
   add_coordinator(submit_cmd);
-  submit_cmd->callback([=] {
+  SetFleetCommand(submit_cmd, exit_code, [=]() -> CommandResult {
     auto req = MakeRequest(*submit);
-    if (!req.ok()) {
-      *exit_code = Fail(req.status());
-      return;
-    }
+    if (!req.ok()) return req.status();
     auto channel = connect();
-    if (!channel.ok()) {
-      *exit_code = Fail(channel.status());
-      return;
-    }
+    if (!channel.ok()) return channel.status();
     auto id = BatchClient(*channel).Submit(*req);
-    if (!id.ok()) {
-      *exit_code = Fail(id.status());
-      return;
-    }
+    if (!id.ok()) return id.status();
     std::cout << *id << "\n";
-    *exit_code = kExitOk;
+    return absl::OkStatus();
   });
 
   auto id = std::make_shared<std::string>();
@@ -429,23 +351,17 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   status_cmd->add_option("batch_id", *id, "batch id")->required();
   status_cmd->add_flag("--json", *json, "machine-readable output");
   add_coordinator(status_cmd);
-  status_cmd->callback([=] {
+  SetFleetCommand(status_cmd, exit_code, [=]() -> CommandResult {
     auto channel = connect();
-    if (!channel.ok()) {
-      *exit_code = Fail(channel.status());
-      return;
-    }
+    if (!channel.ok()) return channel.status();
     auto b = BatchClient(*channel).Get(*id);
-    if (!b.ok()) {
-      *exit_code = Fail(b.status());
-      return;
-    }
+    if (!b.ok()) return b.status();
     if (*json) {
       std::cout << BatchJson(*b, true).dump(2) << "\n";
     } else {
       PrintBatch(*b);
     }
-    *exit_code = kExitOk;
+    return absl::OkStatus();
   });
 
   auto list_labels = std::make_shared<std::vector<std::string>>();
@@ -457,33 +373,21 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   list_cmd->add_option("--since", *list_since, "only batches created in the last DURATION (24h)");
   list_cmd->add_flag("--json", *json, "machine-readable output");
   add_coordinator(list_cmd);
-  list_cmd->callback([=] {
+  SetFleetCommand(list_cmd, exit_code, [=]() -> CommandResult {
     v1::ListBatchesRequest req;
     absl::Status labels = ParseLabels(*list_labels, req.mutable_labels());
     absl::StatusOr<int64_t> since = ParseSince(*list_since);
-    if (!labels.ok() || !since.ok()) {
-      *exit_code = Fail(labels.ok() ? since.status() : labels);
-      return;
-    }
+    if (!labels.ok() || !since.ok()) return labels.ok() ? since.status() : labels;
     req.set_since_unix_ms(*since);
     if (!list_state->empty()) {
       auto st = ParseBatchState(*list_state);
-      if (!st.has_value()) {
-        *exit_code = Fail(absl::InvalidArgumentError("--state: unknown state"));
-        return;
-      }
+      if (!st.has_value()) return absl::InvalidArgumentError("--state: unknown state");
       req.set_state(*st);
     }
     auto channel = connect();
-    if (!channel.ok()) {
-      *exit_code = Fail(channel.status());
-      return;
-    }
+    if (!channel.ok()) return channel.status();
     auto batches = BatchClient(*channel).List(req);
-    if (!batches.ok()) {
-      *exit_code = Fail(batches.status());
-      return;
-    }
+    if (!batches.ok()) return batches.status();
     if (*json) {
       nlohmann::json arr = nlohmann::json::array();
       for (const v1::Batch& b : *batches) arr.push_back(BatchJson(b, false));
@@ -494,7 +398,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
                   << "\n";
       }
     }
-    *exit_code = kExitOk;
+    return absl::OkStatus();
   });
 
   CLI::App* watch_cmd =
@@ -506,42 +410,29 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
                         "seconds to keep reconnecting (with backoff) when the coordinator "
                         "goes away, e.g. restarts; 0: give up at once (default 60)");
   add_coordinator(watch_cmd);
-  watch_cmd->callback([=] {
+  SetFleetCommand(watch_cmd, exit_code, [=]() -> CommandResult {
     auto channel = connect();
-    if (!channel.ok()) {
-      *exit_code = Fail(channel.status());
-      return;
-    }
+    if (!channel.ok()) return channel.status();
     if (!(*reconnect_s >= 0)) {
-      *exit_code = Fail(absl::InvalidArgumentError("--reconnect-for: expected seconds >= 0"));
-      return;
+      return absl::InvalidArgumentError("--reconnect-for: expected seconds >= 0");
     }
     BatchClient client(*channel);
     auto b = WatchWithProgress(client, *id, absl::Seconds(*reconnect_s));
-    if (!b.ok()) {
-      *exit_code = Fail(b.status());
-      return;
-    }
+    if (!b.ok()) return b.status();
     std::cout << StateName(b->state()) << "\n";
-    *exit_code = ExitFor(*b);
+    return ExitFor(*b);
   });
 
   CLI::App* cancel_cmd = app.add_subcommand("cancel", "Cancel a batch's unfinished jobs");
   cancel_cmd->add_option("batch_id", *id, "batch id")->required();
   add_coordinator(cancel_cmd);
-  cancel_cmd->callback([=] {
+  SetFleetCommand(cancel_cmd, exit_code, [=]() -> CommandResult {
     auto channel = connect();
-    if (!channel.ok()) {
-      *exit_code = Fail(channel.status());
-      return;
-    }
+    if (!channel.ok()) return channel.status();
     auto b = BatchClient(*channel).Cancel(*id);
-    if (!b.ok()) {
-      *exit_code = Fail(b.status());
-      return;
-    }
+    if (!b.ok()) return b.status();
     std::cout << StateName(b->state()) << "\n";
-    *exit_code = kExitOk;
+    return absl::OkStatus();
   });
 
   auto fetch_out = std::make_shared<std::string>("out");
@@ -556,24 +447,18 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
                         "svg, folded, pprof (.pb.gz) or speedscope (.speedscope.json); "
                         "repeatable (default: svg and folded)");
   add_coordinator(fetch_cmd);
-  fetch_cmd->callback([=] {
+  SetFleetCommand(fetch_cmd, exit_code, [=]() -> CommandResult {
     std::vector<profile::ProfileFormat> formats;
     for (const std::string& name : *fetch_formats) {
       absl::StatusOr<profile::ProfileFormat> f = profile::ParseProfileFormat(name);
       if (!f.ok()) {
-        *exit_code = Fail(
-            absl::InvalidArgumentError(absl::StrCat("--format: ", f.status().message())));
-        return;
+        return absl::InvalidArgumentError(absl::StrCat("--format: ", f.status().message()));
       }
       formats.push_back(*f);
     }
     auto channel = connect();
-    if (!channel.ok()) {
-      *exit_code = Fail(channel.status());
-      return;
-    }
-    absl::Status st = BatchClient(*channel).FetchAll(*id, *fetch_out, formats);
-    *exit_code = st.ok() ? kExitOk : Fail(st);
+    if (!channel.ok()) return channel.status();
+    return BatchClient(*channel).FetchAll(*id, *fetch_out, formats);
   });
 
   struct AggregateFlags {
@@ -594,14 +479,11 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   agg_cmd->add_option("--title", agg->title, "title of the flamegraph");
   agg_cmd->add_option("-o,--output", agg->output, "output file")->required();
   add_coordinator(agg_cmd);
-  agg_cmd->callback([=] {
+  SetFleetCommand(agg_cmd, exit_code, [=]() -> CommandResult {
     v1::AggregateRequest req;
     absl::Status labels = ParseLabels(agg->labels, req.mutable_labels());
     absl::StatusOr<int64_t> since = ParseSince(agg->since);
-    if (!labels.ok() || !since.ok()) {
-      *exit_code = Fail(labels.ok() ? since.status() : labels);
-      return;
-    }
+    if (!labels.ok() || !since.ok()) return labels.ok() ? since.status() : labels;
     req.set_since_unix_ms(*since);
     req.set_title(agg->title);
     // A plain SVG is drawn by the fleet's renderer; every other format is converted here
@@ -610,10 +492,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     const bool server_svg = format.format == profile::ProfileFormat::kSvg && !format.gzip;
     req.set_format(server_svg ? v1::ARTIFACT_FORMAT_SVG : v1::ARTIFACT_FORMAT_PROFILE);
     auto channel = connect();
-    if (!channel.ok()) {
-      *exit_code = Fail(channel.status());
-      return;
-    }
+    if (!channel.ok()) return channel.status();
     absl::StatusOr<BatchClient::Aggregated> result = BatchClient(*channel).Aggregate(req);
     absl::Status st = result.status();
     if (st.ok() && server_svg) {
@@ -628,15 +507,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
         st = renderer::WriteProfileFile(*merged, agg->output, options);
       }
     }
-    if (!st.ok()) {
-      *exit_code = Fail(st);
-      return;
-    }
+    if (!st.ok()) return st;
     std::cerr << "merged " << result->header.batch_ids_size() << " batches ("
               << absl::StrJoin(result->header.batch_ids(), " ") << "), "
               << result->header.jobs() << " jobs, " << result->header.cycles()
               << " cycles -> " << agg->output << "\n";
-    *exit_code = kExitOk;
+    return absl::OkStatus();
   });
 
   // health: a gRPC health check for container health checks and scripts (the health-only port
@@ -654,12 +530,9 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   health_cmd->add_option("--service", health->service, "service name (default: the server)");
   health_cmd->add_option("--timeout", health->timeout_s, "seconds to wait (default 3)");
   AddCoordinatorFlags(health_cmd, &health->target, /*with_address=*/false);
-  health_cmd->callback([=] {
+  SetFleetCommand(health_cmd, exit_code, [=]() -> CommandResult {
     auto channel = ConnectToCoordinator(health->target);
-    if (!channel.ok()) {
-      *exit_code = Fail(channel.status());
-      return;
-    }
+    if (!channel.ok()) return channel.status();
     grpc::ClientContext ctx;
     ctx.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(health->timeout_s)));
     grpc::health::v1::HealthCheckRequest request;
@@ -667,15 +540,12 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     grpc::health::v1::HealthCheckResponse response;
     absl::Status st = FromGrpcStatus(
         grpc::health::v1::Health::NewStub(*channel)->Check(&ctx, request, &response));
-    if (!st.ok()) {
-      *exit_code = Fail(st);
-      return;
-    }
+    if (!st.ok()) return st;
     std::cout << grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status())
               << "\n";
-    *exit_code = response.status() == grpc::health::v1::HealthCheckResponse::SERVING
-                     ? kExitOk
-                     : kExitFailed;
+    return ExitCode{response.status() == grpc::health::v1::HealthCheckResponse::SERVING
+                        ? kExitOk
+                        : kExitFailed};
   });
 
   auto run = std::make_shared<RunFlags>();
@@ -684,7 +554,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   AddSubmitOptions(run_cmd, &run->submit);
   run_cmd->add_option("-o,--output", run->output, "output directory (default out)");
   run_cmd->add_option("--workers", run->workers, "worker processes (default: cores)");
-  run_cmd->callback([=] { *exit_code = RunLocal(*run); });
+  SetFleetCommand(run_cmd, exit_code, [run] { return RunLocal(*run); });
 }
 
 }  // namespace flamefleet::cli

@@ -17,6 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/batch_client.h"
 #include "cli/client_commands.h"
+#include "cli/command.h"
 #include "cli/profile_commands.h"
 #include "cli/suite_diff.h"
 #include "common/channel.h"
@@ -36,7 +37,7 @@ using profile::FoldedReadOptions;
 using profile::Profile;
 using renderer::RenderOptions;
 
-constexpr int kExitOk = 0;
+// kExitOk (0) comes from cli/command.h.
 constexpr int kExitError = 1;
 constexpr int kExitNoSamples = 2;
 constexpr int kExitRegression =
@@ -399,8 +400,9 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
       ->add_option("inputs", render->inputs, "folded input files (- = stdin)")
       ->required();
   AddCommonOptions(render_cmd, render.get());
-  render_cmd->callback([render, render_cmd, exit_code] {
-    *exit_code = RunRender(render.get(), render_cmd->count("--title") != 0);
+  // render and diff print their own "flamefleet: ..." messages and pick their exit codes.
+  SetCommand(render_cmd, exit_code, [render, render_cmd] {
+    return ExitCode{RunRender(render.get(), render_cmd->count("--title") != 0)};
   });
 
   auto diff = std::make_shared<RenderArgs>();
@@ -440,9 +442,8 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
       "--fail-above", diff_flags->fail_above,
       "exit 3 if any job on both sides grew by more than PCT percent");
   diff_cmd->add_flag("--json", diff_flags->json, "print the tables as JSON");
-  diff_cmd->callback([diff, diff_cmd, diff_flags, exit_code] {
-    *exit_code =
-        RunDiff(diff.get(), diff_cmd->count("--title") != 0, *diff_flags);
+  SetCommand(diff_cmd, exit_code, [diff, diff_cmd, diff_flags] {
+    return ExitCode{RunDiff(diff.get(), diff_cmd->count("--title") != 0, *diff_flags)};
   });
 }
 

@@ -4,81 +4,57 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/vm_commands.h"
+#include "cli/command.h"
+#include "cli/program_flags.h"
+#include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "runner/runner.h"
 #include "vm/vm.h"
-#include "worker/snapshot.h"
 
 namespace flamefleet::cli {
 namespace {
 
 struct RecordFlags {
-  std::string program;
-  std::string inputs;
-  std::vector<std::string> libs;
-  std::string kernel;
-  std::optional<uint64_t> max_cycles;
-  ResourceLimitFlags limits;
+  ProgramFlags program{ProgramCommand::kRecord};
   std::string output;
 };
 
-int RunRecord(const RecordFlags& flags) {
-  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> libs =
-      ParseLibraryFlags(flags.libs);
-  if (!libs.ok()) {
-    std::cerr << "error: " << libs.status().message() << "\n";
-    return 2;
-  }
-  absl::StatusOr<vm::ProgramInputs> inputs = LoadProgramInputs(flags.program, flags.inputs);
-  if (!inputs.ok()) {
-    std::cerr << "error: " << inputs.status().message() << "\n";
-    return 1;
-  }
-  worker::RecordOptions options;
-  options.libraries = *libs;
-  options.kernel_path = flags.kernel;
-  if (flags.max_cycles.has_value()) options.execution.max_cycles = *flags.max_cycles;
-  if (flags.limits.max_memory.has_value()) {
-    options.execution.max_memory_bytes = *flags.limits.max_memory;
-  }
-  options.assemble = AssembleLimitsFromFlags(flags.limits);
+// `record`; a run that fails still leaves its snapshot (and exits 1 after saying so).
+CommandResult RunRecord(const RecordFlags& flags) {
+  const ProgramFlags& p = flags.program;
+  absl::StatusOr<vm::AssemblerOptions> assembler_options = p.AssemblerOptions();
+  if (!assembler_options.ok()) return UsageError(assembler_options.status());
+  FLAMEFLEET_ASSIGN_OR_RETURN(vm::ProgramInputs inputs, p.LoadInputs());
+  runner::RecordOptions options;
+  options.libraries = assembler_options->libraries;
+  options.kernel_path = assembler_options->kernel_path;
+  options.execution = p.ExecutionOptions();
+  options.assemble = p.AssembleLimits();
   // The live host: none yet, so every event gets an empty answer (and still a log entry).
-  absl::StatusOr<worker::Recording> recording =
-      worker::RecordFile(flags.program, *inputs, options);
-  if (!recording.ok()) {
-    std::cerr << "error: " << recording.status().message() << "\n";
-    return 1;
-  }
-  if (absl::Status st = worker::WriteSnapshotFile(flags.output, recording->snapshot); !st.ok()) {
-    std::cerr << "error: " << st.message() << "\n";
-    return 1;
-  }
-  if (!recording->run_status.ok()) {
-    std::cerr << "error: " << recording->run_status.message() << "\n";
-    std::cerr << "Wrote a snapshot of the failed run (" << recording->snapshot.events_size()
+  FLAMEFLEET_ASSIGN_OR_RETURN(runner::Recording recording,
+                              runner::RecordFile(p.program, inputs, options));
+  FLAMEFLEET_RETURN_IF_ERROR(runner::WriteSnapshotFile(flags.output, recording.snapshot));
+  if (!recording.run_status.ok()) {
+    std::cerr << "error: " << recording.run_status.message() << "\n";
+    std::cerr << "Wrote a snapshot of the failed run (" << recording.snapshot.events_size()
               << " events) to " << flags.output << "\n";
-    return 1;
+    return ExitCode{kExitFailed};
   }
-  std::cerr << "Recorded " << recording->result.cycles << " cycles and "
-            << recording->snapshot.events_size() << " events to " << flags.output << "\n";
-  return 0;
+  std::cerr << "Recorded " << recording.result.cycles << " cycles and "
+            << recording.snapshot.events_size() << " events to " << flags.output << "\n";
+  return absl::OkStatus();
 }
 
-int RunInspect(const std::string& path, bool json) {
-  absl::StatusOr<v1::ReplaySnapshot> snapshot = worker::LoadSnapshotFile(path);
-  if (!snapshot.ok()) {
-    std::cerr << "error: " << snapshot.status().message() << "\n";
-    return 1;
-  }
+absl::Status RunInspect(const std::string& path, bool json) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot, runner::LoadSnapshotFile(path));
   std::error_code ec;
   uint64_t bytes = std::filesystem::file_size(path, ec);
-  std::cout << DescribeSnapshot(*snapshot, ec ? 0 : bytes, json);
-  return 0;
+  std::cout << DescribeSnapshot(snapshot, ec ? 0 : bytes, json);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -95,7 +71,7 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
     out["format_version"] = snapshot.format_version();
     out["bytes"] = file_bytes;
     out["program"] = {{"name", program.name()},
-                      {"digest", worker::ProgramDigest(program)},
+                      {"digest", runner::SnapshotSourceDigest(program)},
                       {"entry_digest", program.digest()},
                       {"entry_bytes", program.source().size()}};
     if (program.has_kernel()) {
@@ -131,7 +107,7 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
   std::string out = absl::StrCat("format version ", snapshot.format_version(), ", ", file_bytes,
                                  " bytes\n");
   absl::StrAppend(&out, "program:  ", program.name(), "\n");
-  absl::StrAppend(&out, "  digest: ", worker::ProgramDigest(program), "\n");
+  absl::StrAppend(&out, "  digest: ", runner::SnapshotSourceDigest(program), "\n");
   absl::StrAppend(&out, "  entry:  ", program.digest(), " (", program.source().size(),
                   " bytes)\n");
   if (program.has_kernel()) {
@@ -166,16 +142,9 @@ void AddSnapshotCommands(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<RecordFlags>();
   CLI::App* record = app.add_subcommand(
       "record", "Run a MASM program and write a replay snapshot of the execution");
-  record->add_option("program", flags->program, "MASM program (.masm)")->required();
-  record->add_option("--inputs", flags->inputs,
-                     "inputs file (.inputs JSON or .toml); default: beside the program");
-  record->add_option("--lib", flags->libs, "library NAMESPACE=DIR (repeatable)");
-  record->add_option("--kernel", flags->kernel,
-                     "kernel module (.masm) for `syscall` (recorded in the snapshot)");
-  record->add_option("--max-cycles", flags->max_cycles, "stop with an error after N cycles");
-  AddResourceLimitFlags(record, &flags->limits);
+  flags->program.Add(record);
   record->add_option("-o,--output", flags->output, "snapshot file to write")->required();
-  record->callback([flags, exit_code]() { *exit_code = RunRecord(*flags); });
+  SetCommand(record, exit_code, [flags] { return RunRecord(*flags); });
 
   CLI::App* snapshot = app.add_subcommand("snapshot", "Replay snapshots");
   snapshot->require_subcommand(1);
@@ -185,7 +154,7 @@ void AddSnapshotCommands(CLI::App& app, int* exit_code) {
       "inspect", "Show what a snapshot holds: program digest, modules, inputs, events, cycles");
   inspect->add_option("snapshot", *path, "snapshot file")->required();
   inspect->add_flag("--json", *json, "print JSON");
-  inspect->callback([path, json, exit_code]() { *exit_code = RunInspect(*path, *json); });
+  SetCommand(inspect, exit_code, [path, json] { return RunInspect(*path, *json); });
 }
 
 }  // namespace flamefleet::cli

@@ -177,7 +177,7 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
     job.index = static_cast<uint32_t>(i);
     job.spec = request.jobs(i);
     job.program_digest =
-        internal::ProgramDigest(job.spec, record.libraries.digest());
+        internal::JobProgramDigest(job.spec, record.libraries.digest());
     job.cache_key = internal::ResultCacheKey(job.program_digest, record.options);
     record.jobs.push_back(std::move(job));
   }

@@ -62,7 +62,7 @@ struct JobRecord {
   std::string error;            // why it FAILED
   std::string
       profile_digest;  // artifact digest of the serialized profile ("" if none)
-  // internal::ProgramDigest and internal::ResultCacheKey of the job (set at submission).
+  // internal::JobProgramDigest and internal::ResultCacheKey of the job (set at submission).
   std::string program_digest;
   std::string cache_key;
   // "<batch>/<job name>" whose result this job reused instead of running ("" if it ran).

@@ -15,8 +15,6 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "profile/profile_proto.h"
-#include "worker/profile_run.h"
-#include "worker/snapshot.h"
 
 namespace flamefleet::worker {
 
@@ -299,16 +297,16 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
     return out;
   };
   const v1::JobSpec& job = task.job();
-  const StackMode mode =
-      task.options().flat() ? StackMode::kFlat : StackMode::kNested;
+  const runner::StackMode mode =
+      task.options().flat() ? runner::StackMode::kFlat : runner::StackMode::kNested;
   const uint64_t max_cycles = task.options().max_cycles() != 0
                                   ? task.options().max_cycles()
                                   : options_.default_max_cycles;
 
-  absl::StatusOr<ProfiledRun> run;
+  absl::StatusOr<runner::ProfiledRun> run;
   if (!job.snapshot().empty()) {
     // A replay: everything comes from the snapshot; the batch's libraries are not used.
-    absl::StatusOr<v1::ReplaySnapshot> snapshot = DecodeSnapshot(job.snapshot());
+    absl::StatusOr<v1::ReplaySnapshot> snapshot = runner::DecodeSnapshot(job.snapshot());
     if (!snapshot.ok()) {
       return fail(absl::StrCat(job.name(), ": ", snapshot.status().message()));
     }
@@ -317,9 +315,9 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
         snapshot->options().has_max_memory_bytes()
             ? std::min(MemoryBudget(task, options_), snapshot->options().max_memory_bytes())
             : MemoryBudget(task, options_);
-    run = ProfileReplay(*snapshot,
-                        std::min(max_cycles, snapshot->options().max_cycles()), mode,
-                        &running.cancel, budget);
+    run = runner::ProfileReplay(*snapshot,
+                                std::min(max_cycles, snapshot->options().max_cycles()), mode,
+                                &running.cancel, budget);
   } else {
     run = ProfileSource(task, running, max_cycles, mode, out);
     if (out.abandon || !out.error.empty()) return out;
@@ -327,11 +325,12 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
   return Finish(task, running, std::move(run), out);
 }
 
-absl::StatusOr<ProfiledRun> Worker::ProfileSource(const v1::Task& task, RunningTask& running,
-                                                  uint64_t max_cycles, StackMode mode,
-                                                  Outcome& out) {
+absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
+                                                          RunningTask& running,
+                                                          uint64_t max_cycles,
+                                                          runner::StackMode mode, Outcome& out) {
   const v1::JobSpec& job = task.job();
-  auto fail = [&out](absl::string_view error) -> absl::StatusOr<ProfiledRun> {
+  auto fail = [&out](absl::string_view error) -> absl::StatusOr<runner::ProfiledRun> {
     out.succeeded = false;
     out.error = std::string(error);
     return absl::CancelledError(error);
@@ -372,11 +371,11 @@ absl::StatusOr<ProfiledRun> Worker::ProfileSource(const v1::Task& task, RunningT
   vm::ExecutionOptions execution;
   execution.max_cycles = max_cycles;
   execution.max_memory_bytes = MemoryBudget(task, options_);
-  return ProfileProgram(*program, inputs, execution, mode, &running.cancel);
+  return runner::ProfileProgram(*program, inputs, execution, mode, &running.cancel);
 }
 
 Worker::Outcome Worker::Finish(const v1::Task& task, RunningTask& running,
-                               absl::StatusOr<ProfiledRun> run, Outcome out) {
+                               absl::StatusOr<runner::ProfiledRun> run, Outcome out) {
   auto fail = [&out](absl::string_view error) {
     out.succeeded = false;
     out.error = std::string(error);

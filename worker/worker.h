@@ -2,7 +2,7 @@
 //
 // A Worker runs `slots` threads. Each one long-polls Coordinator.LeaseTask,
 // assembles the task's program against the task's library set (held in memory,
-// cached by digest), runs it with worker::ProfileProgram under the task's cycle
+// cached by digest), runs it with runner::ProfileProgram under the task's cycle
 // cap and wall deadline while a helper thread renews the lease, and streams the
 // result back with Coordinator.CompleteTask (a TaskHeader, then the serialized
 // flamefleet.v1.Profile in chunks). A program's own failure (bad inputs,
@@ -40,7 +40,7 @@
 #include "absl/time/time.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 #include "vm/vm.h"
-#include "worker/profile_run.h"
+#include "runner/runner.h"
 
 namespace flamefleet::worker {
 
@@ -115,11 +115,12 @@ class Worker {
   Outcome Execute(const v1::Task& task, RunningTask& running);
   // Assembles and profiles the task's program source. On an input or assembly error (final)
   // or a missing library set (abandon) it fills `out` and returns a non-OK status.
-  absl::StatusOr<ProfiledRun> ProfileSource(const v1::Task& task, RunningTask& running,
-                                            uint64_t max_cycles, StackMode mode, Outcome& out);
+  absl::StatusOr<runner::ProfiledRun> ProfileSource(const v1::Task& task, RunningTask& running,
+                                                    uint64_t max_cycles, runner::StackMode mode,
+                                                    Outcome& out);
   // Turns a run (of a program or a snapshot) into the task's outcome.
-  Outcome Finish(const v1::Task& task, RunningTask& running, absl::StatusOr<ProfiledRun> run,
-                 Outcome out);
+  Outcome Finish(const v1::Task& task, RunningTask& running,
+                 absl::StatusOr<runner::ProfiledRun> run, Outcome out);
   // Renews the lease of `running` and enforces its deadline until it is done.
   void Watch(const v1::Task& task, RunningTask& running);
   absl::Status Complete(const v1::Task& task, const Outcome& outcome);

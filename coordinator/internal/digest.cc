@@ -69,7 +69,7 @@ std::string LibrarySetDigest(const v1::LibrarySet& set) {
   return Sha256Hex(canonical);
 }
 
-std::string ProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest) {
+std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest) {
   std::string canonical = "flamefleet.Program.v1";
   AppendLengthPrefixed(spec.source(), &canonical);
   AppendLengthPrefixed(absl::StrCat(static_cast<int>(spec.inputs_format())), &canonical);

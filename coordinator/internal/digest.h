@@ -26,7 +26,7 @@ std::string LibrarySetDigest(const v1::LibrarySet& set);
 // text), snapshot bytes and, unless it replays a snapshot (which carries its own modules), the
 // digest of the batch's library set. Not the job's name: the same program under another name
 // is the same program. Keys the cycle history that orders the queue longest first.
-std::string ProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest);
+std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest);
 
 // Returns the result-cache key of a job: its program digest plus everything else a profile
 // depends on (the cycle cap, the memory budget and program-ops limit, flat or nested stacks) and

@@ -1,4 +1,4 @@
-#include "worker/snapshot.h"
+#include "runner/snapshot.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,9 +11,9 @@
 #include "gtest/gtest.h"
 #include "profile/folded.h"
 #include "renderer/flamegraph.h"
-#include "worker/profile_run.h"
+#include "runner/profile_run.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 namespace {
 
 namespace fs = std::filesystem;
@@ -148,7 +148,7 @@ TEST(SnapshotTest, KernelTravelsInTheSnapshot) {
   // The kernel is part of the program's identity.
   v1::SnapshotProgram without = program;
   without.clear_kernel();
-  EXPECT_NE(ProgramDigest(program), ProgramDigest(without));
+  EXPECT_NE(SnapshotSourceDigest(program), SnapshotSourceDigest(without));
 
   // Replay needs no file: the kernel comes from the snapshot.
   fs::remove_all(dir);
@@ -439,4 +439,4 @@ TEST(SnapshotTest, FilesAreWrittenAtomicallyAndLoadBack) {
 }
 
 }  // namespace
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner

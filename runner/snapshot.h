@@ -17,8 +17,8 @@
 // This library depends on the VM and the generated snapshot messages only (no gRPC, no
 // profile), so that the decoder also builds in the libFuzzer configuration. All functions are
 // thread-safe; the hosts are not (one per run).
-#ifndef FLAMEFLEET_WORKER_SNAPSHOT_H_
-#define FLAMEFLEET_WORKER_SNAPSHOT_H_
+#ifndef FLAMEFLEET_RUNNER_SNAPSHOT_H_
+#define FLAMEFLEET_RUNNER_SNAPSHOT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +33,7 @@
 #include "flamefleet/v1/snapshot.pb.h"
 #include "vm/vm.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 
 // The snapshot format version this build writes and the newest it reads.
 inline constexpr uint32_t kSnapshotFormatVersion = 1;
@@ -47,9 +47,10 @@ inline constexpr uint64_t kMaxSnapshotBytes = uint64_t{1} << 30;
 // Returns "blake3:" followed by the 64 lowercase hex digits of BLAKE3(`text`).
 std::string SourceDigest(absl::string_view text);
 
-// Returns a digest of the whole program: the entry source and every module, by namespace,
-// path and content ("blake3:<hex>"). Two snapshots of the same code have the same digest.
-std::string ProgramDigest(const v1::SnapshotProgram& program);
+// Returns a digest of a snapshot's program sources: the entry source and every module, by
+// namespace, path and content ("blake3:<hex>"). Two snapshots of the same code have the same
+// digest. (The coordinator's job identity is another digest, JobProgramDigest.)
+std::string SnapshotSourceDigest(const v1::SnapshotProgram& program);
 
 // Records the advice mutations of every non-system event. Wraps the live host `live` (may be
 // null: then every answer is empty, and the log still gets one entry per event); `live` is
@@ -181,6 +182,6 @@ absl::StatusOr<vm::RunResult> ReplayRun(const v1::ReplaySnapshot& snapshot,
                                         std::optional<uint64_t> max_memory_bytes =
                                             std::nullopt);
 
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner
 
-#endif  // FLAMEFLEET_WORKER_SNAPSHOT_H_
+#endif  // FLAMEFLEET_RUNNER_SNAPSHOT_H_

@@ -1,4 +1,4 @@
-#include "worker/snapshot.h"
+#include "runner/snapshot.h"
 
 #include <algorithm>
 #include <array>
@@ -18,7 +18,7 @@
 #include "common/status_macros.h"
 #include "vm/crypto/blake3.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
@@ -378,7 +378,7 @@ std::string SourceDigest(absl::string_view text) {
   return absl::StrCat("blake3:", Hex(digest.data(), digest.size()));
 }
 
-std::string ProgramDigest(const v1::SnapshotProgram& program) {
+std::string SnapshotSourceDigest(const v1::SnapshotProgram& program) {
   std::vector<std::string> parts;
   for (const v1::SnapshotLibrary& lib : program.libraries()) {
     for (const v1::SnapshotModule& m : lib.modules()) {
@@ -671,4 +671,4 @@ absl::StatusOr<vm::RunResult> ReplayRun(const v1::ReplaySnapshot& snapshot,
   return result;
 }
 
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner

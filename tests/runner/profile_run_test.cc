@@ -1,4 +1,4 @@
-#include "worker/profile_run.h"
+#include "runner/profile_run.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "gtest/gtest.h"
 #include "profile/folded.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 namespace {
 
 std::string Folded(const profile::Profile& p) {
@@ -147,4 +147,4 @@ TEST(ProfileRunTest, ProfileTotalsEqualCyclesOnTheCorpus) {
 }
 
 }  // namespace
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner

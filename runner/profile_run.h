@@ -5,8 +5,8 @@
 //   FLAMEFLEET_ASSIGN_OR_RETURN(ProfiledRun run,
 //       ProfileProgram(program, inputs, vm::ExecutionOptions{}, StackMode::kNested));
 //   run.result.cycles == run.profile.total();   // every cycle is in the profile
-#ifndef FLAMEFLEET_WORKER_PROFILE_RUN_H_
-#define FLAMEFLEET_WORKER_PROFILE_RUN_H_
+#ifndef FLAMEFLEET_RUNNER_PROFILE_RUN_H_
+#define FLAMEFLEET_RUNNER_PROFILE_RUN_H_
 
 #include <atomic>
 #include <cstdint>
@@ -16,9 +16,9 @@
 #include "absl/status/statusor.h"
 #include "profile/profile.h"
 #include "vm/vm.h"
-#include "worker/snapshot.h"
+#include "runner/snapshot.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 
 enum class StackMode : uint8_t {
   // The real procedure stack: $exec::$main;foo;bar (procedures inlined into a caller's basic
@@ -82,7 +82,7 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
 
 // Replays `snapshot` (validated by DecodeSnapshot, or recorded) and profiles it: the program
 // is assembled from the embedded sources and every event is answered from the log
-// (worker/snapshot.h). `max_cycles` and `max_memory_bytes`, when set, replace the recorded
+// (runner/snapshot.h). `max_cycles` and `max_memory_bytes`, when set, replace the recorded
 // cycle cap and memory budget. Errors: those of PrepareReplay and ProfileProgram, divergence
 // (the message names the cycle and the event), FailedPrecondition when logged events are left
 // over at the end.
@@ -92,6 +92,6 @@ absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
                                           std::optional<uint64_t> max_memory_bytes =
                                               std::nullopt);
 
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner
 
-#endif  // FLAMEFLEET_WORKER_PROFILE_RUN_H_
+#endif  // FLAMEFLEET_RUNNER_PROFILE_RUN_H_

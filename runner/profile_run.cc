@@ -1,4 +1,4 @@
-#include "worker/profile_run.h"
+#include "runner/profile_run.h"
 
 #include <atomic>
 #include <utility>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
-namespace flamefleet::worker {
+namespace flamefleet::runner {
 namespace {
 
 constexpr profile::Profile::FrameId kNoFrame = ~profile::Profile::FrameId{0};
@@ -154,4 +154,4 @@ absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
   return run;
 }
 
-}  // namespace flamefleet::worker
+}  // namespace flamefleet::runner

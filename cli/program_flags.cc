@@ -1,0 +1,178 @@
+#include "cli/program_flags.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+
+namespace flamefleet::cli {
+namespace {
+
+// How one flag's help reads for each command; "" leaves the flag off that command.
+struct HelpRow {
+  const char* exec;
+  const char* profile;
+  const char* record;
+  const char* fleet;  // submit and run
+};
+
+const char* HelpFor(const HelpRow& row, ProgramCommand command) {
+  switch (command) {
+    case ProgramCommand::kExec: return row.exec;
+    case ProgramCommand::kProfile: return row.profile;
+    case ProgramCommand::kRecord: return row.record;
+    case ProgramCommand::kSubmit:
+    case ProgramCommand::kRun: return row.fleet;
+  }
+  return "";
+}
+
+constexpr char kProgramHelp[] = "MASM program (.masm)";
+constexpr char kShortInputsHelp[] =
+    "inputs file (.inputs JSON or .toml); default: beside the program";
+constexpr char kLibHelp[] = "library NAMESPACE=DIR (repeatable)";
+constexpr char kKernelHelp[] = "kernel module (.masm) for `syscall`";
+constexpr char kMaxCyclesHelp[] = "stop with an error after N cycles";
+
+constexpr HelpRow kPrograms = {kProgramHelp, kProgramHelp, kProgramHelp,
+                               ".masm files or directories (searched recursively)"};
+constexpr HelpRow kReplay = {
+    "replay a snapshot (flamefleet record) instead of running a program",
+    "profile a replay of a snapshot (flamefleet record) instead of a program", "",
+    "replay snapshot files (flamefleet record); may be mixed with programs"};
+constexpr HelpRow kInputs = {
+    "inputs file: miden-vm JSON (.inputs) or miden-debug TOML (.toml); default: "
+    "PROGRAM.inputs or PROGRAM.toml beside the program",
+    kShortInputsHelp, kShortInputsHelp, ""};
+constexpr HelpRow kLib = {"library NAMESPACE=DIR (repeatable), e.g. std=DIR", kLibHelp, kLibHelp,
+                          "library NAMESPACE=DIR sent with the batch (repeatable)"};
+constexpr HelpRow kKernel = {kKernelHelp, kKernelHelp,
+                             "kernel module (.masm) for `syscall` (recorded in the snapshot)", ""};
+constexpr HelpRow kMaxCycles = {kMaxCyclesHelp, kMaxCyclesHelp, kMaxCyclesHelp,
+                                "cycle cap per job"};
+
+}  // namespace
+
+bool ProgramFlags::local() const {
+  return command != ProgramCommand::kSubmit && command != ProgramCommand::kRun;
+}
+
+void ProgramFlags::Add(CLI::App* cmd) {
+  const bool here = local();
+  if (here) {
+    CLI::Option* positional = cmd->add_option("program", program, HelpFor(kPrograms, command));
+    if (command == ProgramCommand::kRecord) positional->required();
+  } else {
+    cmd->add_option("programs", programs, HelpFor(kPrograms, command));
+  }
+  if (command == ProgramCommand::kExec || command == ProgramCommand::kProfile) {
+    cmd->add_option("--replay", replay, HelpFor(kReplay, command));
+  } else if (!here) {
+    cmd->add_option("--replay", replays, HelpFor(kReplay, command));
+  }
+  if (here) cmd->add_option("--inputs", inputs, HelpFor(kInputs, command));
+  cmd->add_option("--lib", libs, HelpFor(kLib, command));
+  if (here) cmd->add_option("--kernel", kernel, HelpFor(kKernel, command));
+  cmd->add_option("--max-cycles", max_cycles, HelpFor(kMaxCycles, command));
+  if (here) {
+    cmd->add_option("--max-memory", max_memory,
+                    absl::StrCat("memory budget per run in bytes: VM memory, advice, operand and "
+                                 "call stacks (default ", vm::kDefaultMaxMemoryBytes,
+                                 " = 1 GiB); over it the run fails"));
+    cmd->add_option("--max-program-ops", max_program_ops,
+                    absl::StrCat("refuse a program whose repeats expand past N operations "
+                                 "(default ", vm::kDefaultMaxProgramOps, ")"));
+  } else {
+    cmd->add_option("--max-memory", max_memory,
+                    "memory budget per job in bytes: VM memory, advice, operand and call stacks "
+                    "(0: the worker's default, 1 GiB; the coordinator's --max-memory-cap is the "
+                    "ceiling)");
+    cmd->add_option("--max-program-ops", max_program_ops,
+                    absl::StrCat("refuse a program whose repeats expand past N operations "
+                                 "(0: the default, ", vm::kDefaultMaxProgramOps, ")"));
+  }
+  // --dialect (issue #13) is added here, once for all five commands.
+}
+
+absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> parsed =
+      ParseLibraryFlags(libs);
+  if (!parsed.ok()) return parsed.status();
+  vm::AssemblerOptions options;
+  options.libraries = *std::move(parsed);
+  options.kernel_path = kernel;
+  return options;
+}
+
+vm::AssembleLimits ProgramFlags::AssembleLimits() const {
+  vm::AssembleLimits limits;
+  if (max_program_ops.has_value()) limits.max_program_ops = *max_program_ops;
+  return limits;
+}
+
+vm::ExecutionOptions ProgramFlags::ExecutionOptions() const {
+  vm::ExecutionOptions options;
+  if (max_cycles.has_value()) options.max_cycles = *max_cycles;
+  if (max_memory.has_value()) options.max_memory_bytes = *max_memory;
+  return options;
+}
+
+absl::StatusOr<vm::ProgramInputs> ProgramFlags::LoadInputs() const {
+  return LoadProgramInputs(program, inputs);
+}
+
+absl::Status ProgramFlags::CheckReplay() const {
+  return CheckReplayFlags(program, replay, inputs, libs);
+}
+
+void ProgramFlags::SetBatchOptions(v1::BatchOptions* options) const {
+  options->set_max_cycles(max_cycles.value_or(0));
+  options->set_max_memory_bytes(max_memory.value_or(0));
+  options->set_max_program_ops(max_program_ops.value_or(0));
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
+    const std::vector<std::string>& values) {
+  std::vector<std::pair<std::string, std::string>> libs;
+  for (const std::string& v : values) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--lib '", v, "': expected NAMESPACE=DIR, e.g. std=./stdlib/asm"));
+    }
+    libs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+  }
+  return libs;
+}
+
+absl::Status CheckReplayFlags(const std::string& program, const std::string& replay,
+                              const std::string& inputs, const std::vector<std::string>& libs) {
+  if (program.empty() == replay.empty()) {
+    return absl::InvalidArgumentError("give either a PROGRAM or --replay SNAPSHOT (not both)");
+  }
+  if (!replay.empty() && (!inputs.empty() || !libs.empty())) {
+    return absl::InvalidArgumentError(
+        "--inputs and --lib cannot be used with --replay: the snapshot has its own");
+  }
+  return absl::OkStatus();
+}
+
+std::string DefaultInputsPath(const std::string& program) {
+  std::filesystem::path p(program);
+  for (const char* ext : {".inputs", ".toml"}) {
+    std::filesystem::path candidate = p;
+    candidate.replace_extension(ext);
+    std::error_code ec;
+    if (std::filesystem::exists(candidate, ec)) return candidate.string();
+  }
+  return "";
+}
+
+absl::StatusOr<vm::ProgramInputs> LoadProgramInputs(const std::string& program,
+                                                   const std::string& inputs_flag) {
+  std::string path = inputs_flag.empty() ? DefaultInputsPath(program) : inputs_flag;
+  if (path.empty()) return vm::ProgramInputs{};
+  return vm::LoadInputs(path);
+}
+
+}  // namespace flamefleet::cli

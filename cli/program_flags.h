@@ -1,0 +1,111 @@
+// The flags of every `flamefleet` command that assembles a program, each defined once: the
+// program (one PROGRAM run here by exec, profile and record; PROGRAMS... sent to a fleet by
+// submit and run), --replay, --inputs, --lib, --kernel, --max-cycles, --max-memory and
+// --max-program-ops, and their conversion to the assembler, execution and batch options.
+// A command words a flag's help its own way where it always has (ProgramCommand picks it).
+//
+//   auto flags = std::make_shared<ProgramFlags>(ProgramCommand::kExec);
+//   flags->Add(exec_cmd);   // before app.parse(); `flags` must outlive the parse
+//   // In the command's callback, after the parse:
+//   FLAMEFLEET_ASSIGN_OR_RETURN(vm::AssemblerOptions options, flags->AssemblerOptions());
+//   FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
+//       vm::Assembler(options).AssembleFile(flags->program, flags->AssembleLimits()));
+//
+// Not thread-safe (CLI11 apps are not).
+#ifndef FLAMEFLEET_CLI_PROGRAM_FLAGS_H_
+#define FLAMEFLEET_CLI_PROGRAM_FLAGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "flamefleet/v1/coordinator.pb.h"
+#include "vm/vm.h"
+
+namespace flamefleet::cli {
+
+// The commands that take ProgramFlags. It decides which flags a command has and how their
+// help reads: exec, profile and record run one PROGRAM in this process (with --inputs and
+// --kernel; record has no --replay and requires PROGRAM); submit and run send PROGRAMS... and
+// --replay SNAPSHOT... to a fleet as a batch.
+enum class ProgramCommand : uint8_t { kExec, kProfile, kRecord, kSubmit, kRun };
+
+// The values of the program flags after a parse. Unset options keep their defaults here and
+// mean "the default" (vm::ExecutionOptions, vm::AssembleLimits, or 0 in a batch's options).
+struct ProgramFlags {
+  explicit ProgramFlags(ProgramCommand command) : command(command) {}
+
+  // Registers this command's program flags on `cmd`, bound to the fields below (so `this` is
+  // kept and must outlive the parse). Call once per ProgramFlags.
+  void Add(CLI::App* cmd);
+
+  // Returns whether the command runs the program here (exec, profile, record) rather than
+  // sending it to a fleet (submit, run).
+  bool local() const;
+
+  // Returns the assembler options: the --lib namespaces and the --kernel path.
+  // InvalidArgument naming the bad --lib value (see ParseLibraryFlags).
+  absl::StatusOr<vm::AssemblerOptions> AssemblerOptions() const;
+  // Returns the assembler limits: --max-program-ops, defaults where unset.
+  vm::AssembleLimits AssembleLimits() const;
+  // Returns the execution options: --max-cycles and --max-memory, defaults where unset.
+  vm::ExecutionOptions ExecutionOptions() const;
+  // Loads the inputs of `program` (LoadProgramInputs with --inputs). Errors of vm::LoadInputs.
+  absl::StatusOr<vm::ProgramInputs> LoadInputs() const;
+  // Checks a local command's PROGRAM / --replay choice (CheckReplayFlags). InvalidArgument
+  // with a usage message.
+  absl::Status CheckReplay() const;
+  // Sets the batch's cycle cap, memory budget and program-ops limit (0 where unset: the
+  // fleet's default). `options` must not be null; it is not kept.
+  void SetBatchOptions(v1::BatchOptions* options) const;
+
+  const ProgramCommand command;
+
+  // The program: `program` for a local command, `programs` (.masm files or directories)
+  // for a fleet command.
+  std::string program;
+  std::vector<std::string> programs;
+  // --replay: one snapshot for exec and profile (`replay`), any number for a fleet command
+  // (`replays`). Record has no --replay.
+  std::string replay;
+  std::vector<std::string> replays;
+  // --inputs and --kernel (local commands only).
+  std::string inputs;
+  std::string kernel;
+  // --lib NAMESPACE=DIR, repeatable.
+  std::vector<std::string> libs;
+  std::optional<uint64_t> max_cycles;       // --max-cycles N
+  std::optional<uint64_t> max_memory;       // --max-memory BYTES
+  std::optional<uint64_t> max_program_ops;  // --max-program-ops N
+  // The lead adds --dialect here (issue #13): one field, one add_option in Add, and its use in
+  // AssemblerOptions / SetBatchOptions.
+};
+
+// Parses `--lib NS=DIR` values into (namespace, directory) pairs. InvalidArgument names the
+// bad value.
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
+    const std::vector<std::string>& values);
+
+// Checks the program arguments of a command that also accepts `--replay SNAPSHOT`: exactly
+// one of `program` and `replay` is set, and a replay takes no inputs or libraries.
+// InvalidArgument with a usage message otherwise.
+absl::Status CheckReplayFlags(const std::string& program, const std::string& replay,
+                              const std::string& inputs, const std::vector<std::string>& libs);
+
+// Returns NAME.inputs or NAME.toml beside `program` if one exists (the Miden examples
+// layout), else "".
+std::string DefaultInputsPath(const std::string& program);
+
+// Loads the inputs of `program`: from `inputs_flag` when set, else from the default file beside
+// the program, else empty inputs. Errors are those of vm::LoadInputs.
+absl::StatusOr<vm::ProgramInputs> LoadProgramInputs(const std::string& program,
+                                                   const std::string& inputs_flag);
+
+}  // namespace flamefleet::cli
+
+#endif  // FLAMEFLEET_CLI_PROGRAM_FLAGS_H_
