@@ -22,11 +22,10 @@
 #include "nlohmann/json.hpp"
 #include "profile/folded.h"
 #include "vm/vm.h"
-#include "worker/profile_run.h"
+#include "runner/runner.h"
 
 namespace fs = std::filesystem;
 using namespace flamefleet;
-namespace runner_compat = flamefleet::worker;  // where ProfileProgram lives
 
 namespace {
 
@@ -65,10 +64,10 @@ void LoadInputsBeside(Case* c) {
   }
 }
 
-void DumpProfile(const vm::Program& program, const Case& c, runner_compat::StackMode mode,
+void DumpProfile(const vm::Program& program, const Case& c, runner::StackMode mode,
                  const char* label, std::ostream& out) {
-  absl::StatusOr<runner_compat::ProfiledRun> run =
-      runner_compat::ProfileProgram(program, c.inputs, c.options, mode);
+  absl::StatusOr<runner::ProfiledRun> run =
+      runner::ProfileProgram(program, c.inputs, c.options, mode);
   if (!run.ok()) return;  // the error is printed by the run section
   out << "folded " << label << ":\n";
   std::ostringstream folded;
@@ -109,8 +108,8 @@ void Dump(const fs::path& root, const Case& c, std::ostream& out) {
   out << "stack";
   for (const vm::Felt& f : result->stack) out << " " << f.value();
   out << "\ncycles " << result->cycles << "\n";
-  DumpProfile(*program, c, runner_compat::StackMode::kNested, "nested", out);
-  DumpProfile(*program, c, runner_compat::StackMode::kFlat, "flat", out);
+  DumpProfile(*program, c, runner::StackMode::kNested, "nested", out);
+  DumpProfile(*program, c, runner::StackMode::kFlat, "flat", out);
 }
 
 std::vector<fs::path> MasmFiles(const fs::path& dir, bool recursive) {
