@@ -9,8 +9,10 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "coordinator/internal/digest.h"
+#include "coordinator/internal/validation.h"
 #include "coordinator/profile_merger.h"
 #include "profile/profile_proto.h"
+#include "vm/dialect.h"
 
 namespace flamefleet::coordinator {
 namespace {
@@ -176,9 +178,15 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
     JobRecord job;
     job.index = static_cast<uint32_t>(i);
     job.spec = request.jobs(i);
+    // Workers see the dialect each job runs under, whichever level named it.
+    FLAMEFLEET_ASSIGN_OR_RETURN(const vm::Dialect dialect,
+                                internal::ResolveJobDialect(job.spec, i, record.options));
+    const vm::DialectSpec& dialect_spec = vm::GetDialectSpec(dialect);
+    job.spec.set_dialect(std::string(dialect_spec.name));
     job.program_digest =
         internal::JobProgramDigest(job.spec, record.libraries.digest());
-    job.cache_key = internal::ResultCacheKey(job.program_digest, record.options);
+    job.cache_key = internal::ResultCacheKey(job.program_digest, dialect_spec.engine_version,
+                                             record.options);
     record.jobs.push_back(std::move(job));
   }
   std::string id;

@@ -9,7 +9,6 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "vm/vm.h"
 
 namespace flamefleet::coordinator::internal {
 namespace {
@@ -79,10 +78,11 @@ std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_
   return Sha256Hex(canonical);
 }
 
-std::string ResultCacheKey(absl::string_view program_digest, const v1::BatchOptions& options) {
+std::string ResultCacheKey(absl::string_view program_digest, absl::string_view engine_version,
+                           const v1::BatchOptions& options) {
   std::string canonical = "flamefleet.Result.v1";
   AppendLengthPrefixed(program_digest, &canonical);
-  AppendLengthPrefixed(vm::kEngineVersion, &canonical);
+  AppendLengthPrefixed(engine_version, &canonical);
   AppendLengthPrefixed(absl::StrCat(options.max_cycles()), &canonical);
   AppendLengthPrefixed(options.flat() ? "flat" : "nested", &canonical);
   // The resource limits decide whether a run succeeds (0: the worker's default).

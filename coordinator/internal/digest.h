@@ -30,8 +30,10 @@ std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_
 
 // Returns the result-cache key of a job: its program digest plus everything else a profile
 // depends on (the cycle cap, the memory budget and program-ops limit, flat or nested stacks) and
-// the VM engine version, so a result is reused only where a fresh run would give the same one.
-std::string ResultCacheKey(absl::string_view program_digest, const v1::BatchOptions& options);
+// the engine version of the job's dialect (vm::DialectSpec::engine_version), so a result is
+// reused only where a fresh run would give the same one.
+std::string ResultCacheKey(absl::string_view program_digest, absl::string_view engine_version,
+                           const v1::BatchOptions& options);
 
 // Returns the hex SHA-256 of a SubmitBatchRequest's content without its request_id
 // (labels in key order, so their order does not matter): a request_id reused with a

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
+#include "vm/dialect.h"
 
 namespace flamefleet::coordinator::internal {
 namespace {
@@ -71,6 +72,18 @@ absl::Status CheckSize(absl::string_view field, size_t size, size_t limit) {
       field, ": ", size, " bytes exceeds the limit of ", limit, " bytes"));
 }
 
+// Checks an optional dialect name ("" = the default): bounded like a name, then known.
+absl::Status CheckDialect(const std::string& field, const std::string& dialect,
+                          size_t max_name_bytes) {
+  if (dialect.empty()) return absl::OkStatus();
+  FLAMEFLEET_RETURN_IF_ERROR(CheckName(field, "", dialect.size(), max_name_bytes));
+  absl::StatusOr<vm::Dialect> parsed = vm::ParseDialect(dialect);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", parsed.status().message()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
@@ -99,6 +112,8 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
                                        limits.max_name_bytes));
   FLAMEFLEET_RETURN_IF_ERROR(CheckName("options.title", "", request.options().title().size(),
                                        limits.max_name_bytes));
+  FLAMEFLEET_RETURN_IF_ERROR(CheckDialect("options.dialect", request.options().dialect(),
+                                          limits.max_name_bytes));
   if (static_cast<size_t>(request.labels_size()) > limits.max_labels) {
     return absl::ResourceExhaustedError(absl::StrCat("labels: ", request.labels_size(),
                                                      " labels, the limit is ", limits.max_labels,
@@ -135,6 +150,8 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
       return absl::InvalidArgumentError(absl::StrCat(
           field, ".name: duplicate job name \"", job.name(), "\""));
     }
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckDialect(absl::StrCat(field, ".dialect"), job.dialect(), limits.max_name_bytes));
     // A job is a program (source) or a replay snapshot (its bytes; the worker validates them).
     if (!job.snapshot().empty()) {
       if (!job.source().empty() || !job.inputs().empty()) {
@@ -217,6 +234,20 @@ std::string TruncateMiddle(absl::string_view text, size_t limit) {
   const size_t cut = text.size() - head - tail;
   return absl::StrCat(text.substr(0, head), "\n... [", cut, " bytes cut] ...\n",
                       text.substr(text.size() - tail));
+}
+
+absl::StatusOr<vm::Dialect> ResolveJobDialect(const v1::JobSpec& job, int index,
+                                              const v1::BatchOptions& options) {
+  const bool own = !job.dialect().empty();
+  const std::string& named = own ? job.dialect() : options.dialect();
+  if (named.empty()) return vm::kDefaultDialect;
+  absl::StatusOr<vm::Dialect> dialect = vm::ParseDialect(named);
+  if (!dialect.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(own ? absl::StrCat("jobs[", index, "].dialect") : "options.dialect", ": ",
+                     dialect.status().message()));
+  }
+  return *dialect;
 }
 
 }  // namespace flamefleet::coordinator::internal

@@ -9,8 +9,10 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "flamefleet/v1/coordinator.pb.h"
+#include "vm/dialect.h"
 
 namespace flamefleet::coordinator::internal {
 
@@ -56,6 +58,13 @@ struct SubmitLimits {
 // "labels[\"k\"]: value is 10485760 bytes, the limit is 1024 (--max-name-bytes)").
 absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
                                         const SubmitLimits& limits);
+
+// Returns the dialect that job `job` (jobs[index]) of a batch with `options` runs under: the
+// job's own (JobSpec.dialect), else the batch's (BatchOptions.dialect), else
+// vm::kDefaultDialect. InvalidArgument naming the field ("jobs[2].dialect: unknown dialect
+// ...") for an unknown name (ValidateSubmitBatchRequest rejects those first).
+absl::StatusOr<vm::Dialect> ResolveJobDialect(const v1::JobSpec& job, int index,
+                                              const v1::BatchOptions& options);
 
 // Returns `text` if it has at most `limit` bytes, else its head and tail around a marker
 // "\n... [N bytes cut] ...\n", at most `limit` bytes in all (cuts may split a UTF-8

@@ -139,6 +139,30 @@ TEST_F(BatchManagerTest, SubmitLeaseCompleteEndsTheBatchWithTheMergedProfile) {
   EXPECT_THAT(svg, HasSubstr("<svg"));
 }
 
+TEST_F(BatchManagerTest, LeasedJobsCarryTheDialectTheyRunUnder) {
+  v1::SubmitBatchRequest request = Request(3);
+  request.mutable_options()->set_dialect("0.16");  // the batch's, spelled without the v
+  request.mutable_jobs(1)->set_dialect("v0.16");   // a job's own
+  ASSERT_OK(manager_->SubmitBatch(request));
+  v1::SubmitBatchRequest unnamed = Request(1, /*variant=*/1);  // no dialect anywhere
+  ASSERT_OK(manager_->SubmitBatch(unnamed));
+  int leased = 0;
+  while (std::optional<v1::Task> task = Lease()) {
+    EXPECT_EQ(task->job().dialect(), "v0.16") << task->task_id();
+    ++leased;
+  }
+  EXPECT_EQ(leased, 4);
+}
+
+TEST_F(BatchManagerTest, UnknownDialectIsRefusedNamingTheField) {
+  v1::SubmitBatchRequest request = Request(2);
+  request.mutable_jobs(1)->set_dialect("v0.99");
+  EXPECT_THAT(manager_->SubmitBatch(request),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("jobs[1].dialect: unknown dialect 'v0.99'")));
+  EXPECT_FALSE(Lease().has_value());  // nothing of the refused batch was queued
+}
+
 TEST_F(BatchManagerTest, DuplicateCompletionIsMergedExactlyOnce) {
   ASSERT_OK_AND_ASSIGN(std::string id, manager_->SubmitBatch(Request(2)));
   std::optional<v1::Task> first = Lease();

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "profile/profile_proto.h"
 #include "tests/testing/profile_helpers.h"
+#include "tests/testing/status_matchers.h"
 
 namespace flamefleet::coordinator {
 namespace {
@@ -67,6 +68,8 @@ TEST(SubmitValidationTest, EveryNameLikeStringIsBounded) {
       {[&](auto& r) { r.mutable_options()->set_title(big); }, "options.title: 2000 bytes"},
       {[&](auto& r) { (*r.mutable_labels())[big] = "v"; }, "key is 2000 bytes"},
       {[&](auto& r) { r.mutable_jobs(0)->set_name(big); }, "jobs[0].name: 2000 bytes"},
+      {[&](auto& r) { r.mutable_options()->set_dialect(big); }, "options.dialect: 2000 bytes"},
+      {[&](auto& r) { r.mutable_jobs(0)->set_dialect(big); }, "jobs[0].dialect: 2000 bytes"},
       {[&](auto& r) { r.mutable_libraries()->add_libraries()->set_namespace_(big); },
        "libraries.libraries[0].namespace: 2000 bytes"},
       {[&](auto& r) {
@@ -90,6 +93,26 @@ TEST(SubmitValidationTest, EveryNameLikeStringIsBounded) {
   absl::Status status = internal::ValidateSubmitBatchRequest(request, limits);
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(status.message(), "labels: 33 labels, the limit is 32 (--max-labels)");
+}
+
+TEST(SubmitValidationTest, UnknownDialectNamesTheFieldAndTheKnownDialects) {
+  v1::SubmitBatchRequest request = OneJob();
+  request.mutable_options()->set_dialect("v9.9");
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(request, {}),
+              testutil::StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("options.dialect: unknown dialect 'v9.9': expected "
+                                           "one of v0.16")));
+  request = OneJob();
+  request.mutable_jobs(0)->set_dialect("classic");
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(request, {}),
+              testutil::StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("jobs[0].dialect: unknown dialect 'classic'")));
+  for (const char* good : {"", "v0.16", "0.16"}) {
+    request = OneJob();
+    request.mutable_options()->set_dialect(good);
+    request.mutable_jobs(0)->set_dialect(good);
+    EXPECT_OK(internal::ValidateSubmitBatchRequest(request, {})) << good;
+  }
 }
 
 TEST(SubmitValidationTest, LibraryPathsAndNamespacesMustBeUsable) {
