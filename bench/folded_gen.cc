@@ -11,8 +11,7 @@
 namespace flamefleet::bench {
 namespace {
 
-// splitmix64: small, fast and identical on every platform (unlike std
-// distributions).
+// splitmix64: small, fast and identical on every platform (unlike std distributions).
 class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
@@ -56,8 +55,7 @@ std::string Word(Rng& rng, int syllables) {
   return w;
 }
 
-// MASM-flavoured names: user program, standard library, kernel, other
-// libraries, helpers.
+// MASM-flavoured names: user program, standard library, kernel, other libraries, helpers.
 std::vector<std::string> MakeNames(Rng& rng, uint32_t count) {
   absl::flat_hash_set<std::string> seen;
   std::vector<std::string> names;
@@ -100,8 +98,7 @@ void GenerateFolded(const FoldedGenOptions& options,
     return static_cast<uint32_t>(kHot + rng.Below(pool - kHot));
   };
 
-  // All stacks so far, flattened (frames) with offsets, so mutations can copy
-  // any of them.
+  // All stacks so far, flattened (frames) with offsets, so mutations can copy any of them.
   std::vector<uint32_t> frames;
   std::vector<uint64_t> starts = {0};
   absl::flat_hash_set<uint64_t> seen;

@@ -2,8 +2,8 @@
 //
 //   render_benchmark --benchmark_filter=ReadRender
 //
-// Args: number of distinct input lines. The input is generated once per size,
-// in memory, outside the timed region; the SVG goes to a discarding stream.
+// Args: number of distinct input lines. The input is generated once per size, in memory,
+// outside the timed region; the SVG goes to a discarding stream.
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -93,12 +93,10 @@ void BM_ReadOnly(benchmark::State& state) {
       static_cast<int64_t>(state.iterations() * text.size()));
 }
 
-// Reads a file of generated input. Args: lines, how (0: ReadStream on an
-// std::ifstream, read() into chunks; 1: ReadFile with 1 thread, mapped; 2:
-// ReadFile with 2 threads, parsing on a helper), and
-// whether the profile is a flame chart (1) or merged by name (0). The file is
-// written once per size under TMPDIR (default /tmp) and stays in the page
-// cache.
+// Reads a file of generated input. Args: lines, how (0: ReadStream on an std::ifstream, read() into
+// chunks; 1: ReadFile with 1 thread, mapped; 2: ReadFile with 2 threads, parsing on a helper), and
+// whether the profile is a flame chart (1) or merged by name (0). The file is written once per size
+// under TMPDIR (default /tmp) and stays in the page cache.
 void BM_ReadFile(benchmark::State& state) {
   const auto lines = static_cast<uint64_t>(state.range(0));
   const std::string& text = Input(lines);
@@ -142,8 +140,8 @@ void BM_ReadFile(benchmark::State& state) {
       static_cast<int64_t>(state.iterations() * text.size()));
 }
 
-// One stack of `range(0)` distinct frames (issue #12: finding the names was
-// quadratic in the depth; 100k frames took 25 s).
+// One stack of `range(0)` distinct frames (issue #12: finding the names was quadratic in the depth;
+// 100k frames took 25 s).
 void BM_ReadDeepDistinctStack(benchmark::State& state) {
   std::string text;
   for (int64_t i = 0; i < state.range(0); ++i) {

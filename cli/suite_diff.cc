@@ -21,8 +21,7 @@ namespace fs = std::filesystem;
 
 constexpr absl::string_view kFoldedSuffix = ".folded";
 
-// Self cycles of `p` summed by frame name ("[unknown]" for the root, "[hidden]"
-// for pruned).
+// Self cycles of `p` summed by frame name ("[unknown]" for the root, "[hidden]" for pruned).
 std::map<std::string, uint64_t> SelfByName(const profile::Profile& p) {
   std::map<std::string, uint64_t> out;
   if (p.num_nodes() == 0) return out;

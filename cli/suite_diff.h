@@ -1,25 +1,21 @@
-// Suite-level differential profiles for `flamefleet diff`: each side is a
-// folded file (or a .masm program), a fetched output directory
-// (aggregate.folded + jobs/**/<name>.folded, as `flamefleet fetch` writes) or a
-// batch id on a coordinator. The comparison gives per-job total-cycle deltas
-// (jobs matched by name; jobs on one side only are "added" or "removed"), the
-// frames whose self cycles grew most in the aggregate (summed by frame name),
-// and the regression gate of `--fail-above PCT`.
+// Suite-level differential profiles for `flamefleet diff`: each side is a folded file (or a .masm
+// program), a fetched output directory (aggregate.folded + jobs/**/<name>.folded, as
+// `flamefleet fetch` writes) or a batch id on a coordinator. The comparison gives per-job
+// total-cycle deltas (jobs matched by name; jobs on one side only are "added" or "removed"), the
+// frames whose self cycles grew most in the aggregate (summed by frame name), and the regression
+// gate of `--fail-above PCT`.
 //
-//   FLAMEFLEET_ASSIGN_OR_RETURN(DiffInput a,
-//                               LoadOutputDirectory("nightly/", {}));
+//   FLAMEFLEET_ASSIGN_OR_RETURN(DiffInput a, LoadOutputDirectory("nightly/", {}));
 //   FLAMEFLEET_ASSIGN_OR_RETURN(DiffInput b, LoadBatch(client, "42"));
 //   SuiteDiff d = CompareSuites(a, b);
 //   PrintSuiteDiff(d, /*top=*/10, std::cout);
 //   if (!JobsAbove(d, 5.0).empty()) return kExitRegression;
 //
-// Why frames by name rather than by stack: a procedure that got slower is
-// usually called from several call paths; by stack its growth is split over
-// those paths and may fall out of the top N, by name it shows once with its
-// whole delta. The flame graph shows the paths.
+// Why frames by name rather than by stack: a procedure that got slower is usually called from
+// several call paths; by stack its growth is split over those paths and may fall out of the top N,
+// by name it shows once with its whole delta. The flame graph shows the paths.
 //
-// Thread-safety: plain values and functions; LoadBatch uses the client it is
-// given.
+// Thread-safety: plain values and functions; LoadBatch uses the client it is given.
 #ifndef FLAMEFLEET_CLI_SUITE_DIFF_H_
 #define FLAMEFLEET_CLI_SUITE_DIFF_H_
 
@@ -47,19 +43,17 @@ struct DiffInput {
       jobs;  // total cycles per job (kDirectory, kBatch only)
 };
 
-// Loads a directory written by `flamefleet fetch` (or `run`):
-// jobs/**/<name>.folded give the jobs (name = path under jobs/ without
-// ".folded"), aggregate.folded the aggregate (the sum of the jobs if it is
-// missing). Returns InvalidArgument if the directory has neither, and the
-// reader's errors (NotFound, DataLoss) for unreadable files.
+// Loads a directory written by `flamefleet fetch` (or `run`): jobs/**/<name>.folded give the jobs
+// (name = path under jobs/ without ".folded"), aggregate.folded the aggregate (the sum of the jobs
+// if it is missing). Returns InvalidArgument if the directory has neither, and the reader's errors
+// (NotFound, DataLoss) for unreadable files.
 absl::StatusOr<DiffInput> LoadOutputDirectory(
     const std::string& dir, const profile::FoldedReadOptions& options);
 
-// Loads batch `batch_id` through `client`: the aggregate profile
-// (BatchClient::FetchProfile) and the total cycles of every succeeded job; jobs
-// that did not succeed are absent. Returns FailedPrecondition if the batch is
-// still running, and the RPC errors (NotFound for an unknown batch, Unavailable
-// if the coordinator cannot be reached).
+// Loads batch `batch_id` through `client`: the aggregate profile (BatchClient::FetchProfile) and
+// the total cycles of every succeeded job; jobs that did not succeed are absent. Returns
+// FailedPrecondition if the batch is still running, and the RPC errors (NotFound for an unknown
+// batch, Unavailable if the coordinator cannot be reached).
 absl::StatusOr<DiffInput> LoadBatch(BatchClient& client,
                                     const std::string& batch_id);
 
@@ -71,8 +65,7 @@ struct CycleDelta {
   int64_t delta() const {
     return static_cast<int64_t>(after) - static_cast<int64_t>(before);
   }
-  // Returns 100 * delta / before; +infinity if before is 0 and after is not; 0
-  // if both are 0.
+  // Returns 100 * delta / before; +infinity if before is 0 and after is not; 0 if both are 0.
   double percent() const;
 };
 
@@ -88,23 +81,21 @@ struct SuiteDiff {
   uint64_t after_total = 0;
 };
 
-// The job name used when a side is a single profile (a folded file or a
-// program): then both sides are compared as one job of this name.
+// The job name used when a side is a single profile (a folded file or a program): then both sides
+// are compared as one job of this name.
 inline constexpr char kWholeProfileJob[] = "(whole profile)";
 
-// Compares `before` and `after`. If either side is Kind::kProfile, each side
-// counts as one job, kWholeProfileJob, with its aggregate's total.
+// Compares `before` and `after`. If either side is Kind::kProfile, each side counts as one job,
+// kWholeProfileJob, with its aggregate's total.
 SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after);
 
-// Returns the jobs on both sides whose total cycles grew by more than `percent`
-// percent (a job that had 0 cycles and now has some grew by +infinity). Added
-// and removed jobs never count: a new benchmark is not a regression of an old
-// one.
+// Returns the jobs on both sides whose total cycles grew by more than `percent` percent (a job that
+// had 0 cycles and now has some grew by +infinity). Added and removed jobs never count: a new
+// benchmark is not a regression of an old one.
 std::vector<CycleDelta> JobsAbove(const SuiteDiff& diff, double percent);
 
-// Prints the tables: the `top` jobs that grew most (name, before, after, delta,
-// percent), added and removed jobs, the `top` frames whose self cycles grew
-// most, and the totals.
+// Prints the tables: the `top` jobs that grew most (name, before, after, delta, percent), added and
+// removed jobs, the `top` frames whose self cycles grew most, and the totals.
 void PrintSuiteDiff(const SuiteDiff& diff, size_t top, std::ostream& out);
 
 // Returns the same as JSON: {"before_total", "after_total", "delta", "percent",

@@ -1,6 +1,5 @@
-// The coordinator's source of time, behind an interface so that lease expiry
-// can be tested without sleeping: `RealClock` reads the system clock,
-// `FakeClock` only moves when told to.
+// The coordinator's source of time, behind an interface so that lease expiry can be tested without
+// sleeping: `RealClock` reads the system clock, `FakeClock` only moves when told to.
 //
 //   FakeClock clock(absl::FromUnixSeconds(1000));
 //   JobScheduler scheduler(&clock, {});

@@ -1,6 +1,5 @@
-// Builds a batch's aggregate profile: the exact (integer) sum of the profiles
-// of its succeeded jobs, each job counted once even if a retry delivered its
-// result twice.
+// Builds a batch's aggregate profile: the exact (integer) sum of the profiles of its succeeded
+// jobs, each job counted once even if a retry delivered its result twice.
 //
 //   ProfileMerger merger;
 //   FLAMEFLEET_RETURN_IF_ERROR(merger.Add("7/0", profile_a).status());
@@ -25,16 +24,15 @@ namespace flamefleet::coordinator {
 
 class ProfileMerger {
  public:
-  // Adds `profile` as the result of `key` (a task id) unless `key` was added
-  // before. Returns true if it was added, false if `key` was already counted,
-  // and InvalidArgument (prefixed with `key`, nothing added) if the sum would
-  // overflow 64 bits.
+  // Adds `profile` as the result of `key` (a task id) unless `key` was added before. Returns true
+  // if it was added, false if `key` was already counted, and InvalidArgument (prefixed with `key`,
+  // nothing added) if the sum would overflow 64 bits.
   absl::StatusOr<bool> Add(absl::string_view key,
                            const profile::Profile& profile);
 
-  // Parses `serialized` (flamefleet.v1.Profile bytes) and adds it as Add()
-  // does. Returns InvalidArgument (prefixed with `key`) if the bytes are not a
-  // valid profile or the sum would overflow; nothing is added then.
+  // Parses `serialized` (flamefleet.v1.Profile bytes) and adds it as Add() does. Returns
+  // InvalidArgument (prefixed with `key`) if the bytes are not a valid profile or the sum would
+  // overflow; nothing is added then.
   absl::Status AddSerialized(absl::string_view key,
                              absl::string_view serialized);
 

@@ -1,7 +1,6 @@
-// Turns profiles into SVG flame graphs for the coordinator, behind an interface
-// so that the coordinator runs with a remote renderer service
-// (`GrpcRenderClient`, Renderer.Render over gRPC) or without one
-// (`InProcessRenderClient`, renderer/flamegraph.h in this process; also what
+// Turns profiles into SVG flame graphs for the coordinator, behind an interface so that the
+// coordinator runs with a remote renderer service (`GrpcRenderClient`, Renderer.Render over gRPC)
+// or without one (`InProcessRenderClient`, renderer/flamegraph.h in this process; also what
 // tests use).
 //
 //   std::unique_ptr<RenderClient> client;
@@ -10,8 +9,7 @@
 //   } else {
 //     client = std::make_unique<GrpcRenderClient>(MakeChannel(address));
 //   }
-//   FLAMEFLEET_ASSIGN_OR_RETURN(std::string svg,
-//                               client->RenderSvg(profile, options));
+//   FLAMEFLEET_ASSIGN_OR_RETURN(std::string svg, client->RenderSvg(profile, options));
 //
 // Thread-safety: both implementations may be called concurrently.
 #ifndef FLAMEFLEET_COORDINATOR_RENDER_CLIENT_H_
@@ -34,14 +32,13 @@ namespace flamefleet::coordinator {
 class RenderClient {
  public:
   virtual ~RenderClient() = default;
-  // Returns the SVG flame graph of `profile`. Returns InvalidArgument for bad
-  // options, FailedPrecondition for an empty profile, Unavailable /
-  // DeadlineExceeded when a remote renderer cannot be reached in time.
+  // Returns the SVG flame graph of `profile`. Returns InvalidArgument for bad options,
+  // FailedPrecondition for an empty profile, Unavailable / DeadlineExceeded when a remote renderer
+  // cannot be reached in time.
   virtual absl::StatusOr<std::string> RenderSvg(
       const profile::Profile& profile, const v1::RenderOptions& options) = 0;
-  // Like RenderSvg, but gives up after `deadline` in total (retries included)
-  // with DeadlineExceeded or Unavailable. The default ignores `deadline` (an
-  // in-process render cannot hang on a peer).
+  // Like RenderSvg, but gives up after `deadline` in total (retries included) with DeadlineExceeded
+  // or Unavailable. The default ignores `deadline` (an in-process render cannot hang on a peer).
   virtual absl::StatusOr<std::string> RenderSvgWithin(
       const profile::Profile& profile, const v1::RenderOptions& options,
       absl::Duration deadline) {
@@ -58,20 +55,18 @@ class InProcessRenderClient : public RenderClient {
       const v1::RenderOptions& options) override;
 };
 
-// How long GrpcRenderClient retries a Render call that fails with UNAVAILABLE
-// (renderer restarting, channel in reconnect backoff) before giving up, by
-// default; always within the call's deadline. Coordinator flag
-// --render-retry-ms.
+// How long GrpcRenderClient retries a Render call that fails with UNAVAILABLE (renderer restarting,
+// channel in reconnect backoff) before giving up, by default; always within the call's deadline.
+// Coordinator flag --render-retry-ms.
 inline constexpr absl::Duration kDefaultRenderRetryFor = absl::Seconds(5);
 
-// Calls Renderer.Render on `channel` and concatenates the streamed chunks; each
-// call has `deadline` to finish. UNAVAILABLE is retried with backoff (50 ms
-// doubling to 1 s) for up to `retry_for`; every error names the renderer:
-// "renderer at TARGET: unavailable: ...", with the original code.
+// Calls Renderer.Render on `channel` and concatenates the streamed chunks; each call has `deadline`
+// to finish. UNAVAILABLE is retried with backoff (50 ms doubling to 1 s) for up to `retry_for`;
+// every error names the renderer: "renderer at TARGET: unavailable: ...", with the original code.
 class GrpcRenderClient : public RenderClient {
  public:
-  // `channel` is shared with the caller (it may serve other stubs); `target` is
-  // its address, for error messages.
+  // `channel` is shared with the caller (it may serve other stubs); `target` is its address, for
+  // error messages.
   explicit GrpcRenderClient(std::shared_ptr<grpc::Channel> channel,
                             absl::Duration deadline = absl::Seconds(60),
                             std::string target = "",

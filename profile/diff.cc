@@ -13,8 +13,7 @@ namespace flamefleet::profile {
 absl::Status WriteFoldedDiff(const ProfileDiff& diff, std::ostream& out) {
   const Profile& tree = diff.tree();
   const size_t n = tree.num_nodes();
-  // Hidden cycles per node and side: inclusive minus self minus the children's
-  // inclusive.
+  // Hidden cycles per node and side: inclusive minus self minus the children's inclusive.
   std::vector<uint64_t> before_hidden(n, 0), after_hidden(n, 0);
   for (size_t i = 0; i < n; ++i) {
     before_hidden[i] = diff.before_inclusive(static_cast<Profile::NodeId>(i)) -

@@ -22,19 +22,17 @@ using NodeId = Profile::NodeId;
 constexpr absl::string_view kUnknown = "[unknown]";
 constexpr absl::string_view kHidden = "[hidden]";
 
-// The stacks of a profile as export sees them: distinct names (frame names plus
-// the synthetic
-// "[unknown]" and "[hidden]", deduplicated by text) and, per stack, name ids
-// root first.
+// The stacks of a profile as export sees them: distinct names (frame names plus the synthetic
+// "[unknown]" and "[hidden]", deduplicated by text) and, per stack, name ids root first.
 class StackWalker {
  public:
   explicit StackWalker(const Profile& profile) : profile_(profile) {
     frame_name_id_.assign(profile.num_frames(), kNone);
   }
 
-  // Calls fn(path, cycles) for every stack with non-zero cycles, `path` being
-  // name ids root first (valid during the call). Children are visited by name
-  // (kByName) or in creation order (kAdjacent).
+  // Calls fn(path, cycles) for every stack with non-zero cycles, `path` being name ids root first
+  // (valid during the call). Children are visited by name (kByName) or in creation order
+  // (kAdjacent).
   template <typename Fn>
   void Walk(Fn fn) {
     const Profile& p = profile_;

@@ -30,9 +30,8 @@ bool IsSpace(char c) {
 }
 bool IsCountChar(char c) { return (c >= '0' && c <= '9') || c == '.'; }
 
-// Finds a trailing count token in [begin, end) (no trailing blanks). On success
-// returns true and sets *token_begin; the token is preceded by at least one
-// blank.
+// Finds a trailing count token in [begin, end) (no trailing blanks). On success returns true
+// and sets *token_begin; the token is preceded by at least one blank.
 bool FindCount(const char* begin, const char* end, const char** token_begin) {
   const char* p = end;
   while (p > begin && IsCountChar(p[-1])) --p;
@@ -95,8 +94,8 @@ inline uint64_t LowBytes(unsigned n) {
   return n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
 }
 
-// Frame and prefix hash constants: lane 1 (the table key) and lane 2 (the
-// check) are independent functions.
+// Frame and prefix hash constants: lane 1 (the table key) and lane 2 (the check) are independent
+// functions.
 constexpr uint64_t kA0 = 0x9e3779b97f4a7c15ull, kA1 = 0xa0761d6478bd642full,
                    kA2 = 0xe7037ed1a0b428dbull, kA3 = 0x8ebc6af09c88c6e3ull;
 constexpr uint64_t kB0 = 0xc2b2ae3d27d4eb4full, kB1 = 0x589965cc75374cc3ull,
@@ -106,8 +105,8 @@ constexpr uint64_t kPrefixSeed1 = 0x243f6a8885a308d3ull,
 constexpr uint64_t kPrefixSeed2 = 0x13198a2e03707344ull,
                    kP2 = 0x082efa98ec4e6c89ull;
 
-// Lines are parsed and added to the profiles in batches of about this many
-// input bytes (small enough that the parsed frames stay in cache).
+// Lines are parsed and added to the profiles in batches of about this many input bytes (small
+// enough that the parsed frames stay in cache).
 constexpr size_t kBatchBytes = 64 << 10;
 
 // Chains a prefix hash with the next frame's hash.
@@ -115,10 +114,9 @@ inline uint64_t ChainPrefix(uint64_t prefix, uint64_t frame, uint64_t k) {
   return Fold(prefix ^ frame, k);
 }
 
-// A read-only, private mapping of bytes [offset, offset + size) of a file,
-// unmapped when destroyed. The pages are populated up front (one system call
-// instead of a fault per page); they are page cache, shared and reclaimable,
-// and leave the process's RSS when unmapped.
+// A read-only, private mapping of bytes [offset, offset + size) of a file, unmapped when destroyed.
+// The pages are populated up front (one system call instead of a fault per page); they are page
+// cache, shared and reclaimable, and leave the process's RSS when unmapped.
 class MappedWindow {
  public:
   MappedWindow() = default;
@@ -157,9 +155,9 @@ class MappedWindow {
   size_t size_ = 0;
 };
 
-// Returns whether a second thread would likely get a core of its own: this
-// process may run on two or more CPUs and the 1-minute load average is below
-// their number. On a busy machine the pipeline only adds hand-off waits.
+// Returns whether a second thread would likely get a core of its own: this process may run on two
+// or more CPUs and the 1-minute load average is below their number. On a busy machine the pipeline
+// only adds hand-off waits.
 bool SpareCoreLikely() {
   if (std::thread::hardware_concurrency() < 2) return false;
   cpu_set_t set;
@@ -176,9 +174,9 @@ bool SpareCoreLikely() {
 
 namespace internal {
 
-// Open-addressing map from a 96-bit hash (64-bit key + 32-bit check) to a
-// 32-bit value (a node or a frame id): 16-byte slots, linear probing, load
-// <= 0.7. Keys are hashes already, so no further hashing is done.
+// Open-addressing map from a 96-bit hash (64-bit key + 32-bit check) to a 32-bit value (a node or a
+// frame id): 16-byte slots, linear probing, load <= 0.7. Keys are hashes already, so no further
+// hashing is done.
 class HashIndex {
  public:
   static constexpr uint32_t kAbsent = 0xffffffffu;
@@ -217,13 +215,12 @@ class HashIndex {
     void operator()(Slot* slots) const { std::free(slots); }
   };
   using Slots = std::unique_ptr<Slot[], FreeSlots>;
-  // Small, so that reading a small input stays cheap (a fresh table is
-  // zeroed, and pages of a new mapping fault in); tables double as they fill.
+  // Small, so that reading a small input stays cheap (a fresh table is zeroed, and pages of a new
+  // mapping fault in); tables double as they fill.
   static constexpr size_t kInitial = 1 << 10;
 
-  // Returns `n` zeroed slots. Large arrays go on transparent huge pages: the
-  // table is probed at random, and with 4 KiB pages nearly every probe would
-  // also miss the TLB.
+  // Returns `n` zeroed slots. Large arrays go on transparent huge pages: the table is probed at
+  // random, and with 4 KiB pages nearly every probe would also miss the TLB.
   static Slots AllocateSlots(size_t n) {
     constexpr size_t kHugePage = 2 << 20;
     const size_t bytes = n * sizeof(Slot);  // a power of two
@@ -307,9 +304,9 @@ void FoldedReader::Malformed(absl::string_view message) {
 
 uint32_t FoldedReader::ScanFrames(const char* begin, const char* end,
                                   const char* readable_end, Batch* batch) {
-  // One pass, 16 bytes at a time: SSE2 finds the `;` separators, and each
-  // block is folded into both hash lanes. Frames hash independently of each
-  // other, so the CPU overlaps consecutive frames' multiplies.
+  // One pass, 16 bytes at a time: SSE2 finds the `;` separators, and each block is folded into both
+  // hash lanes. Frames hash independently of each other, so the CPU overlaps consecutive frames'
+  // multiplies.
   const __m128i semicolons = _mm_set1_epi8(';');
   const size_t first = batch->num_frames;
   size_t k = first;
@@ -451,9 +448,9 @@ Profile::FrameId FoldedReader::FrameOf(Target& target, const Line& line,
 }
 
 absl::string_view FoldedReader::FrameName(const Line& line, size_t k) {
-  // Callers ask for the frames of a line in increasing order, so resuming
-  // from the previous answer finds every name of a line in one pass over it
-  // (a line of n distinct frames costs O(length), not O(n * length)).
+  // Callers ask for the frames of a line in increasing order, so resuming from the previous answer
+  // finds every name of a line in one pass over it (a line of n distinct frames costs O(length),
+  // not O(n * length)).
   const char* p = line.begin;
   size_t i = 0;
   if (name_line_ == line.begin && name_index_ <= k) {
@@ -493,8 +490,7 @@ void FoldedReader::AddStackFast(Target& target, const Line& line,
   Profile& profile = *target.profile;
   internal::HashIndex& table = *target.prefixes;
   const size_t depth = line.depth;
-  // Deepest existing prefix: `lo` frames long, ending at `node` (the root
-  // always exists).
+  // Deepest existing prefix: `lo` frames long, ending at `node` (the root always exists).
   size_t lo = depth;
   Profile::NodeId node = Profile::kRoot;
   for (; lo > 0; --lo) {
@@ -514,9 +510,9 @@ void FoldedReader::AddStackFast(Target& target, const Line& line,
 
 void FoldedReader::AddStackAdjacent(Target& target, const Line& line,
                                     const Frame* frames) {
-  // The most recent path (each node the last child of its parent) is the
-  // previous line's, so the frames this line shares with it map to the same
-  // nodes; Child() takes over from the first frame that differs.
+  // The most recent path (each node the last child of its parent) is the previous line's, so the
+  // frames this line shares with it map to the same nodes; Child() takes over from the first frame
+  // that differs.
   Profile& profile = *target.profile;
   const size_t depth = line.depth;
   const size_t shared_limit = std::min(depth, target.path_nodes.size());
@@ -560,9 +556,8 @@ void FoldedReader::AddStack(Target& target, const Line& line,
 }
 
 void FoldedReader::AddBatch(const Batch& batch) {
-  // The prefix-table probes of a line are cache misses at random places;
-  // start those of the line two ahead (its deepest prefixes, where the
-  // search begins) while this one is added.
+  // The prefix-table probes of a line are cache misses at random places; start those of the line
+  // two ahead (its deepest prefixes, where the search begins) while this one is added.
   constexpr size_t kAhead = 2, kPrefetchDepth = 3;
   const internal::HashIndex* prefixes = after_.prefixes.get();
   const size_t num_lines = batch.lines.size();
@@ -602,10 +597,9 @@ void FoldedReader::MaybePrune() {
   after_.path_nodes.clear();
   next_prune_nodes_ =
       std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
-  // The pruned copy is sized to fit; make room for growing to the next
-  // pruning point at once rather than by repeated doubling (copies, and page
-  // faults on every new array). Unused capacity is never touched, so it costs
-  // address space, not RSS.
+  // The pruned copy is sized to fit; make room for growing to the next pruning point at once rather
+  // than by repeated doubling (copies, and page faults on every new array). Unused capacity is
+  // never touched, so it costs address space, not RSS.
   after->Reserve(static_cast<size_t>(next_prune_nodes_));
 }
 
@@ -614,8 +608,7 @@ absl::Status FoldedReader::ReadString(absl::string_view text,
   source_ = std::string(source);
   line_number_ = 0;
   stats_.bytes += text.size();
-  // Small batches keep the parsed form in cache; pruning happens once at the
-  // end, as for one chunk.
+  // Small batches keep the parsed form in cache; pruning happens once at the end, as for one chunk.
   Batch batch;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -634,8 +627,8 @@ absl::Status FoldedReader::TakeOverflow() {
 }
 
 absl::Status FoldedReader::ReadChunks(ReadFn read) {
-  // Lines are parsed and added in small batches; pruning still happens once
-  // per chunk, so flame charts prune at the same points for any batch size.
+  // Lines are parsed and added in small batches; pruning still happens once per chunk, so flame
+  // charts prune at the same points for any batch size.
   std::string buffer(options_.chunk_size, '\0');
   size_t filled = 0;
   Batch batch;
@@ -683,8 +676,8 @@ absl::Status FoldedReader::ReadStream(std::istream& in,
 }
 
 bool FoldedReader::ReadMapped(int fd, uint64_t size, uint64_t* pos) {
-  // Mirrors ReadChunks: each chunk ends chunk_size bytes after the first line
-  // not yet added, and grows (for good) only when one line does not fit.
+  // Mirrors ReadChunks: each chunk ends chunk_size bytes after the first line not yet added, and
+  // grows (for good) only when one line does not fit.
   size_t window = options_.chunk_size;
   MappedWindow mapped;
   Batch batch;
@@ -710,12 +703,11 @@ bool FoldedReader::ReadMapped(int fd, uint64_t size, uint64_t* pos) {
 }
 
 bool FoldedReader::ReadMappedThreaded(int fd, uint64_t size, uint64_t* pos) {
-  // A helper thread maps chunks and parses them into batches (touching only
-  // the parsing state: stats_, line_number_, source_); this thread adds them
-  // to the profiles (the targets and pruning state), in order. Batches go
-  // through a ring of kSlots; after a chunk's last batch comes an entry that
-  // hands over its mapping, so this thread prunes at the same points as
-  // ReadMapped and unmaps the chunk once its lines are added.
+  // A helper thread maps chunks and parses them into batches (touching only the parsing state:
+  // stats_, line_number_, source_); this thread adds them to the profiles (the targets and pruning
+  // state), in order. Batches go through a ring of kSlots; after a chunk's last batch comes an
+  // entry that hands over its mapping, so this thread prunes at the same points as ReadMapped and
+  // unmaps the chunk once its lines are added.
   constexpr size_t kSlots = 32;
   struct Slot {
     Batch batch;
@@ -841,8 +833,8 @@ absl::Status FoldedReader::ReadFile(const std::string& path) {
     if (lseek(fd, static_cast<off_t>(pos), SEEK_SET) < 0)
       return absl::DataLossError(absl::StrCat(path, ": seek failed"));
   }
-  // Fills the whole buffer (as fread does), so chunks end at the same places
-  // for pipes as for files.
+  // Fills the whole buffer (as fread does), so chunks end at the same places for pipes as for
+  // files.
   return ReadChunks([&](char* data, size_t size, size_t* got, bool* eof) {
     *got = 0;
     *eof = false;
@@ -874,8 +866,7 @@ absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
   const size_t n = profile.num_nodes();
   const bool by_name =
       profile.child_matching() == Profile::ChildMatching::kByName;
-  // Children in CSR form (ids ascending = creation order), then sorted by name
-  // if merged.
+  // Children in CSR form (ids ascending = creation order), then sorted by name if merged.
   std::vector<uint32_t> first(n + 1, 0);
   for (size_t i = 1; i < n; ++i)
     ++first[profile.parent(static_cast<NodeId>(i)) + 1];
@@ -931,8 +922,8 @@ absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
   if (profile.self(Profile::kRoot) != 0)
     emit("[unknown]", profile.self(Profile::kRoot));
 
-  // Iterative DFS. Each entry: node, next child index, path length before this
-  // node, and whether its "[hidden]" line is still to come.
+  // Iterative DFS. Each entry: node, next child index, path length before this node, and
+  // whether its "[hidden]" line is still to come.
   struct Entry {
     NodeId node;
     uint32_t next;

@@ -1,43 +1,35 @@
 // Folded stacks ("a;b;c 123"): the import/export text format of profiles.
 //
-// One line per call path: frames root first, separated by `;`, then whitespace,
-// then a count. Writing is deterministic: one line per node with self cycles,
-// sorted frame by frame (byte-wise by name at each depth, a path before its
-// extensions); inside names `;` becomes
-// `:` and CR/LF become spaces; cycles on the root (an empty stack) print as
-// `[unknown]`.
+// One line per call path: frames root first, separated by `;`, then whitespace, then a count.
+// Writing is deterministic: one line per node with self cycles, sorted frame by frame
+// (byte-wise by name at each depth, a path before its extensions); inside names `;` becomes
+// `:` and CR/LF become spaces; cycles on the root (an empty stack) print as `[unknown]`.
 //
-// Reading is tolerant in the way flamegraph.pl is: blank lines, CRLF, several
-// inputs added into one profile, decimal counts, and two-column differential
-// input (`stack before after`). Lines that do not parse are counted and the
-// first few reported with their line numbers; they are not an error. Empty
-// frames are skipped: `a;;b 5` is `a;b 5`, and a stack of nothing but `;`
-// (`; 5`, `;;;; 5`) counts on the root like an empty stack, so every frame
-// name a reader creates is non-empty (flamegraph.pl drops the same all-empty
-// stacks but draws a middle empty frame as a blank box; a blank box says
-// nothing, and skipping keeps read -> write -> read stable). Counts that
-// would take a profile's total past 2^64 - 1 are an error (InvalidArgument
-// naming source:line; that line is skipped, later lines are still added), so
-// totals never wrap. Reading
-// streams in large chunks: memory grows with distinct frames and tree nodes,
-// never with input bytes. Regular files are memory-mapped one chunk at a time
-// (no copy; each chunk is unmapped once its lines are added, so at most two
-// chunks of file pages are mapped at once), and on a machine with two or more
-// cores a large file is parsed on a second thread while the first adds the
-// previous lines to the profiles. Pipes and streams are read with read().
+// Reading is tolerant in the way flamegraph.pl is: blank lines, CRLF, several inputs added into one
+// profile, decimal counts, and two-column differential input (`stack before after`). Lines that do
+// not parse are counted and the first few reported with their line numbers; they are not an error.
+// Empty frames are skipped: `a;;b 5` is `a;b 5`, and a stack of nothing but `;` (`; 5`, `;;;; 5`)
+// counts on the root like an empty stack, so every frame name a reader creates is non-empty
+// (flamegraph.pl drops the same all-empty stacks but draws a middle empty frame as a blank box; a
+// blank box says nothing, and skipping keeps read -> write -> read stable). Counts that would take
+// a profile's total past 2^64 - 1 are an error (InvalidArgument naming source:line; that line is
+// skipped, later lines are still added), so totals never wrap. Reading streams in large chunks:
+// memory grows with distinct frames and tree nodes, never with input bytes. Regular files are
+// memory-mapped one chunk at a time (no copy; each chunk is unmapped once its lines are added, so
+// at most two chunks of file pages are mapped at once), and on a machine with two or more cores a
+// large file is parsed on a second thread while the first adds the previous lines to the profiles.
+// Pipes and streams are read with read().
 //
-// Decimal counts: a count `c` is multiplied by `FoldedReadOptions::scale`
-// (default 1) and rounded to the nearest integer, halves away from zero (1.5 ->
-// 2, 0.4 -> 0). Lines whose count was not an integer are counted in
-// `FoldedReadStats::fractional_lines`. To keep precision, read with scale 1000
-// and render with factor 0.001.
+// Decimal counts: a count `c` is multiplied by `FoldedReadOptions::scale` (default 1) and
+// rounded to the nearest integer, halves away from zero (1.5 -> 2, 0.4 -> 0). Lines whose
+// count was not an integer are counted in `FoldedReadStats::fractional_lines`. To keep
+// precision, read with scale 1000 and render with factor 0.001.
 //
 //   Profile p;
 //   FoldedReader reader(&p);
 //   FLAMEFLEET_RETURN_IF_ERROR(reader.ReadFile("perf.folded"));
-//   if (reader.stats().malformed_lines > 0) std::cerr <<
-//   reader.stats().Summary(); FLAMEFLEET_RETURN_IF_ERROR(WriteFolded(p,
-//   std::cout));
+//   if (reader.stats().malformed_lines > 0) std::cerr << reader.stats().Summary();
+//   FLAMEFLEET_RETURN_IF_ERROR(WriteFolded(p, std::cout));
 #ifndef FLAMEFLEET_PROFILE_FOLDED_H_
 #define FLAMEFLEET_PROFILE_FOLDED_H_
 
@@ -61,28 +53,23 @@ class HashIndex;
 
 // Options for FoldedReader. Defaults read folded stacks as flamegraph.pl does.
 struct FoldedReadOptions {
-  // Multiplier applied to every count before rounding (see the file comment).
-  // Must be > 0.
+  // Multiplier applied to every count before rounding (see the file comment). Must be > 0.
   double scale = 1.0;
-  // Bytes read per chunk. Lines longer than this still work (the buffer grows
-  // to one line).
+  // Bytes read per chunk. Lines longer than this still work (the buffer grows to one line).
   size_t chunk_size = 4 << 20;
-  // How many malformed lines are reported individually in
-  // FoldedReadStats::errors.
+  // How many malformed lines are reported individually in FoldedReadStats::errors.
   size_t max_reported_errors = 5;
-  // If > 0 and the target profile uses ChildMatching::kAdjacent (flame charts),
-  // subtrees that can no longer grow and whose inclusive cycles are below
-  // `prune_fraction` × the running total are pruned during reading (kept as
-  // hidden counts, so totals stay exact). Use the fraction the renderer will
-  // prune at anyway (renderer MinVisibleFraction) to bound memory without
-  // changing the picture. Ignored for kByName profiles.
+  // If > 0 and the target profile uses ChildMatching::kAdjacent (flame charts), subtrees that
+  // can no longer grow and whose inclusive cycles are below `prune_fraction` × the running
+  // total are pruned during reading (kept as hidden counts, so totals stay exact). Use the
+  // fraction the renderer will prune at anyway (renderer MinVisibleFraction) to bound memory
+  // without changing the picture. Ignored for kByName profiles.
   double prune_fraction = 0.0;
-  // Threads ReadFile may use for a memory-mapped file: 1 parses and adds on
-  // the calling thread; 2 parses on a helper thread while the caller adds;
-  // 0 picks 2 when the file spans several chunks, the process may run on two
-  // or more CPUs and the 1-minute load average is below that number (on a
-  // busy machine the hand-offs cost more than they save), else 1. The
-  // profiles and stats are identical either way.
+  // Threads ReadFile may use for a memory-mapped file: 1 parses and adds on the calling thread;
+  // 2 parses on a helper thread while the caller adds; 0 picks 2 when the file spans several
+  // chunks, the process may run on two or more CPUs and the 1-minute load average is below that
+  // number (on a busy machine the hand-offs cost more than they save), else 1. The profiles and
+  // stats are identical either way.
   int threads = 0;
 };
 
@@ -107,40 +94,34 @@ struct FoldedReadStats {
 // Streams folded text into profiles. Not thread-safe; one reader per thread.
 class FoldedReader {
  public:
-  // Reads into `after` (required, not owned, must outlive the reader).
-  // Two-column lines add their first count to `before` if it is non-null and
-  // their second to `after`; with a null `before` the first column is ignored.
-  // One-column lines add to `after` only. While the reader is alive, only the
-  // reader may add nodes to the profiles. Every frame is hashed once (two
-  // independent 64-bit hashes); names are interned through a cache keyed by
-  // that hash, so InternFrame runs once per distinct name. Reading into an
-  // empty kByName profile uses a fast path: a hash of every stack prefix,
-  // chained from the frame hashes, finds the deepest existing node in a few
-  // probes from the leaf end. kAdjacent profiles reuse the previous line's
-  // path for the frames it shares. Hash tables match 96 bits (64-bit key and a
-  // 32-bit check), so a false match needs a 96-bit collision; they are freed
-  // with the reader.
+  // Reads into `after` (required, not owned, must outlive the reader). Two-column lines add their
+  // first count to `before` if it is non-null and their second to `after`; with a null `before` the
+  // first column is ignored. One-column lines add to `after` only. While the reader is alive, only
+  // the reader may add nodes to the profiles. Every frame is hashed once (two independent 64-bit
+  // hashes); names are interned through a cache keyed by that hash, so InternFrame runs once per
+  // distinct name. Reading into an empty kByName profile uses a fast path: a hash of every stack
+  // prefix, chained from the frame hashes, finds the deepest existing node in a few probes from the
+  // leaf end. kAdjacent profiles reuse the previous line's path for the frames it shares. Hash
+  // tables match 96 bits (64-bit key and a 32-bit check), so a false match needs a 96-bit
+  // collision; they are freed with the reader.
   explicit FoldedReader(Profile* after, Profile* before = nullptr,
                         FoldedReadOptions options = {});
   ~FoldedReader();
   FoldedReader(const FoldedReader&) = delete;
   FoldedReader& operator=(const FoldedReader&) = delete;
 
-  // Reads every line of the file at `path`. Returns
-  // NotFound/PermissionDenied-style errors (as the OS reports) if it cannot be
-  // opened, DataLoss on a read error and InvalidArgument ("path:line: ...")
-  // if the counts overflow 64 bits; malformed lines are not errors.
-  // Regular files are mapped chunk by chunk (falling back to read() if mmap
-  // fails) and may be parsed on a helper thread (FoldedReadOptions::threads);
-  // either way the profiles and stats are the same as reading a stream.
+  // Reads every line of the file at `path`. Returns NotFound/PermissionDenied-style errors (as the
+  // OS reports) if it cannot be opened, DataLoss on a read error and InvalidArgument
+  // ("path:line: ...") if the counts overflow 64 bits; malformed lines are not errors. Regular
+  // files are mapped chunk by chunk (falling back to read() if mmap fails) and may be parsed on a
+  // helper thread (FoldedReadOptions::threads); either way the profiles and stats are the same as
+  // reading a stream.
   absl::Status ReadFile(const std::string& path);
-  // Reads every line of `in` until EOF; `source` names it in error reports.
-  // Returns DataLoss if the stream fails other than at EOF, InvalidArgument
-  // if the counts overflow 64 bits.
+  // Reads every line of `in` until EOF; `source` names it in error reports. Returns DataLoss if the
+  // stream fails other than at EOF, InvalidArgument if the counts overflow 64 bits.
   absl::Status ReadStream(std::istream& in, absl::string_view source);
-  // Reads folded text held in memory; `source` names it in error reports.
-  // Returns InvalidArgument ("source:line: ...") if the counts overflow 64
-  // bits, else OK.
+  // Reads folded text held in memory; `source` names it in error reports. Returns InvalidArgument
+  // ("source:line: ...") if the counts overflow 64 bits, else OK.
   absl::Status ReadString(absl::string_view text,
                           absl::string_view source = "<string>");
 
@@ -148,17 +129,17 @@ class FoldedReader {
   const FoldedReadStats& stats() const { return stats_; }
 
  private:
-  // One frame of a line: its hash (64-bit key and 32-bit check) and, when a
-  // target has a prefix index, the hash of the stack prefix ending with it.
-  // Names are found again from the line's text only when a frame is new.
+  // One frame of a line: its hash (64-bit key and 32-bit check) and, when a target has a prefix
+  // index, the hash of the stack prefix ending with it. Names are found again from the line's text
+  // only when a frame is new.
   struct Frame {
     uint64_t hash;
     uint64_t prefix;
     uint32_t hash_check;
     uint32_t prefix_check;
   };
-  // One parsed line: its stack [begin, end) has the frames
-  // [first_frame, first_frame + depth) of the batch (depth 0: empty stack).
+  // One parsed line: its stack [begin, end) has the frames [first_frame, first_frame + depth) of
+  // the batch (depth 0: empty stack).
   struct Line {
     const char* begin;
     const char* end;
@@ -169,8 +150,8 @@ class FoldedReader {
     uint64_t number;  // 1-based line number in source_
     bool two_column;
   };
-  // Lines parsed from part of a chunk, ready to be added to the profiles.
-  // Points into the chunk's bytes, which must outlive it.
+  // Lines parsed from part of a chunk, ready to be added to the profiles. Points into the chunk's
+  // bytes, which must outlive it.
   struct Batch {
     std::vector<Line> lines;
     std::vector<Frame> frames;  // [0, num_frames) in use
@@ -185,37 +166,34 @@ class FoldedReader {
     std::unique_ptr<internal::HashIndex> frames;
     // kByName: stack-prefix hash -> node; null: no fast path.
     std::unique_ptr<internal::HashIndex> prefixes;
-    // kAdjacent: the previous line's frames and nodes, root first. Cleared
-    // when pruning renumbers the nodes.
+    // kAdjacent: the previous line's frames and nodes, root first. Cleared when pruning renumbers
+    // the nodes.
     std::vector<Frame> path_frames;
     std::vector<Profile::NodeId> path_nodes;
   };
 
   using ReadFn = absl::FunctionRef<absl::Status(char* data, size_t size,
                                                 size_t* got, bool* eof)>;
-  // Reads chunks with `read` (fills up to `size` bytes at `data`, sets *got
-  // and *eof; returns DataLoss on a read error) and adds their lines.
+  // Reads chunks with `read` (fills up to `size` bytes at `data`, sets *got and *eof; returns
+  // DataLoss on a read error) and adds their lines.
   absl::Status ReadChunks(ReadFn read);
-  // Reads the regular file `fd` of `size` bytes from *pos through read-only
-  // mappings of one chunk each, chunk boundaries and pruning points as in
-  // ReadChunks. Returns false if a mapping failed; *pos is then the start of
-  // the first line not yet added (the caller reads the rest with read()).
+  // Reads the regular file `fd` of `size` bytes from *pos through read-only mappings of one chunk
+  // each, chunk boundaries and pruning points as in ReadChunks. Returns false if a mapping failed;
+  // *pos is then the start of the first line not yet added (the caller reads the rest with read()).
   bool ReadMapped(int fd, uint64_t size, uint64_t* pos);
   // As ReadMapped, with parsing on a helper thread.
   bool ReadMappedThreaded(int fd, uint64_t size, uint64_t* pos);
 
-  // Parsing: text -> Batch (touches only stats_, source_ and line_number_ of
-  // the reader's state).
-  // Parses whole lines in [data, data+size) into `batch` (cleared first),
-  // stopping once `max_bytes` are consumed; returns the bytes consumed (up to
-  // and including the last newline, or everything if `last`).
+  // Parsing: text -> Batch (touches only stats_, source_ and line_number_ of the reader's state).
+  // Parses whole lines in [data, data+size) into `batch` (cleared first), stopping once
+  // `max_bytes` are consumed; returns the bytes consumed (up to and including the last newline,
+  // or everything if `last`).
   size_t ParseChunk(const char* data, size_t size, bool last, size_t max_bytes,
                     Batch* batch);
   void ParseLine(const char* begin, const char* end, const char* readable_end,
                  Batch* batch);
-  // Appends the frames of the non-empty stack [begin, end) to `batch`, hashed;
-  // returns how many. Reads ahead up to 16 bytes, never at or past
-  // `readable_end`.
+  // Appends the frames of the non-empty stack [begin, end) to `batch`, hashed; returns how many.
+  // Reads ahead up to 16 bytes, never at or past `readable_end`.
   uint32_t ScanFrames(const char* begin, const char* end,
                       const char* readable_end, Batch* batch);
   void Malformed(absl::string_view message);
@@ -228,13 +206,11 @@ class FoldedReader {
   // Returns the FrameId in `target` of frame `k` of `line`.
   Profile::FrameId FrameOf(Target& target, const Line& line,
                            const Frame* frames, size_t k);
-  // Returns the text of non-empty frame `k` of `line`. Amortised O(1) per
-  // frame when a line's frames are asked for in increasing k (the callers
-  // do), O(k) otherwise.
+  // Returns the text of non-empty frame `k` of `line`. Amortised O(1) per frame when a line's
+  // frames are asked for in increasing k (the callers do), O(k) otherwise.
   absl::string_view FrameName(const Line& line, size_t k);
-  // Adds `count` to `node` of `target` unless the total would overflow 64
-  // bits; then the line is skipped and the first such line is remembered in
-  // overflow_ (source:line).
+  // Adds `count` to `node` of `target` unless the total would overflow 64 bits; then the line is
+  // skipped and the first such line is remembered in overflow_ (source:line).
   void AddCount(Target& target, const Line& line, Profile::NodeId node,
                 uint64_t count);
   // Returns overflow_ and clears it (the result of one Read* call).
@@ -249,8 +225,8 @@ class FoldedReader {
 
   Target after_;
   Target before_;
-  // FrameName's place: frame `name_index_` of the line starting at
-  // `name_line_` (null: none; reset for every batch) starts at `name_pos_`.
+  // FrameName's place: frame `name_index_` of the line starting at `name_line_` (null: none; reset
+  // for every batch) starts at `name_pos_`.
   const char* name_line_ = nullptr;
   size_t name_index_ = 0;
   const char* name_pos_ = nullptr;
@@ -259,13 +235,12 @@ class FoldedReader {
   uint64_t next_prune_nodes_ = 1 << 20;
 };
 
-// Writes `profile` as folded text to `out` (format in the file comment). Hidden
-// (pruned) cycles are written on their parent's path with a final frame
-// "[hidden]". Returns DataLoss if the stream fails.
+// Writes `profile` as folded text to `out` (format in the file comment). Hidden (pruned)
+// cycles are written on their parent's path with a final frame "[hidden]". Returns DataLoss if
+// the stream fails.
 absl::Status WriteFolded(const Profile& profile, std::ostream& out);
 
-// Returns `name` made safe for one folded frame: `;` -> `:`, CR and LF ->
-// space.
+// Returns `name` made safe for one folded frame: `;` -> `:`, CR and LF -> space.
 std::string SanitizeFrameName(absl::string_view name);
 
 }  // namespace flamefleet::profile

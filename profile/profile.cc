@@ -268,9 +268,8 @@ Profile Profile::Reversed(uint64_t min_inclusive) const {
     out.AddHidden(kRoot, all);
   }
 
-  // A member is one forward stack (a node with self cycles) being walked from
-  // leaf to root; `at` is the reversed node it hangs below, `cursor` the
-  // forward node to place next.
+  // A member is one forward stack (a node with self cycles) being walked from leaf to root;
+  // `at` is the reversed node it hangs below, `cursor` the forward node to place next.
   struct Member {
     NodeId cursor;
     NodeId at;

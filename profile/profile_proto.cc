@@ -62,9 +62,9 @@ absl::StatusOr<Profile> FromProto(const v1::Profile& proto) {
     }
     return out;
   }
-  // Sizes need no limit of their own: a repeated field holds at most 2^31 - 1
-  // entries, so every index fits a NodeId / FrameId below kNoNode / kNoFrame,
-  // and the bytes were bounded by the caller (message and profile limits).
+  // Sizes need no limit of their own: a repeated field holds at most 2^31 - 1 entries, so every
+  // index fits a NodeId / FrameId below kNoNode / kNoFrame, and the bytes were bounded by the
+  // caller (message and profile limits).
   const int num_frames = proto.frames_size();
   std::vector<Profile::FrameId> frame_ids;
   frame_ids.reserve(static_cast<size_t>(num_frames));
@@ -78,8 +78,8 @@ absl::StatusOr<Profile> FromProto(const v1::Profile& proto) {
   }
   out.Reserve(static_cast<size_t>(nodes));
 
-  // Message node index -> Profile node id (differs only if the message repeats
-  // a (parent, frame) pair, which Child() merges).
+  // Message node index -> Profile node id (differs only if the message repeats a
+  // (parent, frame) pair, which Child() merges).
   std::vector<Profile::NodeId> ids(static_cast<size_t>(nodes));
   ids[0] = Profile::kRoot;
   uint64_t sum = 0;

@@ -29,8 +29,7 @@ using NodeId = Profile::NodeId;
 
 constexpr int kXPad = 10;
 
-// Appends `v` rounded to one decimal ("12.3"), deterministically and without
-// locale.
+// Appends `v` rounded to one decimal ("12.3"), deterministically and without locale.
 void AppendFixed1(std::string* out, double v) {
   long long tenths = std::llround(v * 10);
   if (tenths < 0) {
@@ -52,8 +51,7 @@ void AppendGrouped(std::string* out, uint64_t v) {
   }
 }
 
-// Appends a count scaled by `factor`: grouped integer if factor is 1, else up
-// to 3 decimals.
+// Appends a count scaled by `factor`: grouped integer if factor is 1, else up to 3 decimals.
 void AppendCount(std::string* out, double count, double factor) {
   if (factor == 1.0) {
     AppendGrouped(out, static_cast<uint64_t>(count));
@@ -84,9 +82,8 @@ void AppendPercent(std::string* out, double part, double whole) {
   out->push_back('%');
 }
 
-// Returns `s` as valid UTF-8 without XML-forbidden control characters or
-// newlines: invalid bytes become '?', control characters (and CR/LF/TAB) a
-// space.
+// Returns `s` as valid UTF-8 without XML-forbidden control characters or newlines: invalid
+// bytes become '?', control characters (and CR/LF/TAB) a space.
 std::string CleanText(absl::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -149,8 +146,7 @@ void AppendEscaped(std::string* out, absl::string_view s) {
   }
 }
 
-// Returns the label that fits `width_px`: the whole name, a prefix plus "..",
-// or "".
+// Returns the label that fits `width_px`: the whole name, a prefix plus "..", or "".
 absl::string_view FitLabel(absl::string_view name, double width_px,
                            const RenderOptions& o, std::string* scratch) {
   const double chars_fit = (width_px - 3) / (o.font_size * o.font_width);
@@ -229,8 +225,7 @@ std::string CommentText(absl::string_view s) {
   return out;
 }
 
-// How one visible node is drawn, supplied by the plain and the differential
-// renderers.
+// How one visible node is drawn, supplied by the plain and the differential renderers.
 struct FrameLook {
   std::string fill;       // "rgb(...)"
   const char* css_class;  // nullptr or a class name for the <g>
@@ -365,8 +360,7 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
   const Geometry geo = ComputeGeometry(o, incl[Profile::kRoot]);
   if (incl[Profile::kRoot] == 0) return WriteEmpty(o, out);
 
-  // Visibility and compact ids (parents come before children, so one forward
-  // pass works).
+  // Visibility and compact ids (parents come before children, so one forward pass works).
   std::vector<uint32_t> compact(n, UINT32_MAX);
   std::vector<NodeId> nodes;  // compact id -> node
   compact[Profile::kRoot] = 0;
@@ -381,8 +375,7 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
     nodes.push_back(static_cast<NodeId>(i));
   }
   const size_t m = nodes.size();
-  // Hidden descendants of visible nodes: whole subtrees below invisible
-  // children.
+  // Hidden descendants of visible nodes: whole subtrees below invisible children.
   std::vector<uint64_t> hidden_nodes(m, 0), hidden_cycles(m, 0);
   {
     std::vector<uint64_t> below(n,
@@ -644,8 +637,7 @@ absl::Status RenderSvg(const Profile& profile, const RenderOptions& options,
         geo.px_per_count > 0 ? geo.min_px / geo.px_per_count : 0);
     RenderOptions rest = options;
     rest.reverse = false;
-    // min is floor()ed: anything dropped here would be pruned by the renderer
-    // too.
+    // min is floor()ed: anything dropped here would be pruned by the renderer too.
     return RenderSvg(profile.Reversed(min), rest, out);
   }
   const std::vector<uint64_t> incl = profile.InclusiveCycles();
@@ -685,8 +677,7 @@ absl::Status RenderDiffSvg(const ProfileDiff& diff,
   if (!st.ok()) return st;
   const Profile& tree = diff.tree();
   const size_t n = tree.num_nodes();
-  // Per-side "self" including hidden cycles: inclusive minus children's
-  // inclusive.
+  // Per-side "self" including hidden cycles: inclusive minus children's inclusive.
   std::vector<uint64_t> bself(n), aself(n);
   for (size_t i = 0; i < n; ++i) {
     bself[i] = diff.before_inclusive(static_cast<NodeId>(i));

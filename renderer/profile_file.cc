@@ -27,8 +27,8 @@ absl::Status OpenError(const std::string& path, int err) {
   return absl::InvalidArgumentError(msg);
 }
 
-// Returns the uncompressed bytes; `st` receives RenderSvg's FailedPrecondition
-// for an empty SVG (the bytes are still the error SVG).
+// Returns the uncompressed bytes; `st` receives RenderSvg's FailedPrecondition for an empty SVG
+// (the bytes are still the error SVG).
 absl::StatusOr<std::string> EncodePlain(const profile::Profile& profile,
                                         ProfileFormat format,
                                         const RenderOptions& options,
@@ -106,8 +106,8 @@ absl::Status WriteProfileFile(const profile::Profile& profile,
 
 absl::Status WriteBytesToFile(const std::string& path,
                               absl::string_view bytes) {
-  // Devices, pipes and the like (`-o /dev/stdout`) are written in place: a
-  // rename would replace them.
+  // Devices, pipes and the like (`-o /dev/stdout`) are written in place: a rename would replace
+  // them.
   struct stat st;
   const bool special = ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
   const std::string tmp =

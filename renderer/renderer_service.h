@@ -1,15 +1,13 @@
-// The renderer service: flamefleet.v1.Renderer over the SVG flame graph writer
-// of renderer/flamegraph.h. Render takes one serialized profile (or two, for a
-// differential graph: `before` -> `profile`) plus wire RenderOptions and
-// streams the SVG back in RenderChunk messages of at most 1 MiB, so graphs
-// larger than gRPC's 4 MiB message limit travel fine.
+// The renderer service: flamefleet.v1.Renderer over the SVG flame graph writer of
+// renderer/flamegraph.h. Render takes one serialized profile (or two, for a differential graph:
+// `before` -> `profile`) plus wire RenderOptions and streams the SVG back in RenderChunk messages
+// of at most 1 MiB, so graphs larger than gRPC's 4 MiB message limit travel fine.
 //
 //   RendererServiceImpl service;
-//   FLAMEFLEET_ASSIGN_OR_RETURN(auto server, GrpcServer::Start(options,
-//   {&service}));
+//   FLAMEFLEET_ASSIGN_OR_RETURN(auto server, GrpcServer::Start(options, {&service}));
 //
-// Thread-safety: the service keeps no mutable state; gRPC may run any number of
-// Render calls concurrently.
+// Thread-safety: the service keeps no mutable state; gRPC may run any number of Render calls
+// concurrently.
 #ifndef FLAMEFLEET_RENDERER_RENDERER_SERVICE_H_
 #define FLAMEFLEET_RENDERER_RENDERER_SERVICE_H_
 
@@ -24,10 +22,9 @@
 
 namespace flamefleet::renderer {
 
-// Maps wire options onto RenderOptions: empty strings and zeros keep the
-// defaults, except count_name, which defaults to "cycles" on the wire. Returns
-// InvalidArgument naming the option for a bad min_width, palette or width, or
-// anything ValidateOptions rejects.
+// Maps wire options onto RenderOptions: empty strings and zeros keep the defaults, except
+// count_name, which defaults to "cycles" on the wire. Returns InvalidArgument naming the option for
+// a bad min_width, palette or width, or anything ValidateOptions rejects.
 absl::StatusOr<RenderOptions> RenderOptionsFromProto(
     const v1::RenderOptions& wire);
 
@@ -41,10 +38,10 @@ class RendererServiceImpl final : public v1::Renderer::Service {
   explicit RendererServiceImpl(RendererServiceOptions options = {})
       : options_(options) {}
 
-  // Renders request->profile (a diff if request->before is set too) and streams
-  // the SVG. Returns INVALID_ARGUMENT for a missing or malformed profile or bad
-  // options, FAILED_PRECONDITION when the profile (or both diff inputs) has no
-  // cycles, CANCELLED if the client went away while streaming.
+  // Renders request->profile (a diff if request->before is set too) and streams the SVG. Returns
+  // INVALID_ARGUMENT for a missing or malformed profile or bad options, FAILED_PRECONDITION when
+  // the profile (or both diff inputs) has no cycles, CANCELLED if the client went away while
+  // streaming.
   grpc::Status Render(grpc::ServerContext* context,
                       const v1::RenderRequest* request,
                       grpc::ServerWriter<v1::RenderChunk>* writer) override;

@@ -26,8 +26,7 @@ Unit3 FnvUnits(absl::string_view name) {
   return {unit(h), unit(h >> 21), unit(h >> 42)};
 }
 
-// Prefix-weighted: the first characters dominate, so `foo::bar` and `foo::baz`
-// end up close.
+// Prefix-weighted: the first characters dominate, so `foo::bar` and `foo::baz` end up close.
 Unit3 PrefixUnits(absl::string_view name) {
   double a = 0, b = 0, weight = 1, norm = 0;
   const size_t n = name.size() < 12 ? name.size() : 12;

@@ -1,6 +1,5 @@
-// Exports (profile/export.h): pprof decoded back with our own profile.proto,
-// speedscope JSON parsed back, format-by-name dispatch, gzip, and the
-// two-column folded diff.
+// Exports (profile/export.h): pprof decoded back with our own profile.proto, speedscope JSON parsed
+// back, format-by-name dispatch, gzip, and the two-column folded diff.
 #include "profile/export.h"
 
 #include <cmath>
@@ -40,9 +39,8 @@ Stacks FoldedStacks(const Profile& p) {
   return ParseFoldedCounts(out.str());
 }
 
-// A profile with everything an export must handle: shared prefixes, a frame
-// name used at several depths, cycles on the root, hidden (pruned) cycles and a
-// name with a `;`.
+// A profile with everything an export must handle: shared prefixes, a frame name used at several
+// depths, cycles on the root, hidden (pruned) cycles and a name with a `;`.
 Profile MixedProfile() {
   Profile p = FromFolded(
       "$exec::$main;std::math::u64::wrapping_add 12\n"
@@ -138,8 +136,8 @@ TEST(PprofExportTest, OneFunctionAndLocationPerNameWithModuleAsFilename) {
     EXPECT_EQ(fn.system_name(), fn.name());
     file_of[strings[fn.name()]] = strings[fn.filename()];
   }
-  // Distinct names: $exec::$main, std::math::u64::wrapping_add,
-  // lib::util::helper, $exec::other, odd;name, [unknown], [hidden].
+  // Distinct names: $exec::$main, std::math::u64::wrapping_add, lib::util::helper, $exec::other,
+  // odd;name, [unknown], [hidden].
   EXPECT_EQ(d.pb.function_size(), 7);
   EXPECT_EQ(d.pb.location_size(), d.pb.function_size());
   EXPECT_EQ(file_of["std::math::u64::wrapping_add"], "std::math::u64");

@@ -145,8 +145,8 @@ TEST(ProfileProtoTest, RejectsWrongTotal) {
   EXPECT_THAT(status.message(), HasSubstr("total_cycles"));
 }
 
-// Issue #12: an empty first frame name crashed the renderer and the
-// coordinator (Profile::InternFrame); names must be non-empty.
+// Issue #12: an empty first frame name crashed the renderer and the coordinator
+// (Profile::InternFrame); names must be non-empty.
 TEST(ProfileProtoTest, RejectsEmptyFrameName) {
   v1::Profile proto;
   proto.add_frames("");

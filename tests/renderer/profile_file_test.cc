@@ -127,8 +127,7 @@ TEST_F(ProfileFileTest, MissingDirectoryIsNotFoundAndLeavesNoTempFile) {
 }
 
 TEST_F(ProfileFileTest, SpecialFilesAreWrittenInPlace) {
-  // A FIFO (like /dev/stdout) must stay what it is: no temporary file renamed
-  // over it.
+  // A FIFO (like /dev/stdout) must stay what it is: no temporary file renamed over it.
   const fs::path fifo = dir_ / "pipe.folded";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);

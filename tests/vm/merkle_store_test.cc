@@ -18,16 +18,15 @@ Word W(uint64_t a, uint64_t b = 0, uint64_t c = 0, uint64_t d = 0) {
   return Word{Felt(a), Felt(b), Felt(c), Felt(d)};
 }
 
-// Independent reference: the root of leaves[first, first + count) by plain
-// recursion.
+// Independent reference: the root of leaves[first, first + count) by plain recursion.
 Word NaiveRoot(const std::vector<Word>& leaves, size_t first, size_t count) {
   if (count == 1) return leaves[first];
   return Merge(NaiveRoot(leaves, first, count / 2),
                NaiveRoot(leaves, first + count / 2, count / 2));
 }
 
-// Independent reference for a sparse tree: the node at height `height` covering
-// leaf indices [base, base + 2^height), with absent leaves zero.
+// Independent reference for a sparse tree: the node at height `height` covering leaf indices
+// [base, base + 2^height), with absent leaves zero.
 Word NaiveSparseRoot(const std::vector<std::pair<uint64_t, Word>>& leaves,
                      uint64_t height, uint64_t base) {
   bool any = false;
@@ -51,8 +50,8 @@ Word NaiveSparseRoot(const std::vector<std::pair<uint64_t, Word>>& leaves,
                NaiveSparseRoot(leaves, height - 1, base + half));
 }
 
-// Formats a word as the MASM literal `push.0x<64 hex>` reads it (element 0
-// first, each element as 8 little-endian bytes).
+// Formats a word as the MASM literal `push.0x<64 hex>` reads it (element 0 first, each element as 8
+// little-endian bytes).
 std::string MasmHex(const Word& w) {
   std::string out = "0x";
   for (Felt f : w) {
@@ -124,8 +123,7 @@ TEST(MerkleStoreTest, SparseTreeOfDepth64MatchesNaiveHashing) {
 }
 
 TEST(MerkleStoreTest, PartialTreeNeedsSiblingsAndComputesRoot) {
-  // Leaves at depth 2 (indices 0, 1) and depth 1 (index 1): a full depth-2 left
-  // half.
+  // Leaves at depth 2 (indices 0, 1) and depth 1 (index 1): a full depth-2 left half.
   MerkleStoreInput input{MerkleStoreInput::Kind::kPartialMerkleTree,
                          {2, 0, 2, 1, 1, 1},
                          {W(1), W(2), W(3)}};
@@ -155,10 +153,9 @@ TEST(MerkleStoreTest, LookupErrorsAreReported) {
             absl::StatusCode::kNotFound);
 }
 
-// The conformance program testdata/vm/crypto/merkle_store.masm runs mtree_*
-// against the roots it has as literals; here those roots are recomputed from
-// the leaves of its .inputs file without the store, so the program's pass also
-// proves the store built the right trees.
+// The conformance program testdata/vm/crypto/merkle_store.masm runs mtree_* against the roots it
+// has as literals; here those roots are recomputed from the leaves of its .inputs file without the
+// store, so the program's pass also proves the store built the right trees.
 TEST(MerkleStoreTest, ConformanceProgramRootsMatchIndependentHashing) {
   const std::string dir = std::string(FLAMEFLEET_TESTDATA_DIR) + "/vm/crypto/";
   absl::StatusOr<ProgramInputs> inputs =
@@ -180,8 +177,7 @@ TEST(MerkleStoreTest, ConformanceProgramRootsMatchIndependentHashing) {
         leaves.emplace_back(m.indices[i], m.leaves[i]);
       root = NaiveSparseRoot(leaves, 64, 0);
     } else {
-      continue;  // partial trees: covered by
-                 // PartialTreeNeedsSiblingsAndComputesRoot
+      continue;  // partial trees: covered by PartialTreeNeedsSiblingsAndComputesRoot
     }
     EXPECT_NE(source.find(MasmHex(root)), std::string::npos)
         << "root " << MasmHex(root) << " is not used by merkle_store.masm";

@@ -11,7 +11,7 @@
 namespace flamefleet::vm {
 namespace {
 
-// Sizes and domain flags from the BLAKE3 specification, §2.
+// Sizes and domain flags as BLAKE3 defines them.
 constexpr size_t kBlockLen = 64;
 constexpr size_t kChunkLen = 1024;
 constexpr uint32_t kChunkStart = 1u << 0;
@@ -19,8 +19,7 @@ constexpr uint32_t kChunkEnd = 1u << 1;
 constexpr uint32_t kParent = 1u << 2;
 constexpr uint32_t kRoot = 1u << 3;
 
-// The initialisation vector (the same constants as SHA-256's initial hash
-// value).
+// The initialisation vector (the same constants as SHA-256's initial hash value).
 constexpr std::array<uint32_t, 8> kIv = {0x6A09E667u, 0xBB67AE85u, 0x3C6EF372u,
                                          0xA54FF53Au, 0x510E527Fu, 0x9B05688Cu,
                                          0x1F83D9ABu, 0x5BE0CD19u};
@@ -62,8 +61,8 @@ void Round(std::array<uint32_t, 16>& s, const BlockWords& m) {
   Mix(s, 3, 4, 9, 14, m[14], m[15]);
 }
 
-// The compression function; returns the first 8 words of the output state (all
-// that the default 32-byte output needs).
+// The compression function; returns the first 8 words of the output state (all that the default
+// 32-byte output needs).
 ChainingValue Compress(const ChainingValue& cv, const BlockWords& block,
                        uint64_t counter, uint32_t block_len, uint32_t flags) {
   std::array<uint32_t, 16> s = {cv[0],
@@ -109,9 +108,8 @@ BlockWords LoadBlock(const uint8_t* bytes, size_t len) {
   return words;
 }
 
-// The inputs of one compression that has not run yet: the last block of a
-// chunk, or a parent node. It is kept pending because only the very last
-// compression gets the ROOT flag.
+// The inputs of one compression that has not run yet: the last block of a chunk, or a parent node.
+// It is kept pending because only the very last compression gets the ROOT flag.
 struct PendingOutput {
   ChainingValue cv;
   BlockWords block;
@@ -127,8 +125,8 @@ struct PendingOutput {
   }
 };
 
-// Compresses all blocks of one chunk (1 to 1024 bytes; 0 bytes only for the
-// empty input) but the last, and returns the last one pending.
+// Compresses all blocks of one chunk (1 to 1024 bytes; 0 bytes only for the empty input) but the
+// last, and returns the last one pending.
 PendingOutput ChunkOutput(const uint8_t* data, size_t len,
                           uint64_t chunk_counter) {
   ChainingValue cv = kIv;
@@ -165,10 +163,9 @@ std::array<uint8_t, 32> Blake3(absl::string_view data) {
   if (num_chunks == 1) {
     root = ChunkOutput(bytes, len, 0);
   } else {
-    // The spec's incremental tree: a stack of completed subtree chaining
-    // values. After chunk k (except the last) is added, merge as many times as
-    // there are trailing zero bits in k+1, which keeps every subtree a
-    // complete, left-leaning power of two.
+    // The spec's incremental tree: a stack of completed subtree chaining values. After chunk k
+    // (except the last) is added, merge as many times as there are trailing zero bits in k+1, which
+    // keeps every subtree a complete, left-leaning power of two.
     std::vector<ChainingValue> stack;
     for (uint64_t chunk = 0; chunk + 1 < num_chunks; ++chunk) {
       ChainingValue cv =

@@ -13,8 +13,8 @@
 namespace flamefleet::vm {
 namespace internal {
 
-// Empty-subtree roots by height, the reverse map root -> height (heights
-// 1..64) and the children of each empty root.
+// Empty-subtree roots by height, the reverse map root -> height (heights 1..64) and the children of
+// each empty root.
 struct EmptyMerkleRoots {
   std::array<Word, kMaxMerkleDepth + 1> by_height;
   absl::flat_hash_map<Word, uint64_t> height_of;
@@ -42,10 +42,9 @@ EmptyMerkleRoots* BuildEmptyRoots(const Hasher& hasher) {
   return roots;
 }
 
-// Returns the table of `hasher`, building it on first use. Tables are
-// immutable after construction and intentionally never destroyed (no exit-time
-// destructor); there is one per hasher (a dialect has one), so the registry
-// stays tiny.
+// Returns the table of `hasher`, building it on first use. Tables are immutable after construction
+// and intentionally never destroyed (no exit-time destructor); there is one per hasher (a dialect
+// has one), so the registry stays tiny.
 const EmptyMerkleRoots& GetEmptyRoots(const Hasher& hasher) {
   static const EmptyMerkleRoots* const kDefault =
       BuildEmptyRoots(DefaultHasher());
@@ -108,9 +107,8 @@ MerkleStore::MerkleStore(const Hasher& hasher)
 const MerkleStore::Children* MerkleStore::Find(const Word& node) const {
   auto it = nodes_.find(node);
   if (it != nodes_.end()) return &it->second;
-  // The empty subtrees are part of every store without being stored: their
-  // children are the empty root one level down, from the hasher's immutable
-  // table.
+  // The empty subtrees are part of every store without being stored: their children are the empty
+  // root one level down, from the hasher's immutable table.
   auto e = empty_->height_of.find(node);
   return e == empty_->height_of.end() ? nullptr : &empty_->children[e->second];
 }
@@ -206,8 +204,8 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
       return nodes[1];
     }
     case MerkleStoreInput::Kind::kSparseMerkleTree: {
-      // A depth-64 simple SMT: absent leaves are the empty word, so an absent
-      // child at height h is the empty subtree root E[h].
+      // A depth-64 simple SMT: absent leaves are the empty word, so an absent child at height h is
+      // the empty subtree root E[h].
       if (input.indices.size() != input.leaves.size()) {
         return absl::InvalidArgumentError(
             "sparse_merkle_tree: indices and leaves differ in size");
@@ -235,9 +233,9 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
                            : level.begin()->second;
     }
     case MerkleStoreInput::Kind::kPartialMerkleTree: {
-      // indices = (depth, index) pairs. Going up from the deepest layer, every
-      // node needs its sibling (given, or computed from deeper nodes) to
-      // produce its parent; a parent that is itself given is kept as given.
+      // indices = (depth, index) pairs. Going up from the deepest layer, every node needs its
+      // sibling (given, or computed from deeper nodes) to produce its parent; a parent that is
+      // itself given is kept as given.
       if (input.indices.size() != 2 * input.leaves.size()) {
         return absl::InvalidArgumentError(
             "partial_merkle_tree: expected one (depth, index) pair per leaf");

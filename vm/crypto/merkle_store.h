@@ -1,21 +1,18 @@
-// MerkleStore: the advice provider's Merkle store of Miden VM v0.16
-// (miden-crypto v0.15 merkle/store): a set of binary Merkle trees kept as
-// one map from an inner node's digest to its two children, so trees share
-// subtrees and a root plus (depth, index) addresses any node. Every hash goes
-// through the store's Hasher (vm/crypto/hasher.h; RPO-256 by default).
+// MerkleStore: the advice provider's Merkle store of Miden VM v0.16 (the MerkleStore of
+// miden-crypto v0.15): a set of binary Merkle trees kept as one map from an inner node's digest to
+// its two children, so trees share subtrees and a root plus (depth, index) addresses any node.
+// Every hash goes through the store's Hasher (vm/crypto/hasher.h; RPO-256 by default).
 //
-// The roots of empty subtrees of every height 1..64 (E[k] = Merge(E[k-1],
-// E[k-1]), E[0] the zero word) are always present, as upstream, without being
-// copied into each store. Trees come from the `.inputs` `merkle_store` sources
-// (merkle_tree, depth-64 sparse_merkle_tree, partial_merkle_tree), from
-// `mtree_set` (the new tree is added and the old one kept) and from
+// The roots of empty subtrees of every height 1..64 (E[k] = Merge(E[k-1], E[k-1]), E[0] the zero
+// word) are always present, as upstream, without being copied into each store. Trees come from
+// the `.inputs` `merkle_store` sources (merkle_tree, depth-64 sparse_merkle_tree,
+// partial_merkle_tree), from `mtree_set` (the new tree is added and the old one kept) and from
 // `mtree_merge`.
 //
 //   MerkleStore store(DefaultHasher());   // or MerkleStore store; (the same)
 //   FLAMEFLEET_ASSIGN_OR_RETURN(Word root, store.AddInput(input));
-//   FLAMEFLEET_ASSIGN_OR_RETURN(Word leaf, store.GetNode(root, /*depth=*/2,
-//   /*index=*/1)); FLAMEFLEET_ASSIGN_OR_RETURN(MerkleStore::Update u,
-//   store.SetNode(root, 2, 1, new_leaf));
+//   FLAMEFLEET_ASSIGN_OR_RETURN(Word leaf, store.GetNode(root, /*depth=*/2, /*index=*/1));
+//   FLAMEFLEET_ASSIGN_OR_RETURN(MerkleStore::Update u, store.SetNode(root, 2, 1, new_leaf));
 //
 // Not thread-safe; a store belongs to one executor. Copyable and movable.
 #ifndef FLAMEFLEET_VM_CRYPTO_MERKLE_STORE_H_
@@ -46,18 +43,16 @@ struct MerkleChildren {
 struct EmptyMerkleRoots;
 }  // namespace internal
 
-// Returns the root of an empty subtree of height `height` (0 <= height <= 64;
-// larger heights are clamped to 64) under `hasher`; height 0 is the zero word.
-// Thread-safe (an immutable table per hasher, built on first use and kept for
-// the process).
+// Returns the root of an empty subtree of height `height` (0 <= height <= 64; larger heights are
+// clamped to 64) under `hasher`; height 0 is the zero word. Thread-safe (an immutable table per
+// hasher, built on first use and kept for the process).
 const Word& EmptySubtreeRoot(const Hasher& hasher, uint64_t height);
 
 // As above with DefaultHasher().
 const Word& EmptySubtreeRoot(uint64_t height);
 
-// Returns the root reached from `node` at `index` (of its level) through
-// `path` under `hasher`, where path[0] is the sibling at the node's level and
-// later entries are higher up. Thread-safe.
+// Returns the root reached from `node` at `index` (of its level) through `path` under `hasher`,
+// where path[0] is the sibling at the node's level and later entries are higher up. Thread-safe.
 Word ComputeMerkleRoot(const Hasher& hasher, const Word& node,
                        std::span<const Word> path, uint64_t index);
 
@@ -69,21 +64,21 @@ class MerkleStore {
  public:
   // Creates an empty store that hashes with DefaultHasher().
   MerkleStore() : MerkleStore(DefaultHasher()) {}
-  // Creates an empty store that hashes with `hasher`, which must outlive the
-  // store (hashers live for the process).
+  // Creates an empty store that hashes with `hasher`, which must outlive the store (hashers live
+  // for the process).
   explicit MerkleStore(const Hasher& hasher);
 
-  // The result of SetNode: the authentication path of the replaced node
-  // (path[0] = sibling at its level) and the new root.
+  // The result of SetNode: the authentication path of the replaced node (path[0] = sibling at its
+  // level) and the new root.
   struct Update {
     std::vector<Word> path;
     Word new_root;
   };
 
-  // Builds one `.inputs` merkle_store source into the store and returns its
-  // root. Returns InvalidArgument when the source is malformed (a merkle_tree
-  // whose leaf count is not a power of two >= 2, an index out of range for its
-  // depth, a partial tree in which a node's sibling is missing).
+  // Builds one `.inputs` merkle_store source into the store and returns its root. Returns
+  // InvalidArgument when the source is malformed (a merkle_tree whose leaf count is not a power
+  // of two >= 2, an index out of range for its depth, a partial tree in which a node's sibling is
+  // missing).
   absl::StatusOr<Word> AddInput(const MerkleStoreInput& input);
 
   // Records that `parent` = Merge(left, right).
@@ -91,27 +86,25 @@ class MerkleStore {
     nodes_.insert_or_assign(parent, Children{left, right});
   }
 
-  // Returns the node at (`depth`, `index`) of the tree with root `root`.
-  // Returns InvalidArgument for depth > 64 or index >= 2^depth, NotFound if the
-  // root or a node on the way is not in the store.
+  // Returns the node at (`depth`, `index`) of the tree with root `root`. Returns InvalidArgument
+  // for depth > 64 or index >= 2^depth, NotFound if the root or a node on the way is not in the
+  // store.
   absl::StatusOr<Word> GetNode(const Word& root, uint64_t depth,
                                uint64_t index) const;
 
-  // Like GetNode, and also returns the authentication path (path[0] = sibling
-  // at `depth`).
+  // Like GetNode, and also returns the authentication path (path[0] = sibling at `depth`).
   absl::StatusOr<std::pair<Word, std::vector<Word>>> GetPath(
       const Word& root, uint64_t depth, uint64_t index) const;
 
-  // Replaces the node at (`depth`, `index`) of tree `root` with `value`, adding
-  // the new tree's inner nodes (the old tree stays). Errors as GetPath.
+  // Replaces the node at (`depth`, `index`) of tree `root` with `value`, adding the new tree's
+  // inner nodes (the old tree stays). Errors as GetPath.
   absl::StatusOr<Update> SetNode(const Word& root, uint64_t depth,
                                  uint64_t index, const Word& value);
 
   // Adds the tree whose root is Merge(left, right) and returns that root.
   Word MergeRoots(const Word& left, const Word& right);
 
-  // Number of inner nodes recorded (the implicit empty-subtree roots not
-  // included).
+  // Number of inner nodes recorded (the implicit empty-subtree roots not included).
   size_t size() const { return nodes_.size(); }
 
   // Returns the hasher of this store.
@@ -119,8 +112,7 @@ class MerkleStore {
 
  private:
   using Children = internal::MerkleChildren;
-  // Returns the children of `node`, or null if it is not an inner node of the
-  // store.
+  // Returns the children of `node`, or null if it is not an inner node of the store.
   const Children* Find(const Word& node) const;
 
   const Hasher* hasher_;                    // never null

@@ -1,16 +1,16 @@
-// The MASM abstract syntax tree produced by the parser and consumed by the
-// assembler.
+// The MASM abstract syntax tree produced by the parser and consumed by the assembler.
 //
-// One `Module` per source file. Every node keeps the `SourceLocation` of its
-// first token so that assembly errors and run-time traps can point at
-// file:line:col. The parser does no lowering and no parse-time folding:
-// immediates keep whether they were written as a literal or as a named
-// constant, because the v0.16 assembler lowers the two differently (see
-// ../shared/reference/masm-lowering-v0.16.md §0 "Literal vs constant").
+// One `Module` per source file. Every node keeps the `SourceLocation` of its first token so that
+// assembly errors and run-time traps can point at file:line:col. The parser does no lowering and
+// no parse-time folding: immediates keep whether they were written as a literal or as a named
+// constant, because the v0.16 assembler lowers the two differently. Upstream, the parser folds
+// some immediates away only when they are written as a number literal; a named constant keeps the
+// instruction, is resolved later, and the assembler's own special cases then apply to its value.
 //
-//   absl::StatusOr<ast::Module> m = ParseModule(sources, file_id,
-//   ModuleKind::kExecutable); for (const ast::Procedure& p : m->procedures) {
-//   ... p.body ... } const ast::Block& entry = *m->entry;   // `begin ... end`
+//   absl::StatusOr<ast::Module> m = ParseModule(sources, file_id, ast::ModuleKind::kExecutable);
+//   if (!m.ok()) return m.status();
+//   for (const ast::Procedure& p : m->procedures) { ... p.body ... }
+//   const ast::Block& entry = *m->entry;   // `begin ... end`
 #ifndef FLAMEFLEET_VM_PARSER_AST_H_
 #define FLAMEFLEET_VM_PARSER_AST_H_
 
@@ -23,27 +23,24 @@
 
 namespace flamefleet::vm::ast {
 
-// A position in a source file registered with a SourceManager. Lines and
-// columns are 1-based; columns count bytes.
+// A position in a source file registered with a SourceManager. Lines and columns are 1-based;
+// columns count bytes.
 struct SourceLocation {
   uint32_t file_id = 0;
   uint32_t line = 0;
   uint32_t column = 0;
 };
 
-// Four field elements, element 0 first (as written in `[a, b, c, d]` or in a
-// 64-digit hex word).
+// Four field elements, element 0 first (as written in `[a, b, c, d]` or in a 64-digit hex word).
 using WordValue = std::array<uint64_t, 4>;
 
-// An immediate argument of an instruction: the dot-separated parts after the
-// mnemonic, or the value of `.err=`.
+// An immediate argument of an instruction: the dot-separated parts after the mnemonic, or the
+// value of `.err=`.
 struct Immediate {
   enum class Kind : uint8_t {
-    kLiteral,  // a number literal; `value` holds it (decimal or 0x hex, already
-               // checked < p)
+    kLiteral,  // a number literal; `value` holds it (decimal or 0x hex, already checked < p)
     kWord,     // a word literal (64 hex digits or [a,b,c,d]); `word` holds it
-    kConstant,  // a named constant (`text` = the name), resolved by the
-                // assembler
+    kConstant,  // a named constant (`text` = the name), resolved by the assembler
     kString,    // a quoted string (`text`), e.g. assert.err="message"
   };
   Kind kind = Kind::kLiteral;
@@ -55,15 +52,13 @@ struct Immediate {
 
 // A plain instruction, including the invocation instructions.
 //
-// `name` is the mnemonic with its fixed parts and without immediates: "push",
-// "add", "u32wrapping_add", "adv.push_mapval", "debug.stack", "exp.u" (for
-// exp.uN, N in args[0]), "exec", "call", "syscall", "procref", "dynexec",
-// "dyncall". `args` are the dot-separated immediates in source order
-// (`push.1.2.3` -> 3 args). `target` is set for exec/call/syscall/procref: the
-// invoked path exactly as written without the mnemonic, e.g. "foo",
-// "u64::wrapping_add", "::std::math::u64::add", or "0x<64 hex>" (a MAST root,
-// also given as the kWord args[0]). `error` is the
-// `.err=` value of assertions (kLiteral, kString or kConstant).
+// `name` is the mnemonic with its fixed parts and without immediates: "push", "add",
+// "u32wrapping_add", "adv.push_mapval", "debug.stack", "exp.u" (for exp.uN, N in args[0]),
+// "exec", "call", "syscall", "procref", "dynexec", "dyncall". `args` are the dot-separated
+// immediates in source order (`push.1.2.3` -> 3 args). `target` is set for
+// exec/call/syscall/procref: the invoked path exactly as written without the mnemonic, e.g. "foo",
+// "u64::wrapping_add", "::std::math::u64::add", or "0x<64 hex>" (a MAST root, also given as the
+// kWord args[0]). `error` is the `.err=` value of assertions (kLiteral, kString or kConstant).
 struct Instruction {
   std::string name;
   std::vector<Immediate> args;
@@ -75,9 +70,8 @@ struct Instruction {
 struct Node;
 using Block = std::vector<Node>;
 
-// `if.true A else B end` is {A, B}; the parser swaps the branches of
-// `if.false`. A missing branch is an empty Block (the assembler turns it into a
-// [NOOP] block).
+// `if.true A else B end` is {A, B}; the parser swaps the branches of `if.false`. A missing branch
+// is an empty Block (the assembler turns it into a [NOOP] block).
 struct IfElse {
   Block on_true;
   Block on_false;
@@ -114,27 +108,23 @@ struct Constant {
   SourceLocation loc;
 };
 
-// `use.a::b::c` (alias "c") or `use.a::b::c->d` (alias "d"); `use
-// miden::core::x` too.
+// `use.a::b::c` (alias "c") or `use.a::b::c->d` (alias "d"); `use miden::core::x` too.
 struct Import {
   std::string path;   // "std::math::u64" (no leading ::)
   std::string alias;  // the name the module is known by inside this file
   SourceLocation loc;
 };
 
-// `export.u64::add`, `export.u64::mul->mul64`, `export.0x<root>->name` (and
-// `pub use ...`).
+// `export.u64::add`, `export.u64::mul->mul64`, `export.0x<root>->name` (and `pub use ...`).
 struct ReExport {
-  std::string target;  // as written: "u64::add", "::std::math::u64::add" or
-                       // "0x<64 hex>"
+  std::string target;  // as written: "u64::add", "::std::math::u64::add" or "0x<64 hex>"
   std::string
       name;  // exported name: the alias or the last path segment of target
   SourceLocation loc;
 };
 
-// `adv_map.NAME=[...]` or `adv_map.NAME(0x<key>)=[...]`: an advice-map entry
-// added to the program at start (no cycles). Without an explicit key the
-// assembler uses the RPO hash of the values.
+// `adv_map.NAME=[...]` or `adv_map.NAME(0x<key>)=[...]`: an advice-map entry added to the program
+// at start (no cycles). Without an explicit key the assembler uses the RPO hash of the values.
 struct AdvMapEntry {
   std::string name;
   std::optional<WordValue> key;

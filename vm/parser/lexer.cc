@@ -27,8 +27,7 @@ bool IsSpace(char c) {
          c == '\v';
 }
 
-// Returns the length of the valid UTF-8 sequence starting at s[i], or 0 if it
-// is invalid.
+// Returns the length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
 size_t Utf8SequenceLength(absl::string_view s, size_t i) {
   const auto b0 = static_cast<unsigned char>(s[i]);
   if (b0 < 0x80) return 1;
@@ -153,8 +152,7 @@ Token Lexer::Error(ast::SourceLocation loc, const char* message) {
 
 bool Lexer::ValidateEncoding(Token* error) {
   validated_ = true;
-  // Walk the text once, tracking line/column so the error points at the bad
-  // byte.
+  // Walk the text once, tracking line/column so the error points at the bad byte.
   uint32_t line = 1, column = 1;
   for (size_t i = 0; i < text_.size();) {
     const char c = text_[i];
@@ -190,8 +188,7 @@ bool Lexer::SkipTrivia(Token* error) {
       while (pos_ < text_.size() && Peek() != '\n') Advance();
       continue;
     }
-    // A doc comment: this line and every directly following line that starts
-    // with `#!`.
+    // A doc comment: this line and every directly following line that starts with `#!`.
     const bool is_module_doc = line_ == 1;
     std::string docs;
     for (;;) {
@@ -363,8 +360,8 @@ Token Lexer::LexNumber(Token t) {
     if (digits.size() <= 16) {
       uint64_t v = 0;
       for (char d : digits) v = (v << 4) | static_cast<uint64_t>(HexValue(d));
-      // Values >= p are reported by the parser, which knows whether a u32 or a
-      // felt is expected and where the instruction starts.
+      // Values >= p are reported by the parser, which knows whether a u32 or a felt is expected and
+      // where the instruction starts.
       t.kind = TokenKind::kHex;
       t.value = v;
       return t;

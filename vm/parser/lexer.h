@@ -1,6 +1,5 @@
-// The MASM lexer: turns source text into a stream of tokens with 1-based
-// line/column locations. It is internal to the parser (use
-// vm/parser/parser.h), but exposed for tests.
+// The MASM lexer: turns source text into a stream of tokens with 1-based line/column locations. It
+// is internal to the parser (use vm/parser/parser.h), but exposed for tests.
 //
 //   Lexer lexer(text, file_id);
 //   for (Token t = lexer.Next(); t.kind != TokenKind::kEof; t = lexer.Next()) {
@@ -8,21 +7,19 @@
 //   }
 //
 // Token rules (classic v0.16 lexer, plus a few v0.20 punctuation marks):
-//  * `#` starts a comment to end of line; `#!` starts a doc comment.
-//    Consecutive `#!` lines form one doc comment. A doc comment starting on
-//    line 1 is the module documentation (`module_docs()`); any other one is
-//    attached to the next token (`Token::docs`).
-//  * identifiers `[a-z_$][A-Za-z0-9_]*` (keywords and mnemonics are
-//    identifiers too); constant names `[A-Z][A-Z0-9_]*`.
-//  * decimal integers (u64); `0x` hex with an even number of digits: up to 16
-//    digits is a number (the parser checks it is < p), exactly 64 digits is a
-//    word whose four 16-digit chunks are each read as little-endian bytes
-//    (each must be < p); `0b` binary (up to 32 digits).
-//  * quoted strings `"..."` on one line (a backslash escapes the next
-//    character; the token keeps the raw text between the quotes).
+//  * `#` starts a comment to end of line; `#!` starts a doc comment. Consecutive `#!` lines form
+//    one doc comment. A doc comment starting on line 1 is the module documentation
+//    (`module_docs()`); any other one is attached to the next token (`Token::docs`).
+//  * identifiers `[a-z_$][A-Za-z0-9_]*` (keywords and mnemonics are identifiers too); constant
+//    names `[A-Z][A-Z0-9_]*`.
+//  * decimal integers (u64); `0x` hex with an even number of digits: up to 16 digits is a number
+//    (the parser checks it is < p), exactly 64 digits is a word whose four 16-digit chunks are each
+//    read as little-endian bytes (each must be < p); `0b` binary (up to 32 digits).
+//  * quoted strings `"..."` on one line (a backslash escapes the next character; the token keeps
+//    the raw text between the quotes).
 //  * punctuation `. , = ( ) [ ] < > ; : :: -> - + / // * @ !`.
-// The input must be valid UTF-8 without NUL bytes; non-ASCII characters are
-// allowed only in comments and strings.
+// The input must be valid UTF-8 without NUL bytes; non-ASCII characters are allowed only in
+// comments and strings.
 #ifndef FLAMEFLEET_VM_PARSER_LEXER_H_
 #define FLAMEFLEET_VM_PARSER_LEXER_H_
 
@@ -67,40 +64,35 @@ enum class TokenKind : uint8_t {
   kBang,
 };
 
-// Returns a short human-readable description of a token kind ("identifier",
-// "'.'").
+// Returns a short human-readable description of a token kind ("identifier", "'.'").
 const char* TokenKindName(TokenKind kind);
 
 struct Token {
   TokenKind kind = TokenKind::kEof;
-  // The lexeme as written (for kString: without the quotes; for kError: the
-  // message).
+  // The lexeme as written (for kString: without the quotes; for kError: the message).
   absl::string_view text;
   uint64_t value = 0;
   ast::WordValue word{};
   ast::SourceLocation loc;
-  // The `#!` doc comment immediately preceding this token (lines joined with
-  // '\n'), if any.
+  // The `#!` doc comment immediately preceding this token (lines joined with '\n'), if any.
   std::string docs;
-  // For kString: true if the content is a valid quoted identifier (only
-  // printable ASCII and no spaces or backslashes).
+  // For kString: true if the content is a valid quoted identifier (only printable ASCII and no
+  // spaces or backslashes).
   bool quoted_ident = false;
 };
 
-// Produces tokens on demand; never allocates more than the current token. Not
-// thread-safe; the text must outlive the lexer.
+// Produces tokens on demand; never allocates more than the current token. Not thread-safe; the text
+// must outlive the lexer.
 class Lexer {
  public:
   // `text` is the whole file; `file_id` goes into every token location.
   Lexer(absl::string_view text, uint32_t file_id);
 
-  // Returns the next token. After the end of input, returns kEof forever. After
-  // a kError token, the lexer is positioned at the end of input (so kEof
-  // follows).
+  // Returns the next token. After the end of input, returns kEof forever. After a kError token, the
+  // lexer is positioned at the end of input (so kEof follows).
   Token Next();
 
-  // Returns the module documentation (a doc comment starting on line 1) seen so
-  // far.
+  // Returns the module documentation (a doc comment starting on line 1) seen so far.
   const std::string& module_docs() const { return module_docs_; }
 
  private:
@@ -110,11 +102,10 @@ class Lexer {
   void Advance(size_t n = 1);
   ast::SourceLocation Here() const { return {file_id_, line_, column_}; }
   Token Error(ast::SourceLocation loc, const char* message);
-  // Skips whitespace and comments; collects doc comments into `pending_docs_`.
-  // Returns false (and sets `error`) on a lexical error.
+  // Skips whitespace and comments; collects doc comments into `pending_docs_`. Returns false (and
+  // sets `error`) on a lexical error.
   bool SkipTrivia(Token* error);
-  // Validates the whole input as UTF-8 without NULs; on failure returns an
-  // error token.
+  // Validates the whole input as UTF-8 without NULs; on failure returns an error token.
   bool ValidateEncoding(Token* error);
   Token LexNumber(Token t);
   Token LexString(Token t);
