@@ -54,9 +54,10 @@ bool Under(const fs::path& p, const std::vector<fs::path>& dirs) {
 
 // Adds the job `name` read from `file` (and NAME.inputs / NAME.toml beside it). `suite` is the
 // directory argument the file was found in (null for a file argument): then neither the program
-// nor its inputs file may be a symlink out of it.
+// nor its inputs file may be a symlink out of it. `dialect` ("" = the batch's) is the suite
+// manifest's.
 absl::Status AddJob(const fs::path& file, const std::string& name, const fs::path* suite,
-                    v1::SubmitBatchRequest* req) {
+                    const std::string& dialect, v1::SubmitBatchRequest* req) {
   std::string inputs = DefaultInputsPath(file.string());
   if (suite != nullptr) {
     FLAMEFLEET_RETURN_IF_ERROR(CheckInsideDirectory(file, *suite, "suite directory"));
@@ -66,6 +67,7 @@ absl::Status AddJob(const fs::path& file, const std::string& name, const fs::pat
   }
   v1::JobSpec* job = req->add_jobs();
   job->set_name(name);
+  job->set_dialect(dialect);
   FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(file));
   job->set_source(std::move(source));
   if (!inputs.empty()) {
@@ -77,12 +79,19 @@ absl::Status AddJob(const fs::path& file, const std::string& name, const fs::pat
   return absl::OkStatus();
 }
 
-// Reads DIR/flamefleet.toml, a suite manifest: its [libraries] table maps a namespace to a
-// directory relative to DIR (`ex = "lib"`), as --lib would. Returns the NS=DIR values.
-absl::StatusOr<std::vector<std::string>> ManifestLibraries(const fs::path& dir) {
+// A suite directory's manifest, DIR/flamefleet.toml (absent: no libraries, no dialect).
+struct SuiteManifest {
+  std::vector<std::string> libraries;  // NS=DIR values, as --lib would give them
+  std::string dialect;                 // `dialect = "v0.16"`, canonical name; "" if unset
+};
+
+// Reads DIR/flamefleet.toml: its [libraries] table maps a namespace to a directory relative to
+// DIR (`ex = "lib"`), and `dialect` names the Miden dialect of the suite's programs. Any other
+// key is an error (a misspelt `dialect` must not silently run the suite under the default).
+absl::StatusOr<SuiteManifest> ReadManifest(const fs::path& dir) {
   fs::path manifest = dir / "flamefleet.toml";
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(manifest, ec))) return std::vector<std::string>{};
+  if (!fs::exists(fs::symlink_status(manifest, ec))) return SuiteManifest{};
   FLAMEFLEET_RETURN_IF_ERROR(CheckInsideDirectory(manifest, dir, "suite directory"));
   FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(manifest));
   toml::parse_result parsed = toml::parse(text, manifest.string());
@@ -92,20 +101,51 @@ absl::StatusOr<std::vector<std::string>> ManifestLibraries(const fs::path& dir) 
         manifest.string(), ":", err.source().begin.line, ":", err.source().begin.column, ": ",
         std::string(err.description())));
   }
-  std::vector<std::string> libs;
-  if (const toml::table* table = parsed.table()["libraries"].as_table()) {
-    for (const auto& [key, value] : *table) {
-      const auto* path = value.as_string();
-      if (path == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(manifest.string(), ": libraries.",
-                                                       std::string(key.str()),
-                                                       ": expected a directory string"));
+  // Returns "FILE:LINE:COL: " for `node`, or "FILE: " when it has no position.
+  auto where = [&manifest](const toml::node& node) {
+    const toml::source_position& at = node.source().begin;
+    if (!at) return absl::StrCat(manifest.string(), ": ");
+    return absl::StrCat(manifest.string(), ":", at.line, ":", at.column, ": ");
+  };
+  SuiteManifest out;
+  for (const auto& [key, value] : parsed.table()) {
+    const std::string name(key.str());
+    if (name == "libraries") {
+      const toml::table* table = value.as_table();
+      if (table == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(value), "libraries: expected a table of NAMESPACE = \"DIR\""));
       }
-      libs.push_back(absl::StrCat(std::string(key.str()), "=",
-                                  (dir / std::string(path->get())).lexically_normal().string()));
+      for (const auto& [ns, dir_value] : *table) {
+        const auto* path = dir_value.as_string();
+        if (path == nullptr) {
+          return absl::InvalidArgumentError(absl::StrCat(manifest.string(), ": libraries.",
+                                                         std::string(ns.str()),
+                                                         ": expected a directory string"));
+        }
+        out.libraries.push_back(
+            absl::StrCat(std::string(ns.str()), "=",
+                         (dir / std::string(path->get())).lexically_normal().string()));
+      }
+    } else if (name == "dialect") {
+      const auto* dialect = value.as_string();
+      if (dialect == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where(value), "dialect: expected a string such as \"",
+            vm::DialectName(vm::kDefaultDialect), "\""));
+      }
+      absl::StatusOr<vm::Dialect> known = vm::ParseDialect(std::string(dialect->get()));
+      if (!known.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(value), "dialect: ", known.status().message()));
+      }
+      out.dialect = std::string(vm::DialectName(*known));
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(value), "unknown key '", name, "' (a suite manifest has [libraries] and dialect)"));
     }
   }
-  return libs;
+  return out;
 }
 
 }  // namespace
@@ -115,11 +155,13 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     const std::vector<std::string>& labels, const std::vector<std::string>& snapshots) {
   v1::SubmitBatchRequest req;
   std::vector<std::string> all_libs = libs;
+  absl::flat_hash_map<std::string, std::string> suite_dialects;  // directory argument -> dialect
   for (const std::string& arg : programs) {
     std::error_code ec;
     if (!fs::is_directory(arg, ec)) continue;
-    FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<std::string> manifest, ManifestLibraries(arg));
-    all_libs.insert(all_libs.end(), manifest.begin(), manifest.end());
+    FLAMEFLEET_ASSIGN_OR_RETURN(SuiteManifest manifest, ReadManifest(arg));
+    all_libs.insert(all_libs.end(), manifest.libraries.begin(), manifest.libraries.end());
+    suite_dialects[arg] = manifest.dialect;
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(all_libs));
   std::vector<fs::path> lib_dirs;
@@ -169,7 +211,8 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
         return absl::InvalidArgumentError(absl::StrCat(
             "two programs are both named '", name, "'; pass their parent directory instead"));
       }
-      FLAMEFLEET_RETURN_IF_ERROR(AddJob(file, name, suite ? &p : nullptr, &req));
+      FLAMEFLEET_RETURN_IF_ERROR(
+          AddJob(file, name, suite ? &p : nullptr, suite ? suite_dialects[arg] : "", &req));
     }
   }
   for (const std::string& arg : snapshots) {

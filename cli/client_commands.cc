@@ -203,7 +203,9 @@ void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
 absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
   auto req = BuildSubmitRequest(f.program.programs, f.program.libs, f.labels, f.program.replays);
   if (!req.ok()) return req;
-  f.program.SetBatchOptions(req->mutable_options());
+  if (absl::Status options = f.program.SetBatchOptions(req->mutable_options()); !options.ok()) {
+    return options;
+  }
   req->mutable_options()->set_deadline_ms(f.deadline_ms);
   req->mutable_options()->set_flat(f.flat);
   req->mutable_options()->set_no_cache(f.no_cache);

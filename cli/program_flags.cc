@@ -4,6 +4,8 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "vm/dialect.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -91,7 +93,27 @@ void ProgramFlags::Add(CLI::App* cmd) {
                     absl::StrCat("refuse a program whose repeats expand past N operations "
                                  "(0: the default, ", vm::kDefaultMaxProgramOps, ")"));
   }
-  // --dialect (issue #13) is added here, once for all five commands.
+  if (here) {
+    cmd->add_option("--dialect", dialect,
+                    absl::StrCat("Miden dialect the program is written in: ",
+                                 vm::DialectNamesForHelp(), " (default ",
+                                 vm::DialectName(vm::kDefaultDialect), ")"));
+  } else {
+    cmd->add_option("--dialect", dialect,
+                    absl::StrCat("Miden dialect of the programs whose suite manifest names none: ",
+                                 vm::DialectNamesForHelp(), " (default ",
+                                 vm::DialectName(vm::kDefaultDialect),
+                                 "; snapshots run under their own)"));
+  }
+}
+
+absl::StatusOr<vm::Dialect> ProgramFlags::Dialect() const {
+  if (dialect.empty()) return vm::kDefaultDialect;
+  absl::StatusOr<vm::Dialect> parsed = vm::ParseDialect(dialect);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--dialect: ", parsed.status().message()));
+  }
+  return *parsed;
 }
 
 absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
@@ -122,13 +144,22 @@ absl::StatusOr<vm::ProgramInputs> ProgramFlags::LoadInputs() const {
 }
 
 absl::Status ProgramFlags::CheckReplay() const {
-  return CheckReplayFlags(program, replay, inputs, libs);
+  FLAMEFLEET_RETURN_IF_ERROR(CheckReplayFlags(program, replay, inputs, libs));
+  if (!replay.empty() && !dialect.empty()) {
+    return absl::InvalidArgumentError(
+        "--dialect cannot be used with --replay: the snapshot records its own");
+  }
+  return absl::OkStatus();
 }
 
-void ProgramFlags::SetBatchOptions(v1::BatchOptions* options) const {
+absl::Status ProgramFlags::SetBatchOptions(v1::BatchOptions* options) const {
+  FLAMEFLEET_ASSIGN_OR_RETURN(const vm::Dialect named, Dialect());
+  // Unnamed stays unnamed on the wire: the coordinator then applies its default.
+  options->set_dialect(dialect.empty() ? "" : std::string(vm::DialectName(named)));
   options->set_max_cycles(max_cycles.value_or(0));
   options->set_max_memory_bytes(max_memory.value_or(0));
   options->set_max_program_ops(max_program_ops.value_or(0));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(

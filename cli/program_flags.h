@@ -1,7 +1,8 @@
 // The flags of every `flamefleet` command that assembles a program, each defined once: the
 // program (one PROGRAM run here by exec, profile and record; PROGRAMS... sent to a fleet by
-// submit and run), --replay, --inputs, --lib, --kernel, --max-cycles, --max-memory and
-// --max-program-ops, and their conversion to the assembler, execution and batch options.
+// submit and run), --replay, --inputs, --lib, --kernel, --max-cycles, --max-memory,
+// --max-program-ops and --dialect, and their conversion to the assembler, execution and batch
+// options.
 // A command words a flag's help its own way where it always has (ProgramCommand picks it).
 //
 //   auto flags = std::make_shared<ProgramFlags>(ProgramCommand::kExec);
@@ -25,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "flamefleet/v1/coordinator.pb.h"
+#include "vm/dialect.h"
 #include "vm/vm.h"
 
 namespace flamefleet::cli {
@@ -60,9 +62,13 @@ struct ProgramFlags {
   // Checks a local command's PROGRAM / --replay choice (CheckReplayFlags). InvalidArgument
   // with a usage message.
   absl::Status CheckReplay() const;
-  // Sets the batch's cycle cap, memory budget and program-ops limit (0 where unset: the
-  // fleet's default). `options` must not be null; it is not kept.
-  void SetBatchOptions(v1::BatchOptions* options) const;
+  // Returns the --dialect value, vm::kDefaultDialect when unset. InvalidArgument naming
+  // --dialect and the known dialects for an unknown name.
+  absl::StatusOr<vm::Dialect> Dialect() const;
+  // Sets the batch's dialect (only when --dialect is given), cycle cap, memory budget and
+  // program-ops limit (0 where unset: the fleet's default). `options` must not be null; it is
+  // not kept. InvalidArgument for an unknown --dialect.
+  absl::Status SetBatchOptions(v1::BatchOptions* options) const;
 
   const ProgramCommand command;
 
@@ -82,8 +88,9 @@ struct ProgramFlags {
   std::optional<uint64_t> max_cycles;       // --max-cycles N
   std::optional<uint64_t> max_memory;       // --max-memory BYTES
   std::optional<uint64_t> max_program_ops;  // --max-program-ops N
-  // The lead adds --dialect here (issue #13): one field, one add_option in Add, and its use in
-  // AssemblerOptions / SetBatchOptions.
+  // --dialect NAME ("v0.16"); empty: the default dialect (for a fleet command: the suite
+  // manifest's, else the coordinator's default). Not with --replay: a snapshot names its own.
+  std::string dialect;
 };
 
 // Parses `--lib NS=DIR` values into (namespace, directory) pairs. InvalidArgument names the

@@ -34,12 +34,14 @@
 #include "profile/folded.h"
 #include "profile/profile_proto.h"
 #include "tests/testing/profile_helpers.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/test_files.h"
 
 namespace flamefleet::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 using testutil::ReadFile;
 using testutil::WriteFile;
 using profile::Profile;
@@ -411,6 +413,35 @@ TEST_F(CliTest, Issue12SubmitRefusesSymlinksThatLeaveTheSuite) {
   EXPECT_EQ(names, (std::vector<std::string>{"alias.masm", "ok.masm"}));
   ASSERT_EQ(req->libraries().libraries_size(), 1);
   EXPECT_EQ(req->libraries().libraries(0).files_size(), 2);
+}
+
+TEST_F(CliTest, SuiteManifestNamesTheDialectOfItsPrograms) {
+  WriteFile(root_ / "classic/a.masm", "begin push.1 drop end\n");
+  WriteFile(root_ / "classic/flamefleet.toml", "dialect = \"0.16\"\n");
+  WriteFile(root_ / "loose.masm", "begin push.2 drop end\n");
+  ASSERT_OK_AND_ASSIGN(
+      v1::SubmitBatchRequest req,
+      BuildSubmitRequest({(root_ / "classic").string(), (root_ / "loose.masm").string()}, {}, {},
+                         {}));
+  ASSERT_EQ(req.jobs_size(), 2);
+  EXPECT_EQ(req.jobs(0).name(), "a.masm");
+  EXPECT_EQ(req.jobs(0).dialect(), "v0.16");  // the manifest's, in its canonical spelling
+  EXPECT_EQ(req.jobs(1).dialect(), "");       // no manifest: the batch's dialect
+
+  // An unknown dialect, a value of the wrong type and a misspelt key are errors at their
+  // position, so a suite never runs under a dialect it did not ask for.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"dialect = \"v0.99\"\n", "flamefleet.toml:1:11: dialect: unknown dialect 'v0.99'"},
+      {"dialect = 16\n", "flamefleet.toml:1:11: dialect: expected a string"},
+      {"dialet = \"v0.16\"\n", "flamefleet.toml:1:10: unknown key 'dialet'"},
+      {"libraries = \"lib\"\n", "flamefleet.toml:1:13: libraries: expected a table"},
+  };
+  for (const auto& [manifest, error] : bad) {
+    WriteFile(root_ / "classic/flamefleet.toml", manifest);
+    EXPECT_THAT(BuildSubmitRequest({(root_ / "classic").string()}, {}, {}, {}),
+                testutil::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(error)))
+        << manifest;
+  }
 }
 
 // --- suite diffs

@@ -53,7 +53,7 @@ TEST(ProgramFlagsTest, UnsetFlagsGiveTheDefaultOptions) {
   EXPECT_EQ(p.flags.ExecutionOptions().max_memory_bytes, defaults.max_memory_bytes);
   v1::BatchOptions batch;
   batch.set_max_cycles(9);
-  p.flags.SetBatchOptions(&batch);
+  ASSERT_OK(p.flags.SetBatchOptions(&batch));
   EXPECT_EQ(batch.max_cycles(), 0u);
   EXPECT_EQ(batch.max_memory_bytes(), 0u);
   EXPECT_EQ(batch.max_program_ops(), 0u);
@@ -85,7 +85,7 @@ TEST(ProgramFlagsTest, FleetCommandsTakeManyProgramsAndSnapshots) {
   EXPECT_THAT(p.flags.replays, ElementsAre("x.snap", "y.snap"));
   EXPECT_THAT(p.flags.libs, ElementsAre("std=d"));
   v1::BatchOptions batch;
-  p.flags.SetBatchOptions(&batch);
+  ASSERT_OK(p.flags.SetBatchOptions(&batch));
   EXPECT_EQ(batch.max_cycles(), 5u);
   EXPECT_EQ(batch.max_memory_bytes(), 0u);
   EXPECT_EQ(batch.max_program_ops(), 11u);
@@ -152,6 +152,51 @@ TEST(ProgramFlagsTest, CheckReplayWantsProgramOrSnapshot) {
   Parsed program(ProgramCommand::kExec);
   program.Parse({"prog.masm"});
   EXPECT_OK(program.flags.CheckReplay());
+}
+
+TEST(ProgramFlagsTest, DialectDefaultsAndIsNamedByTheFlag) {
+  Parsed unset(ProgramCommand::kExec);
+  unset.Parse({"prog.masm"});
+  ASSERT_OK_AND_ASSIGN(vm::Dialect dialect, unset.flags.Dialect());
+  EXPECT_EQ(dialect, vm::kDefaultDialect);
+  Parsed named(ProgramCommand::kProfile);
+  named.Parse({"prog.masm", "--dialect", "0.16"});
+  ASSERT_OK_AND_ASSIGN(dialect, named.flags.Dialect());
+  EXPECT_EQ(dialect, vm::Dialect::kV0_16);
+  Parsed bad(ProgramCommand::kRecord);
+  bad.Parse({"prog.masm", "--dialect", "v1"});
+  EXPECT_THAT(bad.flags.Dialect(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--dialect: unknown dialect 'v1': expected one of v0.16")));
+  for (ProgramCommand command : {ProgramCommand::kExec, ProgramCommand::kProfile,
+                                 ProgramCommand::kRecord, ProgramCommand::kSubmit,
+                                 ProgramCommand::kRun}) {
+    EXPECT_THAT(Parsed(command).Help("--dialect"), HasSubstr("(default v0.16"));
+  }
+}
+
+TEST(ProgramFlagsTest, BatchOptionsNameTheDialectOnlyWhenTheFlagDoes) {
+  Parsed unset(ProgramCommand::kSubmit);
+  unset.Parse({"suite/"});
+  v1::BatchOptions batch;
+  ASSERT_OK(unset.flags.SetBatchOptions(&batch));
+  EXPECT_EQ(batch.dialect(), "");  // the coordinator's default
+  Parsed named(ProgramCommand::kRun);
+  named.Parse({"suite/", "--dialect", "0.16"});
+  ASSERT_OK(named.flags.SetBatchOptions(&batch));
+  EXPECT_EQ(batch.dialect(), "v0.16");
+  Parsed bad(ProgramCommand::kSubmit);
+  bad.Parse({"suite/", "--dialect", "nope"});
+  EXPECT_THAT(bad.flags.SetBatchOptions(&batch),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--dialect")));
+}
+
+TEST(ProgramFlagsTest, ReplayTakesNoDialect) {
+  Parsed p(ProgramCommand::kExec);
+  p.Parse({"--replay", "run.snap", "--dialect", "v0.16"});
+  EXPECT_THAT(p.flags.CheckReplay(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--dialect cannot be used with --replay")));
 }
 
 }  // namespace
