@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "vm/assembler/opcodes.h"
 #include "vm/crypto/blake3.h"
+#include "vm/dialects/v0_16/v0_16.h"
 #include "vm/parser/ast.h"
 
 namespace flamefleet::vm {
@@ -669,7 +670,7 @@ TEST(LowerTest, EveryTableRowLowersToItsExactSequence) {
     SCOPED_TRACE(absl::StrCat(row.spec, " (N = ", row.num_locals, ")"));
     std::vector<LoweredOp> out;
     const absl::Status status =
-        LowerInstruction(Inst(row.spec), Context(row.num_locals), &out);
+        LowerInstruction(v0_16::Instructions(), Inst(row.spec), Context(row.num_locals), &out);
     ASSERT_TRUE(status.ok()) << status;
     EXPECT_EQ(Format(out), Format(Ops(row.expected)));
   }
@@ -691,14 +692,14 @@ TEST(LowerTest, OpCountsMatchTheReferenceColumn) {
   };
   for (const auto& [spec, n] : counts) {
     std::vector<LoweredOp> out;
-    ASSERT_TRUE(LowerInstruction(Inst(spec), Context(), &out).ok()) << spec;
+    ASSERT_TRUE(LowerInstruction(v0_16::Instructions(), Inst(spec), Context(), &out).ok()) << spec;
     EXPECT_EQ(out.size(), n) << spec;
   }
 }
 
 TEST(LowerTest, AppendsToExistingOutput) {
   std::vector<LoweredOp> out = {{Opcode::kAdd, 0}};
-  ASSERT_TRUE(LowerInstruction(Inst("push.5"), Context(), &out).ok());
+  ASSERT_TRUE(LowerInstruction(v0_16::Instructions(), Inst("push.5"), Context(), &out).ok());
   EXPECT_EQ(Format(out), "ADD PUSH(5)");
 }
 
@@ -706,14 +707,14 @@ TEST(LowerTest, BreakpointDependsOnDebugMode) {
   std::vector<LoweredOp> out;
   LowerContext ctx = Context();
   ctx.debug_mode = true;
-  ASSERT_TRUE(LowerInstruction(Inst("breakpoint"), ctx, &out).ok());
+  ASSERT_TRUE(LowerInstruction(v0_16::Instructions(), Inst("breakpoint"), ctx, &out).ok());
   EXPECT_EQ(Format(out), "NOOP");
   out.clear();
   ctx.debug_mode = false;
-  ASSERT_TRUE(LowerInstruction(Inst("breakpoint"), ctx, &out).ok());
+  ASSERT_TRUE(LowerInstruction(v0_16::Instructions(), Inst("breakpoint"), ctx, &out).ok());
   EXPECT_TRUE(out.empty());
   // Debug decorators emit nothing in either mode.
-  ASSERT_TRUE(LowerInstruction(Inst("debug.stack"), ctx, &out).ok());
+  ASSERT_TRUE(LowerInstruction(v0_16::Instructions(), Inst("debug.stack"), ctx, &out).ok());
   EXPECT_TRUE(out.empty());
 }
 
@@ -721,7 +722,7 @@ TEST(LowerTest, CallerIsLoweredInsideKernel) {
   std::vector<LoweredOp> out;
   LowerContext ctx = Context();
   ctx.in_kernel = true;
-  ASSERT_TRUE(LowerInstruction(Inst("caller"), ctx, &out).ok());
+  ASSERT_TRUE(LowerInstruction(v0_16::Instructions(), Inst("caller"), ctx, &out).ok());
   EXPECT_EQ(Format(out), "CALLER");
 }
 
@@ -759,7 +760,7 @@ TEST(LowerTest, ErrorCodesAreAttachedToEveryAssertion) {
     inst.error->kind = ast::Immediate::Kind::kString;
     inst.error->text = "boom";
     std::vector<LoweredOp> out;
-    ASSERT_TRUE(LowerInstruction(inst, Context(), &out).ok()) << spec;
+    ASSERT_TRUE(LowerInstruction(v0_16::Instructions(), inst, Context(), &out).ok()) << spec;
     EXPECT_EQ(Format(out), Format(Ops(expected))) << spec;
   }
 }
@@ -768,7 +769,7 @@ TEST(LowerTest, StringConstantErrorMessageGivesSameCodeAsLiteral) {
   ast::Instruction inst = Inst("assert");
   inst.error = ParseImmediate("MSG");
   std::vector<LoweredOp> out;
-  ASSERT_TRUE(LowerInstruction(inst, Context(), &out).ok());
+  ASSERT_TRUE(LowerInstruction(v0_16::Instructions(), inst, Context(), &out).ok());
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].imm, ErrorCodeFromMessage("oops"));
 }
@@ -778,15 +779,15 @@ TEST(LowerTest, NonStringErrorMessagesAreRejected) {
   ast::Instruction numeric = Inst("assert");
   numeric.error = ParseImmediate(
       "123");  // v0.16 `.err=` takes a string or a string constant
-  EXPECT_EQ(LowerInstruction(numeric, Context(), &out).code(),
+  EXPECT_EQ(LowerInstruction(v0_16::Instructions(), numeric, Context(), &out).code(),
             absl::StatusCode::kInvalidArgument);
   ast::Instruction felt_constant = Inst("assert");
   felt_constant.error = ParseImmediate("K5");
-  EXPECT_EQ(LowerInstruction(felt_constant, Context(), &out).code(),
+  EXPECT_EQ(LowerInstruction(v0_16::Instructions(), felt_constant, Context(), &out).code(),
             absl::StatusCode::kInvalidArgument);
   ast::Instruction not_an_assertion = Inst("add");
   not_an_assertion.error = ParseImmediate("MSG");
-  EXPECT_EQ(LowerInstruction(not_an_assertion, Context(), &out).code(),
+  EXPECT_EQ(LowerInstruction(v0_16::Instructions(), not_an_assertion, Context(), &out).code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -864,7 +865,7 @@ TEST(LowerTest, AssemblyErrorsAreInvalidArgumentWithMessage) {
     SCOPED_TRACE(row.spec);
     std::vector<LoweredOp> out;
     const absl::Status status =
-        LowerInstruction(Inst(row.spec), Context(row.num_locals), &out);
+        LowerInstruction(v0_16::Instructions(), Inst(row.spec), Context(row.num_locals), &out);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
     EXPECT_TRUE(absl::StrContains(status.message(), row.message_part))
         << status;
@@ -874,7 +875,7 @@ TEST(LowerTest, AssemblyErrorsAreInvalidArgumentWithMessage) {
 TEST(LowerTest, LocalWordIndexErrorHasExactV016Message) {
   std::vector<LoweredOp> out;
   const absl::Status status =
-      LowerInstruction(Inst("loc_loadw.2"), Context(8), &out);
+      LowerInstruction(v0_16::Instructions(), Inst("loc_loadw.2"), Context(8), &out);
   EXPECT_TRUE(absl::StartsWith(status.message(), "invalid local word index: 2"))
       << status;
 }
@@ -886,7 +887,7 @@ TEST(LowerTest, NodeProducingInstructionsAreInternalErrors) {
     inst.name = name;
     inst.target = "foo";
     std::vector<LoweredOp> out;
-    EXPECT_EQ(LowerInstruction(inst, Context(), &out).code(),
+    EXPECT_EQ(LowerInstruction(v0_16::Instructions(), inst, Context(), &out).code(),
               absl::StatusCode::kInternal)
         << name;
     EXPECT_TRUE(out.empty());
@@ -896,7 +897,7 @@ TEST(LowerTest, NodeProducingInstructionsAreInternalErrors) {
 TEST(LowerTest, MissingResolverMakesConstantsUndefined) {
   LowerContext ctx;
   std::vector<LoweredOp> out;
-  const absl::Status status = LowerInstruction(Inst("add.K5"), ctx, &out);
+  const absl::Status status = LowerInstruction(v0_16::Instructions(), Inst("add.K5"), ctx, &out);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(status.message(), "undefined constant"))
       << status;
