@@ -5,8 +5,9 @@
 #include "vm/assembler/lower.h"
 
 #include <array>
-#include <fstream>
 #include <cstdint>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "vm/assembler/opcodes.h"
 #include "vm/crypto/blake3.h"

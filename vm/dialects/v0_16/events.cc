@@ -1,9 +1,11 @@
 // The v0.16 system events: the ids the v0.16 assembler emits for `adv.<event>` and for the
 // hints behind `u32clz`, `ilog2`, `ext2inv`, `mtree_get`, ..., and the executor handler that
 // answers each.
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
-#include <span>
+#include <iterator>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "vm/dialects/v0_16/v0_16.h"

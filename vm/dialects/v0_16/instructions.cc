@@ -20,10 +20,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "vm/assembler/instruction_table.h"
 #include "vm/assembler/internal/lower_helpers.h"
