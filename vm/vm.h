@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "vm/assembler/assembler.h"
 #include "vm/assembler/program.h"
+#include "vm/dialects/v0_16/v0_16.h"
 #include "vm/executor/executor.h"
 #include "vm/felt.h"
 #include "vm/inputs.h"

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "vm/dialects/v0_16/v0_16.h"
 #include "vm/parser/ast.h"
 #include "vm/parser/parser.h"
 #include "vm/parser/source_manager.h"
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         flamefleet::vm::ast::ModuleKind::kLibrary,
         flamefleet::vm::ast::ModuleKind::kKernel}) {
     // The result (a module or an InvalidArgument error) is irrelevant here.
-    (void)flamefleet::vm::ParseModule(sources, id, kind);
+    (void)flamefleet::vm::ParseModule(sources, id, kind, flamefleet::vm::v0_16::Instructions());
   }
   return 0;
 }

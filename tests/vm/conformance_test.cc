@@ -184,12 +184,14 @@ TEST_P(StepConformanceTest, StepByStepAgreesWithFastRun) {
   TransitionRecorder recorder;
   absl::StatusOr<AdviceProvider> advice = MakeAdvice(c.inputs);
   ASSERT_TRUE(advice.ok()) << advice.status();
-  Executor fast(*program, c.inputs.stack, *advice, c.options, nullptr, &recorder);
+  Executor fast(*program, v0_16::SystemEvents(), c.inputs.stack, *advice, c.options, nullptr,
+                &recorder);
   fast.Run();
   absl::StatusOr<RunResult> fast_result = FinishRun(fast);
   ASSERT_TRUE(fast_result.ok()) << fast_result.status();
 
-  Executor stepped(*program, c.inputs.stack, *std::move(advice), c.options);
+  Executor stepped(*program, v0_16::SystemEvents(), c.inputs.stack, *std::move(advice),
+                   c.options);
   uint64_t mismatches = 0;
   while (stepped.state() == Executor::State::kPaused) {
     uint64_t before = stepped.clk();

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vm/dialects/v0_16/v0_16.h"
 #include "vm/felt.h"
 #include "vm/parser/ast.h"
 #include "vm/parser/lexer.h"
@@ -168,7 +169,7 @@ class ParserTest : public ::testing::Test {
       absl::string_view text,
       ast::ModuleKind kind = ast::ModuleKind::kExecutable) {
     const uint32_t id = sources_.Add("test.masm", std::string(text));
-    return ParseModule(sources_, id, kind);
+    return ParseModule(sources_, id, kind, v0_16::Instructions());
   }
 
   ast::Module ParseOk(absl::string_view text,

@@ -19,6 +19,7 @@
 #include "vm/assembler/lower.h"
 #include "vm/assembler/mast.h"
 #include "vm/crypto/hasher.h"
+#include "vm/dialects/v0_16/v0_16.h"
 #include "vm/parser/parser.h"
 
 namespace flamefleet::vm {
@@ -129,7 +130,8 @@ class Build {
   absl::StatusOr<Program> Run(uint32_t file_id) {
     FLAMEFLEET_RETURN_IF_ERROR(CheckDeadlineNow());
     FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
-                                ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable));
+                                ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable,
+                                            v0_16::Instructions()));  // TODO(#13): DialectSpec
     if (!module.entry.has_value()) {
       return Error(ast::SourceLocation{file_id, 1, 1},
                    "an executable module needs a `begin ... end` block");
@@ -142,7 +144,8 @@ class Build {
       FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t kernel_file,
                                   LoadFile(options_, *sources_, options_.kernel_path));
       FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module kernel,
-                                  ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel));
+                                  ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel,
+                                              v0_16::Instructions()));  // TODO(#13): DialectSpec
       auto k = std::make_unique<LoadedModule>();
       k->path = "$kernel";
       k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes
@@ -255,7 +258,8 @@ class Build {
       return Error(loc, absl::StrCat("module '", path, "' not found: ", file_id.status().message()));
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
-                                ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary));
+                                ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary,
+                                            v0_16::Instructions()));  // TODO(#13): DialectSpec
     auto loaded = std::make_unique<LoadedModule>();
     loaded->path = path;
     loaded->library = lib->first;
@@ -507,7 +511,8 @@ class Build {
           continue;
         }
         size_t before = ops.size();
-        absl::Status s = LowerInstruction(*inst, ctx.lower, &ops);
+        // TODO(#13): DialectSpec
+        absl::Status s = LowerInstruction(v0_16::Instructions(), *inst, ctx.lower, &ops);
         if (!s.ok()) {
           if (s.code() == absl::StatusCode::kInvalidArgument ||
               s.code() == absl::StatusCode::kNotFound) {

@@ -12,6 +12,7 @@
 #include "vm/crypto/hasher.h"
 #include "vm/crypto/merkle_store.h"
 #include "vm/crypto/rpo.h"
+#include "vm/executor/system_events.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -37,26 +38,6 @@ std::string DigestHex(const std::array<uint64_t, 4>& digest) {
 std::array<uint64_t, 4> WordValues(const Word& w) {
   return {w[0].value(), w[1].value(), w[2].value(), w[3].value()};
 }
-
-// System event ids (v0.16 core/src/sys_events.rs).
-constexpr uint32_t kEventMerkleNodeMerge = 276124218;
-constexpr uint32_t kEventMerkleNodeToStack = 361943238;
-constexpr uint32_t kEventMapValueToStack = 574478993;
-constexpr uint32_t kEventMapValueToStackN = 630847990;
-constexpr uint32_t kEventHasMapKey = 652777600;
-constexpr uint32_t kEventU64Div = 678156251;
-constexpr uint32_t kEventExt2Inv = 1251967401;
-constexpr uint32_t kEventSmtPeek = 1889584556;
-constexpr uint32_t kEventU32Clz = 1951932030;
-constexpr uint32_t kEventU32Ctz = 2008979519;
-constexpr uint32_t kEventU32Clo = 2032895094;
-constexpr uint32_t kEventU32Cto = 2083700134;
-constexpr uint32_t kEventILog2 = 2297972669;
-constexpr uint32_t kEventMemToMap = 2389394361;
-constexpr uint32_t kEventHdwordToMap = 2391452729;
-constexpr uint32_t kEventHdwordToMapWithDomain = 2822590340;
-constexpr uint32_t kEventHpermToMap = 3297060969;
-constexpr uint32_t kEventFalconDiv = 3419226155;
 
 std::string WordText(const Word& w) {
   return absl::StrCat("[", w[0].value(), ", ", w[1].value(), ", ", w[2].value(), ", ",
@@ -138,9 +119,11 @@ struct Executor::Context {
   Word creator;  // see Executor::creator_
 };
 
-Executor::Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
+Executor::Executor(const Program& program, const SystemEventTable& events,
+                   const std::vector<Felt>& stack, AdviceProvider advice,
                    const ExecutionOptions& options, Host* host, CallStackObserver* observer)
     : program_(program),
+      events_(events),
       hasher_(DefaultHasher()),
       options_(options),
       host_(host),
@@ -306,8 +289,23 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
   auto word = [&](int i) {  // stack word i: element 0 is the deepest of the four
     return Word{s(4 * i + 3), s(4 * i + 2), s(4 * i + 1), s(4 * i)};
   };
-  switch (id) {
-    case kEventU64Div: {
+  const SystemEventRow* event = events_.FindById(id);
+  if (event == nullptr) {  // not a system event of the dialect: the host's
+    if (host_ != nullptr) {
+      // Let the host see the current stack: publish sp first.
+      sp_ = static_cast<size_t>(sp - buffer_.data());
+      absl::Status st = host_->OnEvent(id, clk, *this, advice_);
+      if (!st.ok()) {
+        SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", id, " failed: ", st.message()), pc,
+                clk);
+        return false;
+      }
+    }
+    return true;
+  }
+  using H = SystemEventHandler;
+  switch (event->handler) {
+    case H::kU64Div: {
       if (!u32(s(0), "u64div divisor hi") || !u32(s(1), "u64div divisor lo") ||
           !u32(s(2), "u64div dividend hi") || !u32(s(3), "u64div dividend lo")) {
         return false;
@@ -325,20 +323,21 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.stack.push_back(Felt(q & kU32Max));
       return true;
     }
-    case kEventU32Clz:
-    case kEventU32Ctz:
-    case kEventU32Clo:
-    case kEventU32Cto: {
+    case H::kU32Clz:
+    case H::kU32Ctz:
+    case H::kU32Clo:
+    case H::kU32Cto: {
       if (!u32(s(0), "u32 bit count")) return false;
       uint32_t v = static_cast<uint32_t>(s(0).value());
-      int r = id == kEventU32Clz   ? std::countl_zero(v)
-              : id == kEventU32Ctz ? std::countr_zero(v)
-              : id == kEventU32Clo ? std::countl_one(v)
-                                   : std::countr_one(v);
+      const H h = event->handler;
+      int r = h == H::kU32Clz   ? std::countl_zero(v)
+              : h == H::kU32Ctz ? std::countr_zero(v)
+              : h == H::kU32Clo ? std::countl_one(v)
+                                : std::countr_one(v);
       advice_.stack.push_back(Felt(static_cast<uint64_t>(r)));
       return true;
     }
-    case kEventILog2: {
+    case H::kIlog2: {
       if (s(0).value() == 0) {
         SetTrap(TrapKind::kDivideByZero, "ilog2 of zero", pc, clk);
         return false;
@@ -346,7 +345,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.stack.push_back(Felt(static_cast<uint64_t>(63 - std::countl_zero(s(0).value()))));
       return true;
     }
-    case kEventExt2Inv: {
+    case H::kExt2Inv: {
       // (c0 + c1 x)^-1 in F_p[x]/(x^2 - x + 2): multiply by the conjugate.
       Felt c1 = s(0), c0 = s(1);
       if (c0.value() == 0 && c1.value() == 0) {
@@ -362,8 +361,8 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.stack.push_back(r0);
       return true;
     }
-    case kEventMapValueToStack:
-    case kEventMapValueToStackN: {
+    case H::kMapValueToStack:
+    case H::kMapValueToStackN: {
       Word key = word(0);
       auto it = advice_.map.find(key);
       if (it == advice_.map.end()) {
@@ -374,15 +373,15 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
         return false;
       }
       advice_.PushFront(it->second);
-      if (id == kEventMapValueToStackN) {
+      if (event->handler == H::kMapValueToStackN) {
         advice_.stack.push_back(Felt(static_cast<uint64_t>(it->second.size())));
       }
       return true;
     }
-    case kEventHasMapKey:
+    case H::kHasMapKey:
       advice_.stack.push_back(Felt(advice_.map.contains(word(0)) ? 1 : 0));
       return true;
-    case kEventMemToMap: {
+    case H::kMemToMap: {
       uint64_t start = s(4).value(), end = s(5).value();
       if (start > kU32Max || end > kU32Max || start > end) {
         SetTrap(TrapKind::kMemoryAddress,
@@ -402,7 +401,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.map.insert_or_assign(word(0), std::move(values));
       return true;
     }
-    case kEventFalconDiv: {
+    case H::kFalconDiv: {
       if (!u32(s(0), "falcon_div hi") || !u32(s(1), "falcon_div lo")) return false;
       uint64_t n = (s(0).value() << 32) | s(1).value();
       uint64_t q = n / 12289, r = n % 12289;
@@ -411,7 +410,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.stack.push_back(Felt(q >> 32));
       return true;
     }
-    case kEventMerkleNodeToStack: {
+    case H::kMerkleNodeToStack: {
       // [d, i, R] -> pushes the node word so that its element 0 is popped first.
       absl::StatusOr<Word> node =
           advice_.merkle_store.GetNode(StackWord(sp, 2), s(0).value(), s(1).value());
@@ -423,14 +422,14 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       for (int i = 3; i >= 0; --i) advice_.stack.push_back((*node)[i]);
       return true;
     }
-    case kEventMerkleNodeMerge:
+    case H::kMerkleNodeMerge:
       // [R, L]: adds the tree with root Merge(L, R).
       advice_.merkle_store.MergeRoots(word(1), word(0));
       return true;
-    case kEventHdwordToMap:
-    case kEventHdwordToMapWithDomain: {
+    case H::kHdwordToMap:
+    case H::kHdwordToMapWithDomain: {
       // [B, A] (and d below them): map[MergeInDomain(A, B, d)] <- A || B.
-      Felt domain = id == kEventHdwordToMapWithDomain ? s(8) : Felt(0);
+      Felt domain = event->handler == H::kHdwordToMapWithDomain ? s(8) : Felt(0);
       Word a = word(1), b = word(0);
       std::vector<Felt> values(a.begin(), a.end());
       values.insert(values.end(), b.begin(), b.end());
@@ -438,7 +437,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.map.insert_or_assign(hasher_.MergeInDomain(a, b, domain), std::move(values));
       return true;
     }
-    case kEventHpermToMap: {
+    case H::kHpermToMap: {
       // [B, A, C]: map[digest of permuted state] <- the rate (A || B) before the permutation.
       // (Rate state[4..12] and digest state[4..8] as in the RPO state layout.)
       HasherState state;
@@ -450,7 +449,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
                                    std::move(values));
       return true;
     }
-    case kEventSmtPeek: {
+    case H::kSmtPeek: {
       // [K, R]: the leaf of key K is the depth-64 node at index K[3] (the top element) of the
       // tree with root R. An empty leaf means no value; otherwise the advice map holds the
       // leaf's (key, value) pairs under the leaf's hash. Pushes the value of K, or the empty
@@ -490,20 +489,8 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       for (int i = 3; i >= 0; --i) advice_.stack.push_back(value[i]);
       return true;
     }
-    default:
-      break;
   }
-  if (host_ != nullptr) {
-    // Let the host see the current stack: publish sp first.
-    sp_ = static_cast<size_t>(sp - buffer_.data());
-    absl::Status st = host_->OnEvent(id, clk, *this, advice_);
-    if (!st.ok()) {
-      SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", id, " failed: ", st.message()), pc,
-              clk);
-      return false;
-    }
-  }
-  return true;
+  return true;  // not reached: every handler returns
 }
 
 // MPVERIFY: [V, d, i, R, ...] unchanged; V must be the node at (d, i) of the tree R.

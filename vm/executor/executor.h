@@ -6,7 +6,8 @@
 // allocated per cycle. A trap stops execution and is kept as a Trap; the vm.h boundary turns it
 // into an absl::Status with the cycle, the instruction, its source location and the call stack.
 //
-//   Executor exec(program, inputs, ExecutionOptions{}, /*host=*/nullptr, &observer);
+//   Executor exec(program, v0_16::SystemEvents(), inputs, AdviceProvider{}, ExecutionOptions{},
+//                 /*host=*/nullptr, &observer);
 //   while (exec.state() == Executor::State::kPaused) exec.Step();   // or exec.Run();
 //   std::vector<Felt> top = exec.StackTop(16);
 #ifndef FLAMEFLEET_VM_EXECUTOR_EXECUTOR_H_
@@ -23,6 +24,7 @@
 #include "vm/assembler/program.h"
 #include "vm/crypto/hasher.h"
 #include "vm/crypto/merkle_store.h"
+#include "vm/executor/system_events.h"
 #include "vm/felt.h"
 
 namespace flamefleet::vm {
@@ -122,11 +124,13 @@ class Executor {
   enum class State : uint8_t { kPaused, kFinished, kTrapped };
 
   // Prepares to run `program` (kept by reference: it must outlive the executor) with the
-  // initial operand stack `stack` (top first, at most 16 values) and `advice`. `host` and
+  // initial operand stack `stack` (top first, at most 16 values) and `advice`. `events` is the
+  // system-event table of the program's dialect (kept by reference; dialect tables live for
+  // the process): EMITs of its ids run built-in handlers, other ids go to `host`. `host` and
   // `observer` may be null; if given they are kept and must outlive the executor.
-  Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
-           const ExecutionOptions& options, Host* host = nullptr,
-           CallStackObserver* observer = nullptr);
+  Executor(const Program& program, const SystemEventTable& events,
+           const std::vector<Felt>& stack, AdviceProvider advice, const ExecutionOptions& options,
+           Host* host = nullptr, CallStackObserver* observer = nullptr);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -192,6 +196,9 @@ class Executor {
   void ReleaseMemory(Memory* memory);
 
   const Program& program_;
+  // The system events of the program's dialect: EMIT looks its id up here (only EMIT rows pay
+  // for it) and runs the built-in handler, or passes the event to the host.
+  const SystemEventTable& events_;
   // The hasher of the out-of-line hash users (Merkle ops, hash events); HPERM is RPO-only and
   // calls the RPO permutation directly. TODO(#13): the Program's DialectSpec will supply it.
   const Hasher& hasher_;

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
+#include "vm/assembler/instruction_table.h"
 #include "vm/felt.h"
 #include "vm/parser/lexer.h"
 
@@ -25,193 +26,6 @@ namespace {
 
 using ast::Immediate;
 using ast::SourceLocation;
-
-// How an instruction takes its immediates.
-enum class Form : uint8_t {
-  kPlain,        // no immediates
-  kErr,          // optional `.err=<string|CONST|number>`
-  kFelt,         // optional felt immediate (literal or constant)
-  kFeltNonZero,  // as kFelt, but a literal 0 is "division by zero"
-  kU32,          // optional u32 immediate (literal or constant)
-  kU32NonZero,   // as kU32, but a literal 0 is "division by zero"
-  kShift,        // optional shift amount: literal in [min, max] or constant
-  kU32Required,  // required u32 immediate
-  kLocal,        // required local index: u16 literal or constant
-  kStackIndex,   // optional literal stack index in [min, max]
-  kStackIndexRequired,  // required literal stack index in [min, max]
-  kAdvPush,             // required literal count in [min, max]
-  kPush,                // 1..16 values (felts, words or constants)
-  kInvoke,              // `.target`
-  kExp,                 // exp, exp.<felt>, exp.uN
-  kAdv,                 // adv.<system event>
-  kDebug,               // debug.<kind>[.a[.b]]
-};
-
-struct InstructionSpec {
-  std::string_view name;
-  Form form;
-  uint32_t min;
-  uint32_t max;
-};
-
-// Sorted by name (checked at compile time below) for binary search.
-constexpr InstructionSpec kInstructions[] = {
-    {"add", Form::kFelt, 0, 0},
-    {"adv", Form::kAdv, 0, 0},
-    {"adv_loadw", Form::kPlain, 0, 0},
-    {"adv_pipe", Form::kPlain, 0, 0},
-    {"adv_push", Form::kAdvPush, 1, 16},
-    {"and", Form::kPlain, 0, 0},
-    {"arithmetic_circuit_eval", Form::kPlain, 0, 0},
-    {"assert", Form::kErr, 0, 0},
-    {"assert_eq", Form::kErr, 0, 0},
-    {"assert_eqw", Form::kErr, 0, 0},
-    {"assertz", Form::kErr, 0, 0},
-    {"breakpoint", Form::kPlain, 0, 0},
-    {"call", Form::kInvoke, 0, 0},
-    {"caller", Form::kPlain, 0, 0},
-    {"cdrop", Form::kPlain, 0, 0},
-    {"cdropw", Form::kPlain, 0, 0},
-    {"clk", Form::kPlain, 0, 0},
-    {"cswap", Form::kPlain, 0, 0},
-    {"cswapw", Form::kPlain, 0, 0},
-    {"debug", Form::kDebug, 0, 0},
-    {"div", Form::kFeltNonZero, 0, 0},
-    {"drop", Form::kPlain, 0, 0},
-    {"dropw", Form::kPlain, 0, 0},
-    {"dup", Form::kStackIndex, 0, 15},
-    {"dupw", Form::kStackIndex, 0, 3},
-    {"dyncall", Form::kPlain, 0, 0},
-    {"dynexec", Form::kPlain, 0, 0},
-    {"emit", Form::kU32Required, 0, 0},
-    {"eq", Form::kFelt, 0, 0},
-    {"eqw", Form::kPlain, 0, 0},
-    {"exec", Form::kInvoke, 0, 0},
-    {"exp", Form::kExp, 0, 0},
-    {"ext2add", Form::kPlain, 0, 0},
-    {"ext2div", Form::kPlain, 0, 0},
-    {"ext2inv", Form::kPlain, 0, 0},
-    {"ext2mul", Form::kPlain, 0, 0},
-    {"ext2neg", Form::kPlain, 0, 0},
-    {"ext2sub", Form::kPlain, 0, 0},
-    {"fri_ext2fold4", Form::kPlain, 0, 0},
-    {"gt", Form::kFelt, 0, 0},
-    {"gte", Form::kFelt, 0, 0},
-    {"hash", Form::kPlain, 0, 0},
-    {"hmerge", Form::kPlain, 0, 0},
-    {"horner_eval_base", Form::kPlain, 0, 0},
-    {"horner_eval_ext", Form::kPlain, 0, 0},
-    {"hperm", Form::kPlain, 0, 0},
-    {"ilog2", Form::kPlain, 0, 0},
-    {"inv", Form::kPlain, 0, 0},
-    {"is_odd", Form::kPlain, 0, 0},
-    {"loc_load", Form::kLocal, 0, 65535},
-    {"loc_loadw", Form::kLocal, 0, 65535},
-    {"loc_store", Form::kLocal, 0, 65535},
-    {"loc_storew", Form::kLocal, 0, 65535},
-    {"locaddr", Form::kLocal, 0, 65535},
-    {"lt", Form::kFelt, 0, 0},
-    {"lte", Form::kFelt, 0, 0},
-    {"mem_load", Form::kU32, 0, 0},
-    {"mem_loadw", Form::kU32, 0, 0},
-    {"mem_store", Form::kU32, 0, 0},
-    {"mem_storew", Form::kU32, 0, 0},
-    {"mem_stream", Form::kPlain, 0, 0},
-    {"movdn", Form::kStackIndexRequired, 2, 15},
-    {"movdnw", Form::kStackIndexRequired, 2, 3},
-    {"movup", Form::kStackIndexRequired, 2, 15},
-    {"movupw", Form::kStackIndexRequired, 2, 3},
-    {"mtree_get", Form::kPlain, 0, 0},
-    {"mtree_merge", Form::kPlain, 0, 0},
-    {"mtree_set", Form::kPlain, 0, 0},
-    {"mtree_verify", Form::kErr, 0, 0},
-    {"mul", Form::kFelt, 0, 0},
-    {"neg", Form::kPlain, 0, 0},
-    {"neq", Form::kFelt, 0, 0},
-    {"nop", Form::kPlain, 0, 0},
-    {"not", Form::kPlain, 0, 0},
-    {"or", Form::kPlain, 0, 0},
-    {"padw", Form::kPlain, 0, 0},
-    {"pow2", Form::kPlain, 0, 0},
-    {"procref", Form::kInvoke, 0, 0},
-    {"push", Form::kPush, 0, 0},
-    {"sdepth", Form::kPlain, 0, 0},
-    {"sub", Form::kFelt, 0, 0},
-    {"swap", Form::kStackIndex, 1, 15},
-    {"swapdw", Form::kPlain, 0, 0},
-    {"swapw", Form::kStackIndex, 1, 3},
-    {"syscall", Form::kInvoke, 0, 0},
-    {"trace", Form::kU32Required, 0, 0},
-    {"u32and", Form::kU32, 0, 0},
-    {"u32assert", Form::kErr, 0, 0},
-    {"u32assert2", Form::kErr, 0, 0},
-    {"u32assertw", Form::kErr, 0, 0},
-    {"u32cast", Form::kPlain, 0, 0},
-    {"u32clo", Form::kPlain, 0, 0},
-    {"u32clz", Form::kPlain, 0, 0},
-    {"u32cto", Form::kPlain, 0, 0},
-    {"u32ctz", Form::kPlain, 0, 0},
-    {"u32div", Form::kU32NonZero, 0, 0},
-    {"u32divmod", Form::kU32NonZero, 0, 0},
-    {"u32gt", Form::kU32, 0, 0},
-    {"u32gte", Form::kU32, 0, 0},
-    {"u32lt", Form::kU32, 0, 0},
-    {"u32lte", Form::kU32, 0, 0},
-    {"u32max", Form::kU32, 0, 0},
-    {"u32min", Form::kU32, 0, 0},
-    {"u32mod", Form::kU32NonZero, 0, 0},
-    {"u32not", Form::kU32, 0, 0},
-    {"u32or", Form::kU32, 0, 0},
-    {"u32overflowing_add", Form::kU32, 0, 0},
-    {"u32overflowing_add3", Form::kPlain, 0, 0},
-    {"u32overflowing_madd", Form::kPlain, 0, 0},
-    {"u32overflowing_mul", Form::kU32, 0, 0},
-    {"u32overflowing_sub", Form::kU32, 0, 0},
-    {"u32popcnt", Form::kPlain, 0, 0},
-    {"u32rotl", Form::kShift, 0, 31},
-    {"u32rotr", Form::kShift, 0, 31},
-    {"u32shl", Form::kShift, 0, 31},
-    {"u32shr", Form::kShift, 0, 31},
-    {"u32split", Form::kPlain, 0, 0},
-    {"u32test", Form::kPlain, 0, 0},
-    {"u32testw", Form::kPlain, 0, 0},
-    {"u32wrapping_add", Form::kU32, 0, 0},
-    {"u32wrapping_add3", Form::kPlain, 0, 0},
-    {"u32wrapping_madd", Form::kPlain, 0, 0},
-    {"u32wrapping_mul", Form::kU32, 0, 0},
-    {"u32wrapping_sub", Form::kU32, 0, 0},
-    {"u32xor", Form::kU32, 0, 0},
-    {"xor", Form::kPlain, 0, 0},
-};
-
-constexpr bool IsSorted() {
-  for (size_t i = 1; i < std::size(kInstructions); ++i) {
-    if (!(kInstructions[i - 1].name < kInstructions[i].name)) return false;
-  }
-  return true;
-}
-static_assert(IsSorted(), "kInstructions must be sorted by name");
-
-const InstructionSpec* FindInstruction(absl::string_view name) {
-  const std::string_view key(name.data(), name.size());
-  const auto* it = std::lower_bound(
-      std::begin(kInstructions), std::end(kInstructions), key,
-      [](const InstructionSpec& s, std::string_view k) { return s.name < k; });
-  if (it == std::end(kInstructions) || it->name != key) return nullptr;
-  return it;
-}
-
-constexpr std::string_view kSystemEvents[] = {
-    "has_mapkey",  "insert_hdword",   "insert_hdword_d", "insert_hperm",
-    "insert_mem",  "push_falcon_div", "push_mapval",     "push_mapvaln",
-    "push_mtnode", "push_smtpeek",    "push_u64div",
-};
-
-bool IsSystemEvent(absl::string_view name) {
-  const std::string_view key(name.data(), name.size());
-  return std::find(std::begin(kSystemEvents), std::end(kSystemEvents), key) !=
-         std::end(kSystemEvents);
-}
 
 // Shortens a lexeme for use inside an error message.
 std::string Quote(absl::string_view text) {
@@ -238,9 +52,11 @@ using ConstValue = ast::ConstantValue;
 
 class Parser {
  public:
-  Parser(const SourceManager& sources, uint32_t file_id, ast::ModuleKind kind)
+  Parser(const SourceManager& sources, uint32_t file_id, ast::ModuleKind kind,
+         const InstructionTable& instructions)
       : sources_(sources),
         file_id_(file_id),
+        instructions_(instructions),
         lexer_(sources.text(file_id), file_id) {
     module_.kind = kind;
     module_.file_id = file_id;
@@ -360,6 +176,7 @@ class Parser {
 
   const SourceManager& sources_;
   uint32_t file_id_;
+  const InstructionTable& instructions_;
   Lexer lexer_;
   std::array<Token, kLookahead> buf_;
   size_t head_ = 0;
@@ -986,7 +803,7 @@ absl::Status Parser::ParseInstruction(ast::Block* out) {
 
 absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
                                           ast::Block* out) {
-  const InstructionSpec* spec = FindInstruction(mnemonic.text);
+  const InstructionRow* spec = instructions_.Find(mnemonic.text);
   if (spec == nullptr) {
     return ErrorAt(mnemonic.loc,
                    absl::StrCat("unknown instruction ", Quote(mnemonic.text)));
@@ -1114,7 +931,7 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
       FLAMEFLEET_ASSIGN_OR_RETURN(
           Token event, Expect(TokenKind::kIdent, "a system event name"));
-      if (!IsSystemEvent(event.text)) {
+      if (instructions_.events().FindByName(event.text) == nullptr) {
         return ValueError(event.loc,
                           absl::StrCat("unknown system event 'adv.",
                                        event.text.substr(0, 40), "'"));
@@ -1300,9 +1117,9 @@ absl::StatusOr<Immediate> Parser::ParseErrorImmediate() {
 }  // namespace
 
 absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources,
-                                        uint32_t file_id,
-                                        ast::ModuleKind kind) {
-  Parser parser(sources, file_id, kind);
+                                        uint32_t file_id, ast::ModuleKind kind,
+                                        const InstructionTable& instructions) {
+  Parser parser(sources, file_id, kind, instructions);
   return parser.Run();
 }
 

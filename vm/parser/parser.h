@@ -7,8 +7,8 @@
 //
 //   SourceManager sources;
 //   uint32_t id = sources.Add("main.masm", "begin push.1 push.2 add end");
-//   absl::StatusOr<ast::Module> module =
-//       ParseModule(sources, id, ast::ModuleKind::kExecutable);
+//   absl::StatusOr<ast::Module> module = ParseModule(
+//       sources, id, ast::ModuleKind::kExecutable, v0_16::Instructions());
 //   if (!module.ok()) std::cerr << module.status().message();
 //   // On error: "main.masm:1:7: <reason>\n<source line>\n      ^"
 #ifndef FLAMEFLEET_VM_PARSER_PARSER_H_
@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "vm/assembler/instruction_table.h"
 #include "vm/parser/ast.h"
 #include "vm/parser/source_manager.h"
 
@@ -33,7 +34,10 @@ inline constexpr int kMaxNestingDepth = 256;
 // (v0.16 limit).
 inline constexpr size_t kMaxBlockInstructions = 65535;
 
-// Parses file `file_id` of `sources` as a module of the given kind.
+// Parses file `file_id` of `sources` as a module of the given kind, accepting the mnemonics
+// of `instructions` (a dialect's instruction table: each row's Form says which immediates the
+// mnemonic takes, and its events() which `adv.<event>` names exist). `instructions` is not
+// kept after the call.
 //
 // Returns the module, or InvalidArgument whose message is `sources.Format(loc,
 // reason)` for the first error found (a lexical or syntax error, an
@@ -57,7 +61,8 @@ inline constexpr size_t kMaxBlockInstructions = 65535;
 // Thread-safe: may be called concurrently on the same SourceManager (it only
 // reads it).
 absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources,
-                                        uint32_t file_id, ast::ModuleKind kind);
+                                        uint32_t file_id, ast::ModuleKind kind,
+                                        const InstructionTable& instructions);
 
 }  // namespace flamefleet::vm
 

@@ -1,0 +1,119 @@
+// Tests of vm/executor/system_events.h: lookups by id, name and handler, the table checks, and
+// the v0.16 rows.
+#include "vm/executor/system_events.h"
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "vm/dialects/v0_16/v0_16.h"
+
+namespace flamefleet::vm {
+namespace {
+
+using H = SystemEventHandler;
+
+constexpr SystemEventRow kRows[] = {
+    {10, "push_u64div", H::kU64Div},
+    {20, "", H::kU32Clz},
+    {30, "has_mapkey", H::kHasMapKey},
+};
+
+SystemEventTable Table() {
+  absl::StatusOr<SystemEventTable> table = SystemEventTable::Create(kRows);
+  EXPECT_TRUE(table.ok()) << table.status();
+  return *table;
+}
+
+TEST(SystemEventTableTest, FindsRowsById) {
+  const SystemEventTable table = Table();
+  for (const SystemEventRow& row : kRows) {
+    ASSERT_EQ(table.FindById(row.id), &row) << row.id;
+  }
+  EXPECT_EQ(table.FindById(0), nullptr);
+  EXPECT_EQ(table.FindById(15), nullptr);
+  EXPECT_EQ(table.FindById(31), nullptr);
+  EXPECT_EQ(table.FindById(UINT32_MAX), nullptr);
+}
+
+TEST(SystemEventTableTest, FindsRowsByAdvName) {
+  const SystemEventTable table = Table();
+  ASSERT_NE(table.FindByName("has_mapkey"), nullptr);
+  EXPECT_EQ(table.FindByName("has_mapkey")->id, 30u);
+  EXPECT_EQ(table.FindByName("push_u64div")->handler, H::kU64Div);
+  EXPECT_EQ(table.FindByName("adv.has_mapkey"), nullptr);  // names come without "adv."
+  EXPECT_EQ(table.FindByName("push_nothing"), nullptr);
+  EXPECT_EQ(table.FindByName(""), nullptr);  // unnamed rows are not reachable by name
+}
+
+TEST(SystemEventTableTest, GivesTheIdOfAHandler) {
+  const SystemEventTable table = Table();
+  EXPECT_EQ(table.IdOf(H::kU32Clz), std::optional<uint32_t>(20));
+  EXPECT_EQ(table.IdOf(H::kU64Div), std::optional<uint32_t>(10));
+  EXPECT_EQ(table.IdOf(H::kFalconDiv), std::nullopt);
+}
+
+TEST(SystemEventTableTest, CreateRefusesIdsOutOfOrder) {
+  constexpr SystemEventRow kBad[] = {{20, "a", H::kU64Div}, {10, "b", H::kU32Clz}};
+  absl::StatusOr<SystemEventTable> table = SystemEventTable::Create(kBad);
+  EXPECT_EQ(table.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(table.status().message(), "id 10 does not follow 20"))
+      << table.status();
+}
+
+TEST(SystemEventTableTest, CreateRefusesDuplicateIds) {
+  constexpr SystemEventRow kBad[] = {{10, "a", H::kU64Div}, {10, "b", H::kU32Clz}};
+  EXPECT_EQ(SystemEventTable::Create(kBad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SystemEventTableTest, CreateRefusesDuplicateHandlers) {
+  constexpr SystemEventRow kBad[] = {{10, "a", H::kU64Div}, {20, "b", H::kU64Div}};
+  absl::StatusOr<SystemEventTable> table = SystemEventTable::Create(kBad);
+  EXPECT_EQ(table.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(table.status().message(), "same handler")) << table.status();
+}
+
+TEST(SystemEventTableTest, CreateRefusesDuplicateNamesButAllowsSeveralUnnamedRows) {
+  constexpr SystemEventRow kBad[] = {{10, "a", H::kU64Div}, {20, "a", H::kU32Clz}};
+  EXPECT_EQ(SystemEventTable::Create(kBad).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  constexpr SystemEventRow kGood[] = {{10, "", H::kU64Div}, {20, "", H::kU32Clz}};
+  EXPECT_TRUE(SystemEventTable::Create(kGood).ok());
+}
+
+TEST(SystemEventTableTest, V016HasEighteenEventsEachWithItsOwnHandler) {
+  const SystemEventTable& table = v0_16::SystemEvents();
+  EXPECT_EQ(table.rows().size(), 18u);
+  EXPECT_EQ(table.rows().size(), kNumSystemEventHandlers);
+  std::set<H> handlers;
+  for (const SystemEventRow& row : table.rows()) handlers.insert(row.handler);
+  EXPECT_EQ(handlers.size(), kNumSystemEventHandlers);
+  // Spot checks of the ids and the adv.<name> spellings.
+  EXPECT_EQ(table.IdOf(H::kU32Clz), std::optional<uint32_t>(1951932030));
+  EXPECT_EQ(table.IdOf(H::kMerkleNodeMerge), std::optional<uint32_t>(276124218));
+  ASSERT_NE(table.FindByName("push_mapval"), nullptr);
+  EXPECT_EQ(table.FindByName("push_mapval")->id, 574478993u);
+  ASSERT_NE(table.FindById(3419226155u), nullptr);
+  EXPECT_EQ(table.FindById(3419226155u)->name, "push_falcon_div");
+}
+
+TEST(SystemEventTableTest, V016NamesTheElevenAdvEvents) {
+  std::set<std::string> names;
+  for (const SystemEventRow& row : v0_16::SystemEvents().rows()) {
+    if (!row.name.empty()) names.insert(std::string(row.name));
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"has_mapkey", "insert_hdword", "insert_hdword_d",
+                                          "insert_hperm", "insert_mem", "push_falcon_div",
+                                          "push_mapval", "push_mapvaln", "push_mtnode",
+                                          "push_smtpeek", "push_u64div"}));
+}
+
+}  // namespace
+}  // namespace flamefleet::vm
