@@ -19,6 +19,7 @@
 #include "vm/assembler/lower.h"
 #include "vm/assembler/mast.h"
 #include "vm/crypto/hasher.h"
+#include "vm/dialects/v0_16/v0_16.h"
 #include "vm/parser/parser.h"
 
 namespace flamefleet::vm {
@@ -431,7 +432,7 @@ class Build {
   absl::StatusOr<uint32_t> MakeBlock(std::vector<LoweredOp> ops, std::vector<OpOrigin> origins) {
     MastNode node;
     node.kind = MastKind::kBlock;
-    node.num_batches = PackBlock(ops, nullptr);
+    node.num_batches = PackBlock(ops, rules_, nullptr);
     node.ops = std::move(ops);
     node.origins = std::move(origins);
     return AddNode(std::move(node));
@@ -736,7 +737,7 @@ class Build {
       };
       for (; i < j; ++i) {
         const MastNode& block = forest_.nodes[items[i].node];
-        if (block.is_procedure_root && block.num_batches >= 32) {
+        if (block.is_procedure_root && block.num_batches >= rules_.keep_apart_batches) {
           FLAMEFLEET_RETURN_IF_ERROR(flush());
           merged.push_back(items[i]);
           continue;
@@ -779,9 +780,10 @@ class Build {
   absl::flat_hash_map<std::string, size_t> module_by_path_;
   std::vector<ProcedureState> procedures_;
   absl::flat_hash_map<std::pair<size_t, size_t>, uint32_t> procedure_ids_;
-  // TODO(#13): the DialectSpec will supply the hasher.
+  // TODO(#13): DialectSpec supplies the hasher, the MAST rules and the wire opcode table.
   const Hasher& hasher_ = DefaultHasher();
-  MastForest forest_{hasher_};
+  const MastRules& rules_ = v0_16::MastRules();
+  MastForest forest_{hasher_, rules_, v0_16::WireOpcodes()};
   Program program_;
   bool has_dyn_ = false;  // the program contains DYN or DYNCALL
   struct RootLiteral {
