@@ -1,11 +1,12 @@
 // Assembler: turns MASM modules into an executable Program.
 //
 // It loads the executable module and every module it imports (`use.NS::path::mod` is looked up
-// as DIR/path/mod.masm for a library `NS=DIR`), resolves invocation targets, lowers every
-// instruction to native operations, builds the v0.16 MAST (contiguous basic blocks merged,
-// procedure roots of 32 or more batches kept apart, balanced JOIN trees, `repeat` unrolled,
-// empty bodies as [NOOP], procedures of libraries linked dynamically as EXTERNAL nodes like
-// `miden run` does) and linearises it (vm/assembler/program.h).
+// as DIR/path/mod.masm for a library `NS=DIR`) and resolves invocation targets (the linker,
+// vm/assembler/linker.h), lowers every instruction to native operations and builds the MAST by
+// the dialect's MAST rules (vm/assembler/mast_builder.h: contiguous basic blocks merged, large
+// procedure roots kept apart, balanced JOIN trees, `repeat` unrolled, empty bodies as [NOOP],
+// procedures of libraries linked dynamically as EXTERNAL nodes like `miden run` does), and
+// linearises it (vm/assembler/program.h). The dialect today is v0.16, the default.
 //
 //   Assembler assembler(AssemblerOptions{.libraries = {{"std", "/path/stdlib/asm"}}});
 //   absl::StatusOr<Program> program = assembler.AssembleFile("prog.masm");
