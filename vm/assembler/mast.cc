@@ -152,12 +152,10 @@ uint32_t MastForest::AddNode(MastNode node) {
                                            Domain(wire, Opcode::kSplit));
       break;
     case MastKind::kLoop:
-      node.digest =
-          hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kLoop));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kLoop));
       break;
     case MastKind::kCall:
-      node.digest =
-          hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kCall));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kCall));
       break;
     case MastKind::kSyscall:
       node.digest =

@@ -1,7 +1,7 @@
 // MastRules: the rules a dialect's assembler follows to build MAST, as data. The MAST builder
 // (vm/assembler/mast_builder.h), the op-group packing and the node digests (vm/assembler/mast.h)
 // read every dialect-specific constant from here instead of hard-coding it; a dialect defines
-// one immutable MastRules (e.g. vm/dialects/v0_16/mast_rules.cc), and where a rule is a choice
+// one immutable MastRules (vm/dialects/<dialect>/mast_rules.cc), and where a rule is a choice
 // between shapes it is a small enum that the builder switches on.
 //
 //   const MastRules& rules = ...;            // the dialect's rules
