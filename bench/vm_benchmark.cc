@@ -47,7 +47,7 @@ void RunBenchmark(benchmark::State& state, const std::string& source, bool obser
   uint64_t cycles = 0;
   for (auto _ : state) {
     CountingObserver observer;
-    Executor exec(*program, v0_16::SystemEvents(), {}, AdviceProvider{},  // TODO(#13): DialectSpec
+    Executor exec(*program, {}, AdviceProvider{},
                   ExecutionOptions{}, nullptr, observe ? &observer : nullptr);
     exec.Run();
     if (exec.state() != Executor::State::kFinished) {

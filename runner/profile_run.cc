@@ -81,8 +81,7 @@ absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program,
     opts.max_cycles = *inputs.max_cycles;
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice, vm::MakeAdvice(inputs));
-  vm::Executor exec(program, vm::v0_16::SystemEvents(),  // TODO(#13): DialectSpec
-                    inputs.stack, std::move(advice), opts, host);
+  vm::Executor exec(program, inputs.stack, std::move(advice), opts, host);
   ProfiledRun run;
   std::vector<profile::Profile::NodeId> node_of(program.procedures.size(),
                                                 profile::Profile::kNoNode);
@@ -128,8 +127,7 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
     return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice, vm::MakeAdvice(inputs));
-  vm::Executor exec(program, vm::v0_16::SystemEvents(),  // TODO(#13): DialectSpec
-                    inputs.stack, std::move(advice), opts, host, &recorder);
+  vm::Executor exec(program, inputs.stack, std::move(advice), opts, host, &recorder);
   if (cancel == nullptr) {
     exec.Run();
   } else {

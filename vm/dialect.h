@@ -23,14 +23,13 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "vm/assembler/instruction_table.h"
+#include "vm/assembler/mast_rules.h"
+#include "vm/assembler/opcodes.h"
+#include "vm/crypto/hasher.h"
+#include "vm/executor/system_events.h"
 
 namespace flamefleet::vm {
-
-class Hasher;
-class InstructionTable;
-class SystemEventTable;
-struct MastRules;
-struct WireOpcodes;
 
 // Every dialect: X(Enumerator, "name", namespace of vm/dialects/<namespace>/).
 #define FLAMEFLEET_VM_DIALECTS(X) X(V0_16, "v0.16", v0_16)
@@ -58,6 +57,15 @@ struct DialectSpec {
   // program's stack, cycles or profile could come out differently, so that cached results are
   // not reused across versions.
   absl::string_view engine_version;
+  // Every mnemonic's syntax and lowering; its events() are `events` below.
+  const InstructionTable* instructions;
+  // System events: EMIT ids the VM answers itself (the rest go to the Host).
+  const SystemEventTable* events;
+  // The MAST encoding of each native operation (kNotNative for executor-only operations).
+  const WireOpcodeTable* wire;
+  // Op groups and batches, block merging, loop shape, locals, entry prologue, DYN digests.
+  const MastRules* mast;
+  // The native hash: MAST digests, the Merkle store, hash events.
   const Hasher* hasher;
   JsonStackOrder json_stack_order;
 };

@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/strings.h"
-#include "vm/dialects/v0_16/v0_16.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -112,8 +111,7 @@ absl::StatusOr<RunResult> RunProgram(const Program& program, const ProgramInputs
   ExecutionOptions opts = options;
   if (inputs.max_cycles.has_value()) opts.max_cycles = std::min(opts.max_cycles, *inputs.max_cycles);
   FLAMEFLEET_ASSIGN_OR_RETURN(AdviceProvider advice, MakeAdvice(inputs));
-  Executor executor(program, v0_16::SystemEvents(),  // TODO(#13): DialectSpec
-                    inputs.stack, std::move(advice), opts, host, observer);
+  Executor executor(program, inputs.stack, std::move(advice), opts, host, observer);
   executor.Run();
   return FinishRun(executor);
 }

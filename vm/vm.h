@@ -1,7 +1,8 @@
-// flamefleet's Miden VM (classic v0.16 dialect): assemble MASM, execute it cycle-exactly, and
-// observe the procedure call stack of every cycle.
+// flamefleet's Miden VM: assemble MASM of any dialect it speaks (vm/dialect.h), execute it
+// cycle-exactly, and observe the procedure call stack of every cycle.
 //
 // This is the one header other components include. It pulls in the pieces:
+//   vm/dialect.h              the Miden dialects and their DialectSpec
 //   vm/felt.h                 Goldilocks field element
 //   vm/inputs.h               `.inputs` (JSON) and miden-debug TOML input files
 //   vm/assembler/assembler.h  MASM -> Program (parser, lowering, MAST, linearisation)
@@ -24,17 +25,12 @@
 #include "absl/status/statusor.h"
 #include "vm/assembler/assembler.h"
 #include "vm/assembler/program.h"
-#include "vm/dialects/v0_16/v0_16.h"
+#include "vm/dialect.h"
 #include "vm/executor/executor.h"
 #include "vm/felt.h"
 #include "vm/inputs.h"
 
 namespace flamefleet::vm {
-
-// Identifies the behaviour of this VM and profiler: change it whenever a program's stack,
-// cycles or profile could come out differently, so that cached results are not reused.
-// r3: the memory budget and the repeat expansion limit can fail programs that ran before.
-inline constexpr char kEngineVersion[] = "flamefleet-vm v0.16 r3";
 
 // Execution errors (TrapStatus) list the call stack's outermost and innermost
 // kErrorFramesKept frames each and say how many were omitted in between.

@@ -184,13 +184,13 @@ TEST_P(StepConformanceTest, StepByStepAgreesWithFastRun) {
   TransitionRecorder recorder;
   absl::StatusOr<AdviceProvider> advice = MakeAdvice(c.inputs);
   ASSERT_TRUE(advice.ok()) << advice.status();
-  Executor fast(*program, v0_16::SystemEvents(), c.inputs.stack, *advice, c.options, nullptr,
+  Executor fast(*program, c.inputs.stack, *advice, c.options, nullptr,
                 &recorder);
   fast.Run();
   absl::StatusOr<RunResult> fast_result = FinishRun(fast);
   ASSERT_TRUE(fast_result.ok()) << fast_result.status();
 
-  Executor stepped(*program, v0_16::SystemEvents(), c.inputs.stack, *std::move(advice),
+  Executor stepped(*program, c.inputs.stack, *std::move(advice),
                    c.options);
   uint64_t mismatches = 0;
   while (stepped.state() == Executor::State::kPaused) {

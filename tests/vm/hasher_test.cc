@@ -8,6 +8,7 @@
 #include "vm/assembler/mast.h"
 #include "vm/crypto/merkle_store.h"
 #include "vm/crypto/rpo.h"
+#include "vm/dialects/v0_16/v0_16.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -128,13 +129,14 @@ TEST(HasherTest, MerkleStoreHashesThroughItsHasher) {
 
 TEST(HasherTest, MastForestDigestsThroughItsHasher) {
   CountingHasher counting;
-  MastForest forest(counting);
+  MastForest forest(counting, v0_16::MastRules(), v0_16::WireOpcodes());
   MastNode block;
   block.kind = MastKind::kBlock;
   block.ops.push_back(LoweredOp{});
   block.origins.push_back(OpOrigin{});
   const uint32_t id = forest.AddNode(block);
-  EXPECT_EQ(forest.nodes[id].digest, BlockDigest(block.ops, RpoHasher::Get()));
+  EXPECT_EQ(forest.nodes[id].digest, BlockDigest(block.ops, v0_16::MastRules(), v0_16::WireOpcodes(),
+                                                   RpoHasher::Get()));
   EXPECT_GT(counting.calls.load(), 0);
 }
 

@@ -475,45 +475,6 @@ TEST(LowerTest, MissingResolverMakesConstantsUndefined) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// OpcodeName.
-
-TEST(LowerTest, OpcodeNamesAreUpperCaseV016Names) {
-  EXPECT_EQ(OpcodeName(Opcode::kNoop), "NOOP");
-  EXPECT_EQ(OpcodeName(Opcode::kU32Add), "U32ADD");
-  EXPECT_EQ(OpcodeName(Opcode::kDup9), "DUP9");
-  EXPECT_EQ(OpcodeName(Opcode::kMovUp2), "MOVUP2");
-  EXPECT_EQ(OpcodeName(Opcode::kPush), "PUSH");
-  EXPECT_EQ(OpcodeName(Opcode::kEmit), "EMIT");
-  EXPECT_EQ(OpcodeName(Opcode::kFmpAdd), "FMPADD");
-  EXPECT_EQ(OpcodeName(Opcode::kMpVerify), "MPVERIFY");
-  EXPECT_EQ(OpcodeName(Opcode::kSpan), "SPAN");
-  EXPECT_EQ(OpcodeName(Opcode::kEnterProc), "ENTER");
-  EXPECT_EQ(OpcodeName(Opcode::kLeaveProc), "LEAVE");
-  EXPECT_EQ(OpcodeName(Opcode::kGosub), "GOSUB");
-  EXPECT_EQ(OpcodeName(Opcode::kReturn), "RETURN");
-  EXPECT_EQ(OpcodeName(Opcode::kJump), "JUMP");
-  EXPECT_EQ(OpcodeName(Opcode::kFinish), "FINISH");
-  EXPECT_EQ(OpcodeName(Opcode::kDynEnter), "DYNENTER");
-  EXPECT_EQ(OpcodeName(Opcode::kNoForest), "NOFOREST");
-  EXPECT_EQ(OpcodeName(static_cast<Opcode>(31)), "?");
-  EXPECT_EQ(OpcodeName(static_cast<Opcode>(200)), "?");
-}
-
-TEST(LowerTest, OpcodeNamesAreDistinctAndCoverNinetyThreeNativeOps) {
-  std::map<std::string, int> seen;
-  int native = 0;
-  for (int v = 0; v < 256; ++v) {
-    const std::string name(OpcodeName(static_cast<Opcode>(v)));
-    if (name == "?") continue;
-    EXPECT_EQ(seen.count(name), 0u) << name;
-    seen[name] = v;
-    if (v < 128) ++native;
-  }
-  EXPECT_EQ(native, 93);
-  EXPECT_EQ(seen.size(), 101u);  // + 8 pseudo operations
-}
-
-// ---------------------------------------------------------------------------------------------
 // BLAKE3 (official test vectors: input i % 251, first 32 bytes of the "hash"
 // output).
 

@@ -3,9 +3,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "vm/dialects/v0_16/v0_16.h"
 
 namespace flamefleet::vm {
 namespace {
+
+const MastRules& Rules() { return v0_16::MastRules(); }
 
 std::vector<LoweredOp> Ops(std::initializer_list<Opcode> codes) {
   std::vector<LoweredOp> ops;
@@ -14,23 +17,23 @@ std::vector<LoweredOp> Ops(std::initializer_list<Opcode> codes) {
 }
 
 TEST(PackBlockTest, OneGroupBlockPadsNothing) {
-  EXPECT_EQ(BlockRows(Ops({Opcode::kAdd})), 3u);
-  EXPECT_EQ(BlockRows(Ops({Opcode::kPad, Opcode::kDrop})), 4u);
+  EXPECT_EQ(BlockRows(Ops({Opcode::kAdd}), Rules()), 3u);
+  EXPECT_EQ(BlockRows(Ops({Opcode::kPad, Opcode::kDrop}), Rules()), 4u);
 }
 
 TEST(PackBlockTest, ImmediateAtGroupEndAddsNoop) {
   // PUSH in one group with its immediate in slot 1: 2 groups, and the group ends with PUSH.
   std::vector<int32_t> rows;
-  EXPECT_EQ(PackBlock(Ops({Opcode::kPush}), &rows), 1u);
+  EXPECT_EQ(PackBlock(Ops({Opcode::kPush}), Rules(), &rows), 1u);
   EXPECT_EQ(rows, (std::vector<int32_t>{0, kRowPadNoop}));
 }
 
 TEST(PackBlockTest, WorkedExampleOneBatchBothNoops) {
-  // masm-lowering §4.4: 14 ops, 18 rows.
+  // A worked example: 14 ops (5 PUSH) in one batch, both group-end NOOPs: 18 rows.
   auto ops = Ops({Opcode::kPush, Opcode::kPush, Opcode::kPush, Opcode::kPad, Opcode::kMul,
                   Opcode::kAdd, Opcode::kDrop, Opcode::kPush, Opcode::kPush, Opcode::kMul,
                   Opcode::kAdd, Opcode::kInv, Opcode::kSwap, Opcode::kDrop});
-  EXPECT_EQ(BlockRows(ops), 18u);
+  EXPECT_EQ(BlockRows(ops, Rules()), 18u);
 }
 
 TEST(PackBlockTest, RespanBlockHasTwentyThreeRows) {
@@ -42,7 +45,7 @@ TEST(PackBlockTest, RespanBlockHasTwentyThreeRows) {
   ops.push_back({Opcode::kSwapDW, 0});
   for (int i = 0; i < 8; ++i) ops.push_back({Opcode::kDrop, 0});
   std::vector<int32_t> rows;
-  EXPECT_EQ(PackBlock(ops, &rows), 2u);
+  EXPECT_EQ(PackBlock(ops, Rules(), &rows), 2u);
   EXPECT_EQ(rows.size() + 2, 23u);
   // SPAN, 7 PUSH, NOOP, RESPAN, ...
   EXPECT_EQ(rows[7], kRowPadNoop);
@@ -56,21 +59,22 @@ TEST(PackBlockTest, ThreeThousandOpsGiveFib) {
     ops.push_back({Opcode::kDup1, 0});
     ops.push_back({Opcode::kAdd, 0});
   }
-  EXPECT_EQ(BlockRows(ops), 3045u);
-  EXPECT_EQ(PackBlock(ops, nullptr), 42u);
+  EXPECT_EQ(BlockRows(ops, Rules()), 3045u);
+  EXPECT_EQ(PackBlock(ops, Rules(), nullptr), 42u);
 }
 
 TEST(PackBlockTest, SingleBatchRowTable) {
-  // masm-lowering §4.6: rows of an n-op block without immediates.
+  // Rows of an n-op block without immediates: n, SPAN and END, and the padding NOOPs that
+  // fill the batch up to a power of two groups.
   const int extra[] = {2, 2, 3, 2, 5, 4, 3, 2};
   for (int n = 1; n <= 72; ++n) {
     std::vector<LoweredOp> ops(n, LoweredOp{Opcode::kNoop, 0});
-    EXPECT_EQ(BlockRows(ops), uint64_t(n + extra[(n - 1) / 9])) << n;
+    EXPECT_EQ(BlockRows(ops, Rules()), uint64_t(n + extra[(n - 1) / 9])) << n;
   }
 }
 
 TEST(MastForestTest, ChainsAreInterned) {
-  MastForest f;
+  MastForest f(DefaultHasher(), Rules(), v0_16::WireOpcodes());
   uint32_t a = f.ExtendChain(0, 5);
   uint32_t b = f.ExtendChain(a, 7);
   EXPECT_EQ(f.ExtendChain(0, 5), a);

@@ -59,7 +59,7 @@ TEST(ResourceLimitsTest, ProgramWithinTheBudgetRunsAndPagesAreCharged) {
   absl::StatusOr<Program> program = Assembler(AssemblerOptions{}).AssembleSource("t", source);
   ASSERT_TRUE(program.ok()) << program.status();
   ExecutionOptions options;
-  Executor exec(*program, v0_16::SystemEvents(), {}, AdviceProvider{}, options);
+  Executor exec(*program, {}, AdviceProvider{}, options);
   const uint64_t before = exec.memory_used();
   exec.Run();
   ASSERT_EQ(exec.state(), Executor::State::kFinished) << exec.trap().message;
@@ -81,7 +81,7 @@ TEST(ResourceLimitsTest, PipeAcrossPagesIsCharged) {
   ProgramInputs inputs;
   inputs.advice_stack = advice;
   ASSERT_TRUE(RunProgram(*program, inputs, ExecutionOptions{}).ok());
-  Executor exec(*program, v0_16::SystemEvents(), {}, AdviceProvider{advice, {}, {}},
+  Executor exec(*program, {}, AdviceProvider{advice, {}, {}},
                 ExecutionOptions{});
   const uint64_t before = exec.memory_used();
   exec.Run();

@@ -1,11 +1,12 @@
 // Assembler: turns MASM modules into an executable Program.
 //
 // It loads the executable module and every module it imports (`use.NS::path::mod` is looked up
-// as DIR/path/mod.masm for a library `NS=DIR`), resolves invocation targets, lowers every
-// instruction to native operations, builds the v0.16 MAST (contiguous basic blocks merged,
-// procedure roots of 32 or more batches kept apart, balanced JOIN trees, `repeat` unrolled,
-// empty bodies as [NOOP], procedures of libraries linked dynamically as EXTERNAL nodes like
-// `miden run` does) and linearises it (vm/assembler/program.h).
+// as DIR/path/mod.masm for a library `NS=DIR`) and resolves invocation targets (the linker,
+// vm/assembler/linker.h), lowers every instruction to native operations and builds the MAST by
+// the dialect's MAST rules (vm/assembler/mast_builder.h: contiguous basic blocks merged, large
+// procedure roots kept apart, balanced JOIN trees, `repeat` unrolled, empty bodies as [NOOP],
+// procedures of libraries linked dynamically as EXTERNAL nodes like `miden run` does), and
+// linearises it (vm/assembler/program.h). The dialect today is v0.16, the default.
 //
 //   Assembler assembler(AssemblerOptions{.libraries = {{"std", "/path/stdlib/asm"}}});
 //   absl::StatusOr<Program> program = assembler.AssembleFile("prog.masm");
@@ -21,10 +22,13 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "vm/assembler/program.h"
+#include "vm/dialect.h"
 
 namespace flamefleet::vm {
 
 struct AssemblerOptions {
+  // The Miden dialect of every module assembled (vm/dialect.h); the Program keeps its spec.
+  Dialect dialect = kDefaultDialect;
   // Library namespaces: (namespace, directory). `use.NS::a::b` reads DIR/a/b.masm.
   std::vector<std::pair<std::string, std::string>> libraries;
   // Debug mode like `miden run` (default): `breakpoint` costs one NOOP. Libraries are always

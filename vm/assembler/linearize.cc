@@ -189,7 +189,7 @@ class Linearizer {
   absl::Status EmitBlock(const MastNode& n) {
     ++program_->num_basic_blocks;
     rows_.clear();
-    PackBlock(n.ops, &rows_);
+    PackBlock(n.ops, forest_.rules(), &rows_);
     uint32_t src = n.origins.empty() ? 0 : n.origins[0].source;
     Emit(Opcode::kSpan, 0, 0, src);
     uint32_t chain = 0;

@@ -8,16 +8,18 @@
 namespace flamefleet::vm {
 namespace {
 
-constexpr uint32_t kGroupSize = 9;  // ops per op group
-constexpr uint32_t kBatchSize = 8;  // groups per batch
+// Returns whether `op` carries a value that takes an op-group slot under `rules`.
+bool TakesSlot(const MastRules& rules, Opcode op) {
+  return (OpcodeFlags(op) & rules.group_slot_flags) != 0;
+}
 
-// Returns whether the current batch can take one more op: without an immediate it needs room in
-// the current group or a free group slot; with one it also needs a slot for the immediate, and
-// a new group if it would be the 9th op (an immediate op may not end a full group).
-bool FitsInBatch(bool has_immediate, uint32_t op_idx, uint32_t next) {
-  if (!has_immediate) return op_idx < kGroupSize || next < kBatchSize;
-  if (op_idx < kGroupSize - 1) return next < kBatchSize;
-  return next + 1 < kBatchSize;
+// Returns whether the current batch can take one more op: without a slot value it needs room in
+// the current group or a free group slot; with one it also needs a slot for the value, and a new
+// group if it would be the group's last op (such an op may not end a full group).
+bool FitsInBatch(const MastRules& rules, bool takes_slot, uint32_t op_idx, uint32_t next) {
+  if (!takes_slot) return op_idx < rules.ops_per_group || next < rules.groups_per_batch;
+  if (op_idx < rules.ops_per_group - 1) return next < rules.groups_per_batch;
+  return next + 1 < rules.groups_per_batch;
 }
 
 uint32_t NextPowerOfTwo(uint32_t n) {
@@ -26,10 +28,18 @@ uint32_t NextPowerOfTwo(uint32_t n) {
   return p;
 }
 
+// Returns the domain felt of a control node: its wire opcode.
+Felt Domain(const WireOpcodeTable& wire, Opcode op) {
+  assert(wire[OpcodeIndex(op)] != kNotNative);
+  return Felt(static_cast<uint64_t>(wire[OpcodeIndex(op)]));
+}
+
 }  // namespace
 
-uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows) {
+uint32_t PackBlock(const std::vector<LoweredOp>& ops, const MastRules& rules,
+                   std::vector<int32_t>* rows) {
   assert(!ops.empty());
+  const uint32_t group_size = rules.ops_per_group;
   uint32_t batches = 1;
   uint32_t op_idx = 0;  // ops in the current op group
   uint32_t next = 1;    // next free group slot of the current batch
@@ -38,7 +48,7 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows
   auto emit = [rows](int32_t row) {
     if (rows != nullptr) rows->push_back(row);
   };
-  // Finishes the current op group: a group whose last op carries an immediate gets a NOOP.
+  // Finishes the current op group: a group whose last op carries a slot value gets a NOOP.
   auto finish_group = [&]() {
     if (last_has_imm) emit(kRowPadNoop);
     last_has_imm = false;
@@ -52,8 +62,8 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows
   };
 
   for (size_t i = 0; i < ops.size(); ++i) {
-    const bool imm = HasImmediate(ops[i].opcode);
-    const bool fits = FitsInBatch(imm, op_idx, next);
+    const bool imm = TakesSlot(rules, ops[i].opcode);
+    const bool fits = FitsInBatch(rules, imm, op_idx, next);
     if (!fits) {
       close_batch();
       emit(kRowRespan);
@@ -61,10 +71,10 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows
       op_idx = 0;
       next = 1;
     }
-    if (op_idx == kGroupSize) finish_group();
+    if (op_idx == group_size) finish_group();
     if (imm) {
-      if (op_idx == kGroupSize - 1) finish_group();
-      ++next;  // the immediate's slot
+      if (op_idx == group_size - 1) finish_group();
+      ++next;  // the value's slot
     }
     emit(static_cast<int32_t>(i));
     ++op_idx;
@@ -74,16 +84,19 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows
   return batches;
 }
 
-uint64_t BlockRows(const std::vector<LoweredOp>& ops) {
+uint64_t BlockRows(const std::vector<LoweredOp>& ops, const MastRules& rules) {
   std::vector<int32_t> rows;
-  PackBlock(ops, &rows);
+  PackBlock(ops, rules, &rows);
   return rows.size() + 2;
 }
 
-Word BlockDigest(const std::vector<LoweredOp>& ops, const Hasher& hasher) {
+Word BlockDigest(const std::vector<LoweredOp>& ops, const MastRules& rules,
+                 const WireOpcodeTable& wire, const Hasher& hasher) {
   assert(!ops.empty());
-  // Mirrors PackBlock's slot accounting; every batch contributes exactly kBatchSize felts.
-  std::vector<Felt> groups(kBatchSize, Felt(0));
+  const uint32_t group_size = rules.ops_per_group;
+  const uint32_t batch_size = rules.groups_per_batch;
+  // Mirrors PackBlock's slot accounting; every batch contributes exactly batch_size felts.
+  std::vector<Felt> groups(batch_size, Felt(0));
   size_t batch_base = 0;  // index of the current batch's slot 0 in `groups`
   uint32_t op_idx = 0;
   uint32_t group_idx = 0;
@@ -96,24 +109,26 @@ Word BlockDigest(const std::vector<LoweredOp>& ops, const Hasher& hasher) {
     group = 0;
   };
   for (const LoweredOp& op : ops) {
-    const bool imm = HasImmediate(op.opcode);
-    const bool fits = FitsInBatch(imm, op_idx, next);
+    const bool imm = TakesSlot(rules, op.opcode);
+    const bool fits = FitsInBatch(rules, imm, op_idx, next);
     if (!fits) {
       groups[batch_base + group_idx] = Felt(group);
       batch_base = groups.size();
-      groups.resize(groups.size() + kBatchSize, Felt(0));
+      groups.resize(groups.size() + batch_size, Felt(0));
       op_idx = 0;
       group_idx = 0;
       next = 1;
       group = 0;
     }
-    if (op_idx == kGroupSize) finish_group();
+    if (op_idx == group_size) finish_group();
     if (imm) {
-      if (op_idx == kGroupSize - 1) finish_group();
+      if (op_idx == group_size - 1) finish_group();
       groups[batch_base + next] = Felt(op.imm);
       ++next;
     }
-    group |= static_cast<uint64_t>(op.opcode) << (7 * op_idx);
+    const int8_t code = wire[OpcodeIndex(op.opcode)];
+    assert(code != kNotNative);
+    group |= static_cast<uint64_t>(static_cast<uint8_t>(code)) << (rules.opcode_bits * op_idx);
     ++op_idx;
   }
   groups[batch_base + group_idx] = Felt(group);
@@ -123,35 +138,34 @@ Word BlockDigest(const std::vector<LoweredOp>& ops, const Hasher& hasher) {
 uint32_t MastForest::AddNode(MastNode node) {
   auto child = [this](const MastItem& item) -> const Word& { return nodes[item.node].digest; };
   constexpr Word kZero{};
+  const WireOpcodeTable& wire = *wire_;
   switch (node.kind) {
     case MastKind::kBlock:
-      node.digest = BlockDigest(node.ops, *hasher_);
+      node.digest = BlockDigest(node.ops, *rules_, wire, *hasher_);
       break;
     case MastKind::kJoin:
       node.digest = hasher_->MergeInDomain(child(node.first), child(node.second),
-                                           Felt(static_cast<uint64_t>(Opcode::kJoin)));
+                                           Domain(wire, Opcode::kJoin));
       break;
     case MastKind::kSplit:
       node.digest = hasher_->MergeInDomain(child(node.first), child(node.second),
-                                           Felt(static_cast<uint64_t>(Opcode::kSplit)));
+                                           Domain(wire, Opcode::kSplit));
       break;
     case MastKind::kLoop:
-      node.digest = hasher_->MergeInDomain(child(node.first), kZero,
-                                           Felt(static_cast<uint64_t>(Opcode::kLoop)));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kLoop));
       break;
     case MastKind::kCall:
-      node.digest = hasher_->MergeInDomain(child(node.first), kZero,
-                                           Felt(static_cast<uint64_t>(Opcode::kCall)));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kCall));
       break;
     case MastKind::kSyscall:
-      node.digest = hasher_->MergeInDomain(child(node.first), kZero,
-                                           Felt(static_cast<uint64_t>(Opcode::kSyscall)));
+      node.digest =
+          hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kSyscall));
       break;
     case MastKind::kDyn:
-      node.digest = kDynDigest;
+      node.digest = rules_->dyn_digest;
       break;
     case MastKind::kDynCall:
-      node.digest = kDynCallDigest;
+      node.digest = rules_->dyncall_digest;
       break;
     case MastKind::kExternal:
       break;  // set by the caller

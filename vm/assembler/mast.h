@@ -1,16 +1,18 @@
 // The MAST (Merkelized abstract syntax tree) the assembler builds before linearising it, and the
-// v0.16 op-group / batch packing rules that decide how many rows a basic block costs.
+// op-group / batch packing that decides how many rows a basic block costs. Packing and digests
+// follow a dialect's MastRules (vm/assembler/mast_rules.h) and wire opcode table.
 //
 // Internal to the assembler; other components see only vm/assembler/program.h.
 //
 //   std::vector<int32_t> rows;
-//   uint32_t batches = PackBlock(ops, &rows);   // rows: op indices, kRowPadNoop, kRowRespan
+//   uint32_t batches = PackBlock(ops, rules, &rows);   // rows: op indices, kRowPadNoop, kRowRespan
 #ifndef FLAMEFLEET_VM_ASSEMBLER_MAST_H_
 #define FLAMEFLEET_VM_ASSEMBLER_MAST_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "vm/assembler/mast_rules.h"
 #include "vm/assembler/opcodes.h"
 #include "vm/crypto/hasher.h"
 #include "vm/felt.h"
@@ -21,29 +23,27 @@ namespace flamefleet::vm {
 inline constexpr int32_t kRowPadNoop = -1;  // a NOOP the decoder executes (group/batch padding)
 inline constexpr int32_t kRowRespan = -2;   // the RESPAN row that starts the next batch
 
-// Packs a basic block's operations into op groups (9 ops) and batches (8 groups) exactly as
-// v0.16 does (masm-lowering-v0.16.md §4) and returns the number of batches. If `rows` is not
-// null it receives the executed row sequence between SPAN and END: op indices in order, with
-// kRowPadNoop where the decoder executes a padding NOOP and kRowRespan between batches.
-// Requires !ops.empty().
-uint32_t PackBlock(const std::vector<LoweredOp>& ops, std::vector<int32_t>* rows);
+// Packs a basic block's operations into op groups (rules.ops_per_group ops) and batches
+// (rules.groups_per_batch groups) and returns the number of batches. An operation with one of
+// rules.group_slot_flags takes a second group slot for its value, is never the last op of a full
+// group (a new group starts instead), and a group it ends gets a padding NOOP; a batch's groups
+// are padded with NOOPs up to a power of two; a RESPAN row starts every batch after the first.
+// If `rows` is not null it receives the executed row sequence between SPAN and END: op indices
+// in order, with kRowPadNoop where the decoder executes a padding NOOP and kRowRespan between
+// batches. Requires !ops.empty().
+uint32_t PackBlock(const std::vector<LoweredOp>& ops, const MastRules& rules,
+                   std::vector<int32_t>* rows);
 
 // Returns the number of rows (cycles) the block costs, SPAN and END included.
-uint64_t BlockRows(const std::vector<LoweredOp>& ops);
+uint64_t BlockRows(const std::vector<LoweredOp>& ops, const MastRules& rules);
 
-// Returns the v0.16 MAST digest of a basic block with these operations: `hasher`'s hash
-// (HashElements) of its batches, each absorbed as 8 felts (op groups hold 9 opcodes x 7 bits,
-// first op in the least significant bits; PUSH/EMIT immediates fill their own group slots; unused
-// slots are 0). Error codes are not hashed. Requires !ops.empty(). Thread-safe.
-Word BlockDigest(const std::vector<LoweredOp>& ops, const Hasher& hasher);
-
-// The constant digests of DYN and DYNCALL nodes (core v0.16 DynNode::DYN_DEFAULT_DIGEST /
-// DYNCALL_DEFAULT_DIGEST).
-inline constexpr Word kDynDigest = {Felt(8115106948140260551ULL), Felt(13491227816952616836ULL),
-                                    Felt(15015806788322198710ULL), Felt(16575543461540527115ULL)};
-inline constexpr Word kDynCallDigest = {
-    Felt(8751004906421739448ULL), Felt(13469709002495534233ULL), Felt(12584249374630430826ULL),
-    Felt(7624899870831503004ULL)};
+// Returns the MAST digest of a basic block with these operations: `hasher`'s hash
+// (HashElements) of its batches, each absorbed as rules.groups_per_batch felts (an op group holds
+// its ops' wire opcodes, rules.opcode_bits each, first op in the least significant bits; values
+// of ops with rules.group_slot_flags fill their own group slots; unused slots are 0). Error codes
+// are not hashed. Requires !ops.empty() and a wire opcode for every op. Thread-safe.
+Word BlockDigest(const std::vector<LoweredOp>& ops, const MastRules& rules,
+                 const WireOpcodeTable& wire, const Hasher& hasher);
 
 // A procedure id, or kNoProcedure.
 inline constexpr uint32_t kNoProcedure = ~uint32_t{0};
@@ -100,13 +100,14 @@ struct InlineChain {
   uint32_t depth = 0;
 };
 
-// The nodes of one assembly. Node digests are computed with the forest's Hasher. Not
+// The nodes of one assembly. Node digests are computed with the forest's Hasher, MastRules and
+// wire opcode table (control nodes hash their children in the domain of their wire opcode). Not
 // thread-safe.
 struct MastForest {
-  // Creates an empty forest that digests with DefaultHasher().
-  MastForest() : MastForest(DefaultHasher()) {}
-  // Creates an empty forest that digests with `hasher`, which must outlive the forest.
-  explicit MastForest(const Hasher& hasher) : hasher_(&hasher) {}
+  // Creates an empty forest that digests with `hasher`, `rules` and `wire`, which must outlive
+  // the forest.
+  MastForest(const Hasher& hasher, const MastRules& rules, const WireOpcodeTable& wire)
+      : hasher_(&hasher), rules_(&rules), wire_(&wire) {}
 
   std::vector<MastNode> nodes;
   std::vector<InlineChain> chains{InlineChain{}};
@@ -126,9 +127,15 @@ struct MastForest {
 
   // Returns the hasher that digests this forest's nodes.
   const Hasher& hasher() const { return *hasher_; }
+  // Returns the rules that pack this forest's blocks.
+  const MastRules& rules() const { return *rules_; }
+  // Returns the wire opcode table this forest's digests use.
+  const WireOpcodeTable& wire() const { return *wire_; }
 
  private:
-  const Hasher* hasher_;  // never null
+  const Hasher* hasher_;         // never null
+  const MastRules* rules_;       // never null
+  const WireOpcodeTable* wire_;  // never null
   // (parent << 32 | procedure) -> chain id; small linear probing is unnecessary here.
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> children_{1};
 };

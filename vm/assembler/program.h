@@ -51,6 +51,8 @@
 
 namespace flamefleet::vm {
 
+struct DialectSpec;  // vm/dialect.h
+
 struct Instruction {
   Opcode opcode = Opcode::kNoop;
   uint8_t reserved[3] = {0, 0, 0};
@@ -89,6 +91,9 @@ struct DynTarget {
 };
 
 struct Program {
+  // The dialect the program was assembled under (never null once assembled): the executor
+  // takes its system events and hasher from it.
+  const DialectSpec* dialect = nullptr;
   std::vector<Instruction> code;
   // source_index[pc] indexes source_ops (0 = unknown).
   std::vector<uint32_t> source_index;

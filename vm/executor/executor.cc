@@ -12,6 +12,7 @@
 #include "vm/crypto/hasher.h"
 #include "vm/crypto/merkle_store.h"
 #include "vm/crypto/rpo.h"
+#include "vm/dialect.h"
 #include "vm/executor/system_events.h"
 
 namespace flamefleet::vm {
@@ -119,12 +120,11 @@ struct Executor::Context {
   Word creator;  // see Executor::creator_
 };
 
-Executor::Executor(const Program& program, const SystemEventTable& events,
-                   const std::vector<Felt>& stack, AdviceProvider advice,
+Executor::Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
                    const ExecutionOptions& options, Host* host, CallStackObserver* observer)
     : program_(program),
-      events_(events),
-      hasher_(DefaultHasher()),
+      events_(*program.dialect->events),
+      hasher_(*program.dialect->hasher),
       options_(options),
       host_(host),
       observer_(observer),

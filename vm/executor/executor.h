@@ -6,8 +6,8 @@
 // allocated per cycle. A trap stops execution and is kept as a Trap; the vm.h boundary turns it
 // into an absl::Status with the cycle, the instruction, its source location and the call stack.
 //
-//   Executor exec(program, v0_16::SystemEvents(), inputs, AdviceProvider{}, ExecutionOptions{},
-//                 /*host=*/nullptr, &observer);
+//   Executor exec(program, inputs, AdviceProvider{}, ExecutionOptions{}, /*host=*/nullptr,
+//                 &observer);
 //   while (exec.state() == Executor::State::kPaused) exec.Step();   // or exec.Run();
 //   std::vector<Felt> top = exec.StackTop(16);
 #ifndef FLAMEFLEET_VM_EXECUTOR_EXECUTOR_H_
@@ -124,13 +124,13 @@ class Executor {
   enum class State : uint8_t { kPaused, kFinished, kTrapped };
 
   // Prepares to run `program` (kept by reference: it must outlive the executor) with the
-  // initial operand stack `stack` (top first, at most 16 values) and `advice`. `events` is the
-  // system-event table of the program's dialect (kept by reference; dialect tables live for
-  // the process): EMITs of its ids run built-in handlers, other ids go to `host`. `host` and
-  // `observer` may be null; if given they are kept and must outlive the executor.
-  Executor(const Program& program, const SystemEventTable& events,
-           const std::vector<Felt>& stack, AdviceProvider advice, const ExecutionOptions& options,
-           Host* host = nullptr, CallStackObserver* observer = nullptr);
+  // initial operand stack `stack` (top first, at most 16 values) and `advice`. EMITs of the
+  // system events of the program's dialect (program.dialect->events) run built-in handlers,
+  // other ids go to `host`. `host` and `observer` may be null; if given they are kept and must
+  // outlive the executor. Requires program.dialect (set by the Assembler).
+  Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
+           const ExecutionOptions& options, Host* host = nullptr,
+           CallStackObserver* observer = nullptr);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -200,7 +200,7 @@ class Executor {
   // for it) and runs the built-in handler, or passes the event to the host.
   const SystemEventTable& events_;
   // The hasher of the out-of-line hash users (Merkle ops, hash events); HPERM is RPO-only and
-  // calls the RPO permutation directly. TODO(#13): the Program's DialectSpec will supply it.
+  // calls the RPO permutation directly. It is program.dialect->hasher.
   const Hasher& hasher_;
   ExecutionOptions options_;
   Host* host_;

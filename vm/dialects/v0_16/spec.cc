@@ -1,6 +1,7 @@
 // The v0.16 dialect: classic Miden Assembly and Miden VM v0.16.4 (RPO-256 hashing).
 #include "vm/crypto/rpo.h"
 #include "vm/dialect.h"
+#include "vm/dialects/v0_16/v0_16.h"
 
 namespace flamefleet::vm::v0_16 {
 
@@ -10,6 +11,10 @@ const DialectSpec& Spec() {
       .name = "v0.16",
       // r3: the memory budget and the repeat expansion limit can fail programs that ran before.
       .engine_version = "flamefleet-vm v0.16 r3",
+      .instructions = &Instructions(),
+      .events = &SystemEvents(),
+      .wire = &WireOpcodes(),
+      .mast = &MastRules(),
       .hasher = &RpoHasher::Get(),
       .json_stack_order = JsonStackOrder::kLastOnTop,
   };

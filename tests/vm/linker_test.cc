@@ -1,0 +1,228 @@
+// Tests of the assembler's Linker (vm/assembler/linker.h): module loading, name resolution,
+// procedure ids and the linking questions the MAST builder asks.
+#include "vm/assembler/linker.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "vm/assembler/assembler.h"
+#include "vm/assembler/program.h"
+#include "vm/parser/ast.h"
+#include "vm/parser/source_manager.h"
+
+namespace flamefleet::vm {
+namespace {
+
+constexpr char kProgram[] = R"(use.lib::math
+proc.helper
+  push.1
+end
+begin
+  exec.helper
+  exec.math::add3
+end
+)";
+
+constexpr char kMath[] = R"(export.add3
+  add add
+end
+proc.private
+  drop
+end
+export.twice
+  exec.add3
+end
+export.::lib::math::add3->plus3
+)";
+
+constexpr char kOther[] = R"(export.plus
+  add
+end
+)";
+
+constexpr char kKernel[] = R"(export.kfoo
+  push.2
+end
+proc.kprivate
+  push.3
+end
+)";
+
+class LinkerTest : public ::testing::Test {
+ protected:
+  LinkerTest() {
+    options_.libraries = {{"lib", "lib"}, {"other", "other"}};
+    options_.read_disk = false;
+    options_.virtual_files["lib/math.masm"] = kMath;
+    options_.virtual_files["other/ops.masm"] = kOther;
+  }
+
+  // Links `text` as the program; the linker keeps pointers into this fixture.
+  absl::StatusOr<uint32_t> Link(const std::string& text) {
+    sources_ = std::make_shared<SourceManager>();
+    procedures_.clear();
+    const uint32_t file = sources_->Add("main.masm", text);
+    linker_ = std::make_unique<Linker>(options_, sources_, &procedures_);
+    return linker_->LinkProgram(file);
+  }
+
+  ast::SourceLocation Loc() const { return ast::SourceLocation{0, 1, 1}; }
+
+  // The module index of the program ($exec).
+  size_t ProgramModule() const {
+    for (size_t m = 0; m < linker_->num_modules(); ++m) {
+      if (linker_->module(m).is_program) return m;
+    }
+    return ~size_t{0};
+  }
+
+  size_t ModuleByPath(const std::string& path) const {
+    for (size_t m = 0; m < linker_->num_modules(); ++m) {
+      if (linker_->module(m).path == path) return m;
+    }
+    return ~size_t{0};
+  }
+
+  AssemblerOptions options_;
+  std::shared_ptr<SourceManager> sources_;
+  std::vector<ProcedureInfo> procedures_;
+  std::unique_ptr<Linker> linker_;
+};
+
+TEST_F(LinkerTest, LinkProgramLoadsImportsAndNamesTheEntry) {
+  absl::StatusOr<uint32_t> main_id = Link(kProgram);
+  ASSERT_TRUE(main_id.ok()) << main_id.status();
+  EXPECT_EQ(*main_id, 0u);
+  ASSERT_EQ(procedures_.size(), 1u);
+  EXPECT_EQ(procedures_[0].name, "$exec::$main");
+  EXPECT_EQ(linker_->procedure(0).index, kEntryIndex);
+  EXPECT_EQ(linker_->NumLocals(0), 0u);
+  EXPECT_EQ(linker_->Body(0).size(), 2u);
+  // The program and its import, loaded eagerly.
+  ASSERT_EQ(linker_->num_modules(), 2u);
+  EXPECT_NE(ModuleByPath("lib::math"), ~size_t{0});
+  EXPECT_EQ(linker_->module(ModuleByPath("lib::math")).library, "lib");
+}
+
+TEST_F(LinkerTest, ResolveGivesIdsInReferenceOrder) {
+  ASSERT_TRUE(Link(kProgram).ok());
+  const size_t program = ProgramModule();
+  absl::StatusOr<uint32_t> add3 = linker_->Resolve(program, "math::add3", Loc());
+  absl::StatusOr<uint32_t> helper = linker_->Resolve(program, "helper", Loc());
+  absl::StatusOr<uint32_t> quoted = linker_->Resolve(program, "\"helper\"", Loc());
+  absl::StatusOr<uint32_t> absolute = linker_->Resolve(program, "::lib::math::add3", Loc());
+  absl::StatusOr<uint32_t> reexport = linker_->Resolve(program, "math::plus3", Loc());
+  ASSERT_TRUE(add3.ok() && helper.ok() && quoted.ok() && absolute.ok() && reexport.ok());
+  EXPECT_EQ(*add3, 1u);
+  EXPECT_EQ(*helper, 2u);
+  EXPECT_EQ(*quoted, *helper);
+  EXPECT_EQ(*absolute, *add3);
+  EXPECT_EQ(*reexport, *add3);
+  ASSERT_EQ(procedures_.size(), 3u);
+  EXPECT_EQ(procedures_[1].name, "lib::math::add3");
+  EXPECT_EQ(procedures_[2].name, "$exec::helper");
+}
+
+TEST_F(LinkerTest, ResolveRefusesUndefinedPrivateAndUnimportedNames) {
+  ASSERT_TRUE(Link(kProgram).ok());
+  const size_t program = ProgramModule();
+  absl::Status undefined = linker_->Resolve(program, "nope", Loc()).status();
+  EXPECT_EQ(undefined.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(undefined.message(), "undefined procedure 'nope'")) << undefined;
+  absl::Status priv = linker_->Resolve(program, "math::private", Loc()).status();
+  EXPECT_TRUE(absl::StrContains(priv.message(),
+                                "procedure 'private' of module 'lib::math' is private"))
+      << priv;
+  absl::Status alias = linker_->Resolve(program, "nomod::foo", Loc()).status();
+  EXPECT_TRUE(absl::StrContains(alias.message(), "undefined module 'nomod'")) << alias;
+  absl::Status root = linker_->Resolve(program, "0x1234", Loc()).status();
+  EXPECT_TRUE(absl::StrContains(root.message(), "a MAST root cannot be used here")) << root;
+}
+
+TEST_F(LinkerTest, MissingImportIsReportedAtTheUseLine) {
+  absl::Status s = Link("use.nolib::x\nbegin\n  push.1\nend\n").status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "main.masm:1:")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "no library for namespace 'nolib'")) << s;
+}
+
+TEST_F(LinkerTest, SyscallNeedsAKernelAndAnExportedKernelProcedure) {
+  ASSERT_TRUE(Link(kProgram).ok());
+  ast::Instruction syscall;
+  syscall.name = "syscall";
+  syscall.target = "kfoo";
+  absl::Status none = linker_->CheckInvocation(ProgramModule(), syscall);
+  EXPECT_TRUE(absl::StrContains(none.message(), "no kernel was provided")) << none;
+
+  options_.kernel_path = "kernel.masm";
+  options_.virtual_files["kernel.masm"] = kKernel;
+  ASSERT_TRUE(Link(kProgram).ok());
+  EXPECT_TRUE(linker_->CheckInvocation(ProgramModule(), syscall).ok());
+  absl::StatusOr<uint32_t> kfoo = linker_->ResolveInvocation(ProgramModule(), syscall);
+  ASSERT_TRUE(kfoo.ok()) << kfoo.status();
+  EXPECT_EQ(procedures_[*kfoo].name, "$kernel::kfoo");
+  syscall.target = "kprivate";
+  absl::Status priv = linker_->ResolveInvocation(ProgramModule(), syscall).status();
+  EXPECT_EQ(priv.code(), absl::StatusCode::kInvalidArgument);
+  // A kernel procedure of the kernel module itself: local names resolve there.
+  EXPECT_TRUE(absl::StrContains(priv.message(), "kprivate")) << priv;
+  // `syscall` inside the kernel is refused.
+  EXPECT_FALSE(linker_->CheckInvocation(ModuleByPath("$kernel"), syscall).ok());
+}
+
+TEST_F(LinkerTest, CallsIntoAnotherLibraryLinkDynamically) {
+  ASSERT_TRUE(Link("use.lib::math\nuse.other::ops\nbegin\n  push.1\nend\n").ok());
+  const size_t program = ProgramModule();
+  const size_t math = ModuleByPath("lib::math");
+  absl::StatusOr<uint32_t> add3 = linker_->Resolve(program, "math::add3", Loc());
+  absl::StatusOr<uint32_t> twice = linker_->Resolve(math, "twice", Loc());
+  absl::StatusOr<uint32_t> plus = linker_->Resolve(program, "ops::plus", Loc());
+  ASSERT_TRUE(add3.ok() && twice.ok() && plus.ok());
+  EXPECT_TRUE(linker_->LinksDynamically(program, *add3));   // program -> library
+  EXPECT_FALSE(linker_->LinksDynamically(math, *add3));     // within one library
+  EXPECT_TRUE(linker_->LinksDynamically(math, *plus));      // library -> another library
+  EXPECT_FALSE(linker_->LinksDynamically(program, 0));      // the program's own procedure
+}
+
+TEST_F(LinkerTest, RootLiteralsPreferTheProgramThenLibraries) {
+  ASSERT_TRUE(Link(kProgram).ok());
+  const size_t program = ProgramModule();
+  absl::StatusOr<uint32_t> add3 = linker_->Resolve(program, "math::add3", Loc());
+  absl::StatusOr<uint32_t> helper = linker_->Resolve(program, "helper", Loc());
+  ASSERT_TRUE(add3.ok() && helper.ok());
+  const Word shared{Felt(1), Felt(2), Felt(3), Felt(4)};
+  const Word other{Felt(5), Felt(6), Felt(7), Felt(8)};
+  std::vector<Word> roots(procedures_.size(), other);
+  roots[*add3] = shared;
+  roots[*helper] = shared;
+  auto all = [&](uint32_t p) -> const Word* { return &roots[p]; };
+  EXPECT_EQ(linker_->ResolveRootLiteral(shared, false, all), *helper);  // program first
+  auto without_helper = [&](uint32_t p) -> const Word* {
+    return p == *helper ? nullptr : &roots[p];  // helper not compiled
+  };
+  EXPECT_EQ(linker_->ResolveRootLiteral(shared, false, without_helper), *add3);
+  EXPECT_FALSE(linker_->ResolveRootLiteral(Word{}, false, all).has_value());
+  // A syscall literal only matches exported kernel procedures.
+  EXPECT_FALSE(linker_->ResolveRootLiteral(shared, true, all).has_value());
+}
+
+TEST_F(LinkerTest, FindsConstantsAndAdviceMapEntries) {
+  ASSERT_TRUE(Link("const.TEN=10\nadv_map.TABLE=[1,2]\nbegin\n  push.TEN\nend\n").ok());
+  const size_t program = ProgramModule();
+  const ast::ConstantValue* ten = linker_->FindConstant(program, "TEN");
+  ASSERT_NE(ten, nullptr);
+  EXPECT_EQ(linker_->FindConstant(program, "NINE"), nullptr);
+  const ast::AdvMapEntry* table = linker_->FindAdvMapEntry(program, "TABLE");
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->values, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(linker_->FindAdvMapEntry(program, "TEN"), nullptr);
+}
+
+}  // namespace
+}  // namespace flamefleet::vm

@@ -1,0 +1,298 @@
+#include "vm/assembler/linker.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/status_macros.h"
+#include "vm/parser/parser.h"
+
+namespace flamefleet::vm {
+namespace {
+
+constexpr int kMaxReexportHops = 64;
+
+}  // namespace
+
+absl::StatusOr<uint32_t> LoadSourceFile(const AssemblerOptions& options, SourceManager& sources,
+                                        const std::string& path) {
+  if (auto it = options.virtual_files.find(path); it != options.virtual_files.end()) {
+    return sources.Add(path, it->second);
+  }
+  if (!options.read_disk) {
+    return absl::NotFoundError(absl::StrCat(path, ": no such file (only in-memory files)"));
+  }
+  return sources.Load(path);
+}
+
+Linker::Linker(const AssemblerOptions& options, std::shared_ptr<SourceManager> sources,
+               std::vector<ProcedureInfo>* procedures)
+    : options_(options), sources_(std::move(sources)), infos_(procedures) {}
+
+const InstructionTable& Linker::Instructions() const {
+  return *GetDialectSpec(options_.dialect).instructions;
+}
+
+absl::Status Linker::Error(const ast::SourceLocation& loc, absl::string_view message) const {
+  return absl::InvalidArgumentError(sources_->Format(loc, message));
+}
+
+absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
+                              ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable,
+                                          Instructions()));
+  if (!module.entry.has_value()) {
+    return Error(ast::SourceLocation{file_id, 1, 1},
+                 "an executable module needs a `begin ... end` block");
+  }
+  auto loaded = std::make_unique<LinkedModule>();
+  loaded->path = "$exec";
+  loaded->is_program = true;
+  loaded->ast = std::move(module);
+  if (!options_.kernel_path.empty()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t kernel_file,
+                                LoadSourceFile(options_, *sources_, options_.kernel_path));
+    FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module kernel,
+                                ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel,
+                                            Instructions()));
+    auto k = std::make_unique<LinkedModule>();
+    k->path = "$kernel";
+    k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes
+    k->ast = std::move(kernel);
+    FLAMEFLEET_ASSIGN_OR_RETURN(kernel_module_, Register(std::move(k)));
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(size_t index, Register(std::move(loaded)));
+  return NewProcedure(index, kEntryIndex, "$exec::$main", modules_[index]->ast.entry_loc);
+}
+
+absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
+  const ast::Module& a = m->ast;
+  for (size_t i = 0; i < a.procedures.size(); ++i) {
+    const ast::Procedure& p = a.procedures[i];
+    if (!m->procedures.emplace(p.name, i).second) {
+      return Error(p.loc, absl::StrCat("duplicate procedure '", p.name, "'"));
+    }
+  }
+  for (size_t i = 0; i < a.reexports.size(); ++i) {
+    const ast::ReExport& r = a.reexports[i];
+    if (m->procedures.contains(r.name) || !m->reexports.emplace(r.name, i).second) {
+      return Error(r.loc, absl::StrCat("duplicate procedure '", r.name, "'"));
+    }
+  }
+  for (size_t i = 0; i < a.constants.size(); ++i) {
+    m->constants.emplace(a.constants[i].name, i);
+  }
+  for (const ast::Import& imp : a.imports) {
+    if (!m->imports.emplace(imp.alias, imp.path).second) {
+      return Error(imp.loc, absl::StrCat("duplicate import alias '", imp.alias, "'"));
+    }
+  }
+  size_t index = modules_.size();
+  module_by_path_.emplace(m->path, index);
+  modules_.push_back(std::move(m));
+  // Load imports eagerly so that missing modules are reported at the `use` line.
+  for (const ast::Import& imp : modules_[index]->ast.imports) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(size_t unused, LoadModule(imp.path, imp.loc));
+    (void)unused;
+  }
+  return index;
+}
+
+// Finds the library whose namespace is the longest prefix of `path`.
+const std::pair<std::string, std::string>* Linker::FindLibrary(absl::string_view path) const {
+  const std::pair<std::string, std::string>* best = nullptr;
+  for (const auto& lib : options_.libraries) {
+    if (absl::StartsWith(path, absl::StrCat(lib.first, "::")) &&
+        (best == nullptr || lib.first.size() > best->first.size())) {
+      best = &lib;
+    }
+  }
+  return best;
+}
+
+absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::SourceLocation& loc) {
+  if (auto it = module_by_path_.find(path); it != module_by_path_.end()) return it->second;
+  const auto* lib = FindLibrary(path);
+  if (lib == nullptr) {
+    std::string ns(path.substr(0, path.find("::")));
+    return Error(loc, absl::StrCat("module '", path, "' not found: no library for namespace '", ns,
+                                   "' (use --lib ", ns, "=DIR)"));
+  }
+  std::string rest = path.substr(lib->first.size() + 2);
+  std::string file =
+      absl::StrCat(lib->second, "/", absl::StrJoin(absl::StrSplit(rest, "::"), "/"), ".masm");
+  absl::StatusOr<uint32_t> file_id = LoadSourceFile(options_, *sources_, file);
+  if (!file_id.ok()) {
+    return Error(loc, absl::StrCat("module '", path, "' not found: ", file_id.status().message()));
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
+                              ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary,
+                                          Instructions()));
+  auto loaded = std::make_unique<LinkedModule>();
+  loaded->path = path;
+  loaded->library = lib->first;
+  loaded->ast = std::move(module);
+  return Register(std::move(loaded));
+}
+
+uint32_t Linker::NewProcedure(size_t module, size_t index, std::string name,
+                              const ast::SourceLocation& loc) {
+  uint32_t id = static_cast<uint32_t>(procedures_.size());
+  procedures_.push_back(LinkedProcedure{module, index});
+  ProcedureInfo info;
+  info.name = std::move(name);
+  info.loc = loc;
+  infos_->push_back(std::move(info));
+  procedure_ids_.emplace(std::make_pair(module, index), id);
+  return id;
+}
+
+uint32_t Linker::ProcedureId(size_t module, size_t index) {
+  auto it = procedure_ids_.find(std::make_pair(module, index));
+  if (it != procedure_ids_.end()) return it->second;
+  const LinkedModule& m = *modules_[module];
+  const ast::Procedure& p = m.ast.procedures[index];
+  return NewProcedure(module, index, absl::StrCat(m.path, "::", p.name), p.loc);
+}
+
+absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
+                                         const ast::SourceLocation& loc) {
+  return Resolve(from, target, loc, /*hops=*/0);
+}
+
+absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
+                                         const ast::SourceLocation& loc, int hops) {
+  if (hops > kMaxReexportHops) return Error(loc, "re-export chain too long (cycle?)");
+  if (absl::StartsWith(target, "0x")) {
+    return Error(loc, "a MAST root cannot be used here; name the procedure");
+  }
+  size_t module = from;
+  std::string name = target;
+  if (target.size() >= 2 && target.front() == '"' && target.back() == '"') {
+    name = target.substr(1, target.size() - 2);  // a quoted local procedure name
+  } else if (absl::StartsWith(target, "::") || absl::StrContains(target, "::")) {
+    std::string path = absl::StartsWith(target, "::") ? target.substr(2) : target;
+    size_t cut = path.rfind("::");
+    if (cut == std::string::npos || cut == 0) {
+      return Error(loc, absl::StrCat("invalid procedure path '", target, "'"));
+    }
+    std::string module_path = path.substr(0, cut);
+    name = path.substr(cut + 2);
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
+      name = name.substr(1, name.size() - 2);
+    }
+    if (!absl::StartsWith(target, "::")) {
+      // alias::name (the alias is the first segment)
+      const LinkedModule& m = *modules_[from];
+      auto it = m.imports.find(module_path);
+      if (it == m.imports.end()) {
+        return Error(loc,
+                     absl::StrCat("undefined module '", module_path, "' (missing `use` import?)"));
+      }
+      module_path = it->second;
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(module, LoadModule(module_path, loc));
+  }
+  const LinkedModule& m = *modules_[module];
+  if (auto it = m.procedures.find(name); it != m.procedures.end()) {
+    const ast::Procedure& p = m.ast.procedures[it->second];
+    if (module != from && !p.exported) {
+      return Error(loc, absl::StrCat("procedure '", name, "' of module '", m.path, "' is private"));
+    }
+    return ProcedureId(module, it->second);
+  }
+  if (auto it = m.reexports.find(name); it != m.reexports.end()) {
+    const ast::ReExport& r = m.ast.reexports[it->second];
+    return Resolve(module, r.target, loc, hops + 1);
+  }
+  if (module == from) {
+    return Error(loc, absl::StrCat("undefined procedure '", name, "'"));
+  }
+  return Error(loc, absl::StrCat("undefined procedure '", name, "' in module '", m.path, "'"));
+}
+
+absl::Status Linker::CheckInvocation(size_t from, const ast::Instruction& inst) const {
+  if (inst.name != "syscall") return absl::OkStatus();
+  if (modules_[from]->ast.kind == ast::ModuleKind::kKernel) {
+    return Error(inst.loc, "`syscall` is not allowed in a kernel module");
+  }
+  if (kernel_module_ == kNoKernel) {
+    return Error(inst.loc, "syscall used but no kernel was provided (--kernel)");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> Linker::ResolveInvocation(size_t from, const ast::Instruction& inst) {
+  const bool syscall = inst.name == "syscall";
+  const bool local = !absl::StrContains(inst.target, "::");
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      uint32_t callee, Resolve(syscall && local ? kernel_module_ : from, inst.target, inst.loc));
+  if (syscall && !IsExportedKernelProcedure(callee)) {
+    return Error(inst.loc, absl::StrCat("syscall target '", (*infos_)[callee].name,
+                                        "' is not an exported kernel procedure"));
+  }
+  return callee;
+}
+
+bool Linker::IsExportedKernelProcedure(uint32_t id) const {
+  const LinkedProcedure& p = procedures_[id];
+  return p.module == kernel_module_ && p.index != kEntryIndex &&
+         modules_[p.module]->ast.procedures[p.index].exported;
+}
+
+std::optional<uint32_t> Linker::ResolveRootLiteral(
+    const Word& root, bool syscall, const std::function<const Word*(uint32_t)>& root_of) const {
+  // The order in which the VM searches its forests: the program, libraries, the kernel.
+  auto rank = [&](uint32_t p) {
+    const LinkedModule& m = *modules_[procedures_[p].module];
+    if (m.library.empty()) return 0;
+    return procedures_[p].module == kernel_module_ ? 2 : 1;
+  };
+  std::optional<uint32_t> best;
+  for (uint32_t p = 0; p < procedures_.size(); ++p) {
+    const Word* r = root_of(p);
+    if (r == nullptr || *r != root) continue;
+    if (syscall && !IsExportedKernelProcedure(p)) continue;
+    if (!best.has_value() || rank(p) < rank(*best)) best = p;
+  }
+  return best;
+}
+
+bool Linker::LinksDynamically(size_t from, uint32_t callee) const {
+  const LinkedModule& caller_module = *modules_[from];
+  const LinkedModule& callee_module = *modules_[procedures_[callee].module];
+  return !callee_module.library.empty() && callee_module.library != caller_module.library;
+}
+
+const ast::ConstantValue* Linker::FindConstant(size_t module, const std::string& name) const {
+  const LinkedModule& m = *modules_[module];
+  auto it = m.constants.find(name);
+  return it == m.constants.end() ? nullptr : &m.ast.constants[it->second].value;
+}
+
+const ast::AdvMapEntry* Linker::FindAdvMapEntry(size_t module, const std::string& name) const {
+  for (const ast::AdvMapEntry& e : modules_[module]->ast.adv_map) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
+const ast::Block& Linker::Body(uint32_t id) const {
+  const LinkedProcedure& p = procedures_[id];
+  const LinkedModule& m = *modules_[p.module];
+  return p.index == kEntryIndex ? *m.ast.entry : m.ast.procedures[p.index].body;
+}
+
+uint32_t Linker::NumLocals(uint32_t id) const {
+  const LinkedProcedure& p = procedures_[id];
+  return p.index == kEntryIndex ? 0 : modules_[p.module]->ast.procedures[p.index].num_locals;
+}
+
+}  // namespace flamefleet::vm

@@ -1,0 +1,151 @@
+// Linker: the dialect-free half of assembly. It loads the executable module, the kernel and
+// every library module they import (`use.NS::path::mod` is DIR/path/mod.masm for a library
+// `NS=DIR`), and resolves invocation targets (local, `alias::name`, absolute `::path::name`,
+// quoted names, re-exports, kernel procedures for `syscall`) to procedure ids. Procedures get ids
+// in the order they are first referenced; their names and locations go to the Program's
+// procedure table. It also answers the questions of linking the MAST builder asks: whether a
+// call crosses into a dynamically linked library, which compiled procedure a MAST-root literal
+// names, what a module's constants are.
+//
+// Internal to the assembler (vm/assembler/assembler.cc drives it).
+//
+//   Linker linker(options, sources, &program.procedures);
+//   FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t main_id, linker.LinkProgram(file_id));
+//   FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t callee, linker.Resolve(module, "math::add", loc));
+//   const ast::Block& body = linker.Body(callee);
+#ifndef FLAMEFLEET_VM_ASSEMBLER_LINKER_H_
+#define FLAMEFLEET_VM_ASSEMBLER_LINKER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "vm/assembler/assembler.h"
+#include "vm/assembler/program.h"
+#include "vm/felt.h"
+#include "vm/parser/ast.h"
+#include "vm/parser/source_manager.h"
+
+namespace flamefleet::vm {
+
+// Registers the source at `path` in `sources`: from options.virtual_files if it is there, else
+// from the disk (NotFound when options.read_disk is false or the file does not exist). Returns
+// its file id.
+absl::StatusOr<uint32_t> LoadSourceFile(const AssemblerOptions& options, SourceManager& sources,
+                                        const std::string& path);
+
+// A loaded module and its name tables.
+struct LinkedModule {
+  std::string path;     // "$exec", "$kernel" or "std::math::u64"
+  std::string library;  // the namespace of the library it belongs to; "" for the program
+  bool is_program = false;
+  ast::Module ast;
+  absl::flat_hash_map<std::string, size_t> procedures;    // name -> index in ast.procedures
+  absl::flat_hash_map<std::string, size_t> reexports;     // name -> index in ast.reexports
+  absl::flat_hash_map<std::string, std::string> imports;  // alias -> module path
+  absl::flat_hash_map<std::string, size_t> constants;     // name -> index in ast.constants
+};
+
+// LinkedProcedure::index of the program's `begin ... end` block.
+inline constexpr size_t kEntryIndex = ~size_t{0};
+
+// Where a procedure is defined.
+struct LinkedProcedure {
+  size_t module = 0;  // index of its LinkedModule
+  size_t index = 0;   // into the module's ast.procedures, or kEntryIndex
+};
+
+// Loads modules and resolves names for one assembly. Not thread-safe.
+class Linker {
+ public:
+  // Creates a linker that reads files with `options` into `sources` and appends every
+  // procedure it assigns an id to `procedures` (name and location; ids index it). `options`
+  // and `procedures` must outlive the linker; `procedures` must not be null.
+  Linker(const AssemblerOptions& options, std::shared_ptr<SourceManager> sources,
+         std::vector<ProcedureInfo>* procedures);
+
+  // Parses the executable module in `file_id`, the kernel of options.kernel_path (if any) and
+  // every module they import, and returns the id of the entry procedure `$exec::$main`.
+  // Returns InvalidArgument (file:line:col) for syntax errors, duplicate names and missing
+  // modules, NotFound when the kernel file does not exist.
+  absl::StatusOr<uint32_t> LinkProgram(uint32_t file_id);
+
+  // Resolves an invocation target written in module `from` (`foo`, `"foo"`, `alias::foo`,
+  // `::ns::mod::foo`, through re-exports) to a procedure id, loading its module if needed.
+  // Returns InvalidArgument at `loc` for undefined, private or unreachable procedures.
+  absl::StatusOr<uint32_t> Resolve(size_t from, const std::string& target,
+                                   const ast::SourceLocation& loc);
+
+  // Checks that `inst` (exec, call or syscall) may appear in module `from`: no `syscall` in a
+  // kernel, and no `syscall` without a kernel. Returns InvalidArgument at the instruction.
+  absl::Status CheckInvocation(size_t from, const ast::Instruction& inst) const;
+
+  // Resolves the named target of `inst` (exec, call or syscall, not a MAST-root literal) in
+  // module `from`; a local `syscall` target is looked up in the kernel and must be an exported
+  // kernel procedure. Errors as for Resolve.
+  absl::StatusOr<uint32_t> ResolveInvocation(size_t from, const ast::Instruction& inst);
+
+  // Returns the procedure that a MAST-root literal `root` names: among the procedures for which
+  // `root_of` returns a root (compiled ones) equal to `root`, the program's own first, then
+  // libraries', then the kernel's, lowest id first; for a `syscall` only exported kernel
+  // procedures count. Returns nullopt if there is none.
+  std::optional<uint32_t> ResolveRootLiteral(
+      const Word& root, bool syscall, const std::function<const Word*(uint32_t)>& root_of) const;
+
+  // Returns whether invoking `callee` from module `from` crosses into another library, which
+  // is linked dynamically (an EXTERNAL node).
+  bool LinksDynamically(size_t from, uint32_t callee) const;
+
+  // Returns the named constant `name` of module `module`, or null.
+  const ast::ConstantValue* FindConstant(size_t module, const std::string& name) const;
+  // Returns the advice-map entry `name` of module `module`, or null.
+  const ast::AdvMapEntry* FindAdvMapEntry(size_t module, const std::string& name) const;
+
+  // Returns the body of procedure `id` (the `begin ... end` block for the entry).
+  const ast::Block& Body(uint32_t id) const;
+  // Returns the number of locals procedure `id` declares (0 for the entry).
+  uint32_t NumLocals(uint32_t id) const;
+
+  const LinkedProcedure& procedure(uint32_t id) const { return procedures_[id]; }
+  size_t num_procedures() const { return procedures_.size(); }
+  const LinkedModule& module(size_t index) const { return *modules_[index]; }
+  size_t num_modules() const { return modules_.size(); }
+
+ private:
+  absl::Status Error(const ast::SourceLocation& loc, absl::string_view message) const;
+  // The instruction table of the dialect being assembled (options_.dialect).
+  const InstructionTable& Instructions() const;
+  absl::StatusOr<size_t> Register(std::unique_ptr<LinkedModule> m);
+  const std::pair<std::string, std::string>* FindLibrary(absl::string_view path) const;
+  absl::StatusOr<size_t> LoadModule(const std::string& path, const ast::SourceLocation& loc);
+  uint32_t NewProcedure(size_t module, size_t index, std::string name,
+                        const ast::SourceLocation& loc);
+  uint32_t ProcedureId(size_t module, size_t index);
+  absl::StatusOr<uint32_t> Resolve(size_t from, const std::string& target,
+                                   const ast::SourceLocation& loc, int hops);
+  bool IsExportedKernelProcedure(uint32_t id) const;
+
+  static constexpr size_t kNoKernel = ~size_t{0};
+
+  const AssemblerOptions& options_;
+  std::shared_ptr<SourceManager> sources_;
+  std::vector<ProcedureInfo>* infos_;  // never null
+  std::vector<std::unique_ptr<LinkedModule>> modules_;
+  absl::flat_hash_map<std::string, size_t> module_by_path_;
+  std::vector<LinkedProcedure> procedures_;
+  absl::flat_hash_map<std::pair<size_t, size_t>, uint32_t> procedure_ids_;
+  size_t kernel_module_ = kNoKernel;  // index in modules_ of the kernel, if any
+};
+
+}  // namespace flamefleet::vm
+
+#endif  // FLAMEFLEET_VM_ASSEMBLER_LINKER_H_
