@@ -20,9 +20,11 @@ trap 'rm -rf "$out"' EXIT
 for ((i = 1; i <= rounds; i++)); do
   for side in old new; do
     bin="$old"; [[ "$side" == new ]] && bin="$new"
-    # CSV columns: name,iterations,real_time,cpu_time,time_unit,...
-    "$bin" --benchmark_format=csv "$@" 2>/dev/null | awk -F, -v side="$side" \
-      'NR > 1 && $1 != "" && $3 != "" { gsub(/"/, "", $1); print side, $1, $3 }' >> "$out/times"
+    # JSON reporter (the CSV one aborts on per-benchmark counters): take each run's "name"
+    # and "real_time" lines.
+    "$bin" --benchmark_format=json "$@" 2>/dev/null | awk -v side="$side" '
+      /"name":/ { gsub(/[",]/, "", $2); name = $2 }
+      /"real_time":/ { gsub(/,/, "", $2); print side, name, $2 }' >> "$out/times"
   done
 done
 awk '

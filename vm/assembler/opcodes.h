@@ -1,8 +1,9 @@
 // The operations of flamefleet's VM: the native Miden operations and the few executor-only
 // pseudo operations, generated from one table (vm/assembler/opcodes.def, one row per operation).
 //
-// `Opcode` is the dispatch value only: its values are dense (0 .. kNumOpcodes - 1, in the row
-// order of opcodes.def) and are not an encoding. What a dialect writes into op groups and hashes
+// `Opcode` is the dispatch value only: its values are the executor's switch values (sparse,
+// chosen for the hot loop's code generation; see opcodes.def) and are not an encoding. Tables
+// indexed by operation use OpcodeIndex, the row's dense position (0 .. kNumOpcodes - 1). What a dialect writes into op groups and hashes
 // into MAST digests is its wire opcode table (WireOpcodeTable below), which maps each operation
 // to its 7-bit MAST opcode, or to kNotNative for the executor-only pseudo operations (they cost
 // no cycle and only move the program counter or the procedure frame stack; see
@@ -22,7 +23,7 @@
 
 namespace flamefleet::vm {
 
-// Flags of an operation (the third column of opcodes.def).
+// Flags of an operation (the last column of opcodes.def).
 inline constexpr uint8_t kFlagNone = 0;
 // The operation carries a value in its op group (PUSH's felt, EMIT's event id).
 inline constexpr uint8_t kFlagImmediate = 1 << 0;
@@ -32,36 +33,57 @@ inline constexpr uint8_t kFlagControl = 1 << 1;
 inline constexpr uint8_t kFlagPseudo = 1 << 2;
 
 enum class Opcode : uint8_t {
-#define FLAMEFLEET_OPCODE(name, mnemonic, flags) k##name,
+#define FLAMEFLEET_OPCODE(name, value, mnemonic, flags) k##name = value,
 #include "vm/assembler/opcodes.def"
 #undef FLAMEFLEET_OPCODE
 };
 
-// The number of operations; Opcode values are 0 .. kNumOpcodes - 1.
+// The number of operations; their dense indices (OpcodeIndex) are 0 .. kNumOpcodes - 1.
 inline constexpr size_t kNumOpcodes = 0
-#define FLAMEFLEET_OPCODE(name, mnemonic, flags) +1
+#define FLAMEFLEET_OPCODE(name, value, mnemonic, flags) +1
 #include "vm/assembler/opcodes.def"
 #undef FLAMEFLEET_OPCODE
     ;
 
-// Returns the position of `op` in tables indexed by operation (0 .. kNumOpcodes - 1).
-constexpr size_t OpcodeIndex(Opcode op) { return static_cast<size_t>(op); }
-
 namespace internal {
 
+// Dense index of each enum value; kNumOpcodes for values that are no operation.
+inline constexpr std::array<uint8_t, 256> kOpcodeIndex = [] {
+  std::array<uint8_t, 256> index{};
+  for (uint8_t& i : index) i = static_cast<uint8_t>(kNumOpcodes);
+  uint8_t next = 0;
+#define FLAMEFLEET_OPCODE(name, value, mnemonic, flags) index[value] = next++;
+#include "vm/assembler/opcodes.def"
+#undef FLAMEFLEET_OPCODE
+  return index;
+}();
+
 inline constexpr std::array<uint8_t, kNumOpcodes> kOpcodeFlags = {
-#define FLAMEFLEET_OPCODE(name, mnemonic, flags) uint8_t{flags},
+#define FLAMEFLEET_OPCODE(name, value, mnemonic, flags) uint8_t{flags},
 #include "vm/assembler/opcodes.def"
 #undef FLAMEFLEET_OPCODE
 };
 
 inline constexpr std::array<std::string_view, kNumOpcodes> kOpcodeNames = {
-#define FLAMEFLEET_OPCODE(name, mnemonic, flags) std::string_view(mnemonic),
+#define FLAMEFLEET_OPCODE(name, value, mnemonic, flags) std::string_view(mnemonic),
 #include "vm/assembler/opcodes.def"
 #undef FLAMEFLEET_OPCODE
 };
 
 }  // namespace internal
+
+// Every operation, in row order: kAllOpcodes[OpcodeIndex(op)] == op.
+inline constexpr std::array<Opcode, kNumOpcodes> kAllOpcodes = {
+#define FLAMEFLEET_OPCODE(name, value, mnemonic, flags) Opcode::k##name,
+#include "vm/assembler/opcodes.def"
+#undef FLAMEFLEET_OPCODE
+};
+
+// Returns the dense index of `op` in tables indexed by operation (0 .. kNumOpcodes - 1), or
+// kNumOpcodes for a value that is not an operation.
+constexpr size_t OpcodeIndex(Opcode op) {
+  return internal::kOpcodeIndex[static_cast<uint8_t>(op)];
+}
 
 // Returns the flags of `op` (an OR of kFlagImmediate, kFlagControl, kFlagPseudo), or kFlagNone
 // for a value that is not an operation.

@@ -114,7 +114,7 @@ constexpr WireOpcodeTable kWireOpcodes = MakeWireOpcodes();
 // Every native operation has an encoding; no pseudo operation has one.
 constexpr bool EveryNativeOpIsEncoded() {
   for (size_t i = 0; i < kNumOpcodes; ++i) {
-    const bool pseudo = IsPseudo(static_cast<Opcode>(i));
+    const bool pseudo = IsPseudo(kAllOpcodes[i]);
     if (pseudo != (kWireOpcodes[i] == kNotNative)) return false;
   }
   return true;
