@@ -224,9 +224,12 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     absl::StatusOr<v1::ReplaySnapshot> snapshot = runner::LoadSnapshotFile(arg);
     if (!snapshot.ok()) return absl::InvalidArgumentError(snapshot.status().message());
     FLAMEFLEET_ASSIGN_OR_RETURN(std::string bytes, ReadText(arg));
+    // A snapshot runs under the dialect it was recorded in, whatever --dialect says.
+    FLAMEFLEET_ASSIGN_OR_RETURN(const vm::Dialect recorded, runner::SnapshotDialect(*snapshot));
     v1::JobSpec* job = req.add_jobs();
     job->set_name(std::move(name));
     job->set_snapshot(std::move(bytes));
+    job->set_dialect(std::string(vm::DialectName(recorded)));
   }
   if (req.jobs_size() == 0) {
     return absl::InvalidArgumentError("no .masm programs or snapshots found");

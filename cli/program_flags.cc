@@ -123,6 +123,7 @@ absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
   vm::AssemblerOptions options;
   options.libraries = *std::move(parsed);
   options.kernel_path = kernel;
+  FLAMEFLEET_ASSIGN_OR_RETURN(options.dialect, Dialect());
   return options;
 }
 
@@ -140,7 +141,8 @@ vm::ExecutionOptions ProgramFlags::ExecutionOptions() const {
 }
 
 absl::StatusOr<vm::ProgramInputs> ProgramFlags::LoadInputs() const {
-  return LoadProgramInputs(program, inputs);
+  FLAMEFLEET_ASSIGN_OR_RETURN(const vm::Dialect named, Dialect());
+  return LoadProgramInputs(program, inputs, vm::GetDialectSpec(named).json_stack_order);
 }
 
 absl::Status ProgramFlags::CheckReplay() const {
@@ -200,10 +202,11 @@ std::string DefaultInputsPath(const std::string& program) {
 }
 
 absl::StatusOr<vm::ProgramInputs> LoadProgramInputs(const std::string& program,
-                                                   const std::string& inputs_flag) {
+                                                   const std::string& inputs_flag,
+                                                   vm::JsonStackOrder stack_order) {
   std::string path = inputs_flag.empty() ? DefaultInputsPath(program) : inputs_flag;
   if (path.empty()) return vm::ProgramInputs{};
-  return vm::LoadInputs(path);
+  return vm::LoadInputs(path, stack_order);
 }
 
 }  // namespace flamefleet::cli

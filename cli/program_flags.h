@@ -50,14 +50,15 @@ struct ProgramFlags {
   // sending it to a fleet (submit, run).
   bool local() const;
 
-  // Returns the assembler options: the --lib namespaces and the --kernel path.
-  // InvalidArgument naming the bad --lib value (see ParseLibraryFlags).
+  // Returns the assembler options: the --lib namespaces, the --kernel path and the --dialect.
+  // InvalidArgument naming the bad --lib value (see ParseLibraryFlags) or --dialect.
   absl::StatusOr<vm::AssemblerOptions> AssemblerOptions() const;
   // Returns the assembler limits: --max-program-ops, defaults where unset.
   vm::AssembleLimits AssembleLimits() const;
   // Returns the execution options: --max-cycles and --max-memory, defaults where unset.
   vm::ExecutionOptions ExecutionOptions() const;
-  // Loads the inputs of `program` (LoadProgramInputs with --inputs). Errors of vm::LoadInputs.
+  // Loads the inputs of `program` (LoadProgramInputs with --inputs, JSON stacks in the order
+  // of the --dialect). Errors of vm::LoadInputs, or an unknown --dialect.
   absl::StatusOr<vm::ProgramInputs> LoadInputs() const;
   // Checks a local command's PROGRAM / --replay choice (CheckReplayFlags). InvalidArgument
   // with a usage message.
@@ -109,9 +110,11 @@ absl::Status CheckReplayFlags(const std::string& program, const std::string& rep
 std::string DefaultInputsPath(const std::string& program);
 
 // Loads the inputs of `program`: from `inputs_flag` when set, else from the default file beside
-// the program, else empty inputs. Errors are those of vm::LoadInputs.
+// the program, else empty inputs; a JSON file's operand_stack is read in `stack_order` (the
+// dialect's). Errors are those of vm::LoadInputs.
 absl::StatusOr<vm::ProgramInputs> LoadProgramInputs(const std::string& program,
-                                                   const std::string& inputs_flag);
+                                                   const std::string& inputs_flag,
+                                                   vm::JsonStackOrder stack_order);
 
 }  // namespace flamefleet::cli
 

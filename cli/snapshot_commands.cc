@@ -18,6 +18,16 @@
 namespace flamefleet::cli {
 namespace {
 
+// The dialect a snapshot replays under, as `inspect` shows it (decoded snapshots name a known
+// one; the field is empty in snapshots from before dialects were named).
+std::string SnapshotDialectName(const v1::ReplaySnapshot& snapshot) {
+  absl::StatusOr<vm::Dialect> dialect = runner::SnapshotDialect(snapshot);
+  if (!dialect.ok()) return snapshot.program().dialect();
+  std::string name(vm::DialectName(*dialect));
+  if (snapshot.program().dialect().empty()) absl::StrAppend(&name, " (not recorded)");
+  return name;
+}
+
 struct RecordFlags {
   ProgramFlags program{ProgramCommand::kRecord};
   std::string output;
@@ -32,6 +42,7 @@ CommandResult RunRecord(const RecordFlags& flags) {
   runner::RecordOptions options;
   options.libraries = assembler_options->libraries;
   options.kernel_path = assembler_options->kernel_path;
+  options.dialect = assembler_options->dialect;
   options.execution = p.ExecutionOptions();
   options.assemble = p.AssembleLimits();
   // The live host: none yet, so every event gets an empty answer (and still a log entry).
@@ -73,7 +84,8 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
     out["program"] = {{"name", program.name()},
                       {"digest", runner::SnapshotSourceDigest(program)},
                       {"entry_digest", program.digest()},
-                      {"entry_bytes", program.source().size()}};
+                      {"entry_bytes", program.source().size()},
+                      {"dialect", SnapshotDialectName(snapshot)}};
     if (program.has_kernel()) {
       out["kernel"] = {{"path", program.kernel().path()},
                        {"digest", program.kernel().digest()},
@@ -107,6 +119,7 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
   std::string out = absl::StrCat("format version ", snapshot.format_version(), ", ", file_bytes,
                                  " bytes\n");
   absl::StrAppend(&out, "program:  ", program.name(), "\n");
+  absl::StrAppend(&out, "  dialect: ", SnapshotDialectName(snapshot), "\n");
   absl::StrAppend(&out, "  digest: ", runner::SnapshotSourceDigest(program), "\n");
   absl::StrAppend(&out, "  entry:  ", program.digest(), " (", program.source().size(),
                   " bytes)\n");

@@ -184,8 +184,19 @@ absl::Status Corrupted(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("snapshot is corrupted: ", what));
 }
 
+absl::StatusOr<vm::Dialect> DialectOf(const v1::SnapshotProgram& program) {
+  if (program.dialect().empty()) return vm::kUnnamedLegacyDialect;
+  absl::StatusOr<vm::Dialect> dialect = vm::ParseDialect(program.dialect());
+  if (!dialect.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("snapshot: program.dialect: ", dialect.status().message()));
+  }
+  return *dialect;
+}
+
 absl::Status ValidateProgram(const v1::SnapshotProgram& program) {
   if (program.name().empty()) return Corrupted("the program has no name");
+  FLAMEFLEET_RETURN_IF_ERROR(DialectOf(program).status());
   if (program.digest() != SourceDigest(program.source())) {
     return Corrupted(absl::StrCat("the source of ", program.name(), " does not match its digest"));
   }
@@ -298,6 +309,7 @@ absl::StatusOr<v1::SnapshotProgram> CollectProgram(
   const vm::SourceManager& sources = *program.sources;
   v1::SnapshotProgram out;
   out.set_name(sources.path(0));
+  out.set_dialect(std::string(program.dialect->name));
   out.set_source(sources.text(0));
   out.set_digest(SourceDigest(sources.text(0)));
   std::vector<v1::SnapshotLibrary> libs(libraries.size());
@@ -482,6 +494,7 @@ absl::StatusOr<Recording> RecordFile(const std::string& path, const vm::ProgramI
   vm::AssemblerOptions assembler_options;
   assembler_options.libraries = libs;
   assembler_options.kernel_path = options.kernel_path;
+  assembler_options.dialect = options.dialect;
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
                               vm::Assembler(assembler_options).AssembleFile(path, options.assemble));
   return Record(program, libs, inputs, options);
@@ -494,6 +507,7 @@ absl::StatusOr<Recording> RecordSource(absl::string_view name, absl::string_view
   vm::AssemblerOptions assembler_options;
   assembler_options.libraries = libs;
   assembler_options.kernel_path = options.kernel_path;
+  assembler_options.dialect = options.dialect;
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
                               vm::Assembler(assembler_options)
                                   .AssembleSource(name, text, options.assemble));
@@ -618,11 +632,16 @@ absl::StatusOr<v1::ReplaySnapshot> LoadSnapshotFile(const std::string& path) {
 
 // ---- replay
 
+absl::StatusOr<vm::Dialect> SnapshotDialect(const v1::ReplaySnapshot& snapshot) {
+  return DialectOf(snapshot.program());
+}
+
 absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
                                          std::optional<uint64_t> max_cycles,
                                          std::optional<uint64_t> max_memory_bytes) {
   vm::AssemblerOptions assembler_options;
   assembler_options.read_disk = false;
+  FLAMEFLEET_ASSIGN_OR_RETURN(assembler_options.dialect, SnapshotDialect(snapshot));
   for (const v1::SnapshotLibrary& lib : snapshot.program().libraries()) {
     assembler_options.libraries.emplace_back(lib.namespace_(), lib.dir());
     for (const v1::SnapshotModule& module : lib.modules()) {

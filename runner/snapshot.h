@@ -103,6 +103,8 @@ struct RecordOptions {
   std::vector<std::pair<std::string, std::string>> libraries;
   // Kernel module file (AssemblerOptions::kernel_path); empty: none. Its source is recorded.
   std::string kernel_path;
+  // The dialect the program is assembled under; recorded, and replayed under.
+  vm::Dialect dialect = vm::kDefaultDialect;
   vm::ExecutionOptions execution;  // max_memory_bytes is recorded and replayed
   vm::AssembleLimits assemble;
   // The live host whose answers are recorded; may be null; not kept after the call.
@@ -168,6 +170,12 @@ struct ReplayPlan {
 // recorded budget is used up to vm::kDefaultMaxMemoryBytes (the snapshot may be hostile), and
 // a snapshot without one replays with the default. Returns the assembler's errors.
 // `snapshot` must have been validated by DecodeSnapshot (or come from Record*).
+// Returns the dialect `snapshot` was recorded under: its program's `dialect`, or
+// vm::kUnnamedLegacyDialect (v0.16) for a snapshot recorded before dialects were named.
+// InvalidArgument ("snapshot: program.dialect: unknown dialect ...") for a name this build does
+// not know (DecodeSnapshot rejects those too).
+absl::StatusOr<vm::Dialect> SnapshotDialect(const v1::ReplaySnapshot& snapshot);
+
 absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
                                          std::optional<uint64_t> max_cycles = std::nullopt,
                                          std::optional<uint64_t> max_memory_bytes =

@@ -41,8 +41,12 @@ enum class Dialect : uint8_t {
 };
 
 // The dialect used where none is named (a command without --dialect, a manifest without
-// `dialect`, a snapshot or job recorded before dialects were named): v0.16.
+// `dialect`, a job that names none): v0.16 today.
 inline constexpr Dialect kDefaultDialect = Dialect::kV0_16;
+
+// The dialect of what was written before dialects were named (a replay snapshot without a
+// dialect field): v0.16, whatever the default becomes.
+inline constexpr Dialect kUnnamedLegacyDialect = Dialect::kV0_16;
 
 // How the miden-vm JSON `.inputs` format lists `operand_stack`.
 enum class JsonStackOrder : uint8_t {

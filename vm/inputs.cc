@@ -141,7 +141,8 @@ absl::Status WithPrefix(const absl::Status& status, absl::string_view prefix) {
 // Reads one JSON document; every error names the file and the field.
 class JsonInputsReader {
  public:
-  explicit JsonInputsReader(absl::string_view path) : path_(path) {}
+  JsonInputsReader(absl::string_view path, JsonStackOrder stack_order)
+      : path_(path), stack_order_(stack_order) {}
 
   absl::StatusOr<ProgramInputs> Read(absl::string_view text) const;
 
@@ -170,6 +171,7 @@ class JsonInputsReader {
       const Json& value, absl::string_view field) const;
 
   std::string path_;
+  JsonStackOrder stack_order_;
 };
 
 // Receives the SAX events of a failed parse only to learn where and why it
@@ -534,8 +536,11 @@ absl::StatusOr<ProgramInputs> JsonInputsReader::Read(
     if (values.size() > static_cast<size_t>(kMaxStackInputs)) {
       return Wrap(TooManyStackValues(values.size()), "operand_stack");
     }
-    // The file lists the stack bottom first (the last value ends on top).
-    inputs.stack.assign(values.rbegin(), values.rend());
+    if (stack_order_ == JsonStackOrder::kLastOnTop) {
+      inputs.stack.assign(values.rbegin(), values.rend());  // the last value ends on top
+    } else {
+      inputs.stack = std::move(values);  // the first value is the top
+    }
   }
   if (const Json* stack = member("advice_stack")) {
     FLAMEFLEET_ASSIGN_OR_RETURN(inputs.advice_stack,
@@ -804,9 +809,10 @@ struct FileCloser {
 
 }  // namespace
 
-absl::StatusOr<ProgramInputs> ParseJsonInputs(
-    absl::string_view text, absl::string_view path_for_errors) {
-  return JsonInputsReader(path_for_errors).Read(text);
+absl::StatusOr<ProgramInputs> ParseJsonInputs(absl::string_view text,
+                                              absl::string_view path_for_errors,
+                                              JsonStackOrder stack_order) {
+  return JsonInputsReader(path_for_errors, stack_order).Read(text);
 }
 
 absl::StatusOr<ProgramInputs> ParseTomlInputs(
@@ -827,7 +833,7 @@ absl::StatusOr<ProgramInputs> ParseTomlInputs(
   return TomlInputsReader(path_for_errors).Read(result.table());
 }
 
-absl::StatusOr<ProgramInputs> LoadInputs(const std::string& path) {
+absl::StatusOr<ProgramInputs> LoadInputs(const std::string& path, JsonStackOrder stack_order) {
   errno = 0;
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (file == nullptr) {
@@ -851,7 +857,7 @@ absl::StatusOr<ProgramInputs> LoadInputs(const std::string& path) {
   if (absl::EndsWithIgnoreCase(path, ".toml")) {
     return ParseTomlInputs(text, path);
   }
-  return ParseJsonInputs(text, path);
+  return ParseJsonInputs(text, path, stack_order);
 }
 
 absl::StatusOr<Felt> ParseFeltArg(absl::string_view text) {

@@ -45,6 +45,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "vm/dialect.h"
 #include "vm/felt.h"
 
 namespace flamefleet::vm {
@@ -89,9 +90,11 @@ struct ProgramInputs {
 // file in messages. Returns InvalidArgument, with the file, position or field and the reason
 // ("in.json: operand_stack[3]: value 18446744069414584321 is not a field element (>= p)"), for
 // malformed JSON, a wrong type, a value >= p, a bad hex word, more than 16 stack values, an unknown
-// key or a duplicate key.
+// key or a duplicate key. `stack_order` says how `operand_stack` lists the stack: the dialect's
+// DialectSpec::json_stack_order (the default, last on top, is that of v0.16, the default dialect).
 absl::StatusOr<ProgramInputs> ParseJsonInputs(
-    absl::string_view text, absl::string_view path_for_errors);
+    absl::string_view text, absl::string_view path_for_errors,
+    JsonStackOrder stack_order = JsonStackOrder::kLastOnTop);
 
 // Parses the miden-debug TOML inputs format in `text`. Felts must be non-negative TOML integers
 // below p; `max_cycles` must fit in a u32; `expected_cycles` is accepted and ignored. Returns
@@ -103,8 +106,9 @@ absl::StatusOr<ProgramInputs> ParseTomlInputs(
 
 // Reads the file at `path` and parses it: a name ending in `.toml` (any case) as TOML, anything
 // else as JSON. Returns NotFound if the file does not exist, InvalidArgument if it cannot be read
-// or does not parse.
-absl::StatusOr<ProgramInputs> LoadInputs(const std::string& path);
+// or does not parse. `stack_order` applies to JSON files (see ParseJsonInputs).
+absl::StatusOr<ProgramInputs> LoadInputs(
+    const std::string& path, JsonStackOrder stack_order = JsonStackOrder::kLastOnTop);
 
 // Parses a felt given on a command line: decimal digits or `0x`/`0X` followed by hex digits, with
 // no sign or spaces; the value must be < p. Returns InvalidArgument otherwise.

@@ -257,19 +257,20 @@ void Worker::RunTask(const v1::Task& task) {
 }
 
 absl::StatusOr<std::shared_ptr<const vm::Assembler>> Worker::AssemblerFor(
-    const v1::Task& task) {
+    const v1::Task& task, vm::Dialect dialect) {
   std::string digest = task.library_digest();
   if (digest.empty()) digest = task.libraries().digest();
   if (digest.empty()) {
     // With or without libraries: the options never read the disk.
     FLAMEFLEET_ASSIGN_OR_RETURN(vm::AssemblerOptions options,
                                 LibraryAssemblerOptions(task.libraries()));
+    options.dialect = dialect;
     return std::make_shared<const vm::Assembler>(std::move(options));
   }
   {
     absl::MutexLock lock(&cache_mu_);
     for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->digest == digest) {
+      if (it->digest == digest && it->dialect == dialect) {
         cache_.splice(cache_.begin(), cache_, it);
         return cache_.front().assembler;
       }
@@ -281,9 +282,10 @@ absl::StatusOr<std::shared_ptr<const vm::Assembler>> Worker::AssemblerFor(
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::AssemblerOptions options,
                               LibraryAssemblerOptions(task.libraries()));
+  options.dialect = dialect;
   auto assembler = std::make_shared<const vm::Assembler>(std::move(options));
   absl::MutexLock lock(&cache_mu_);
-  cache_.push_front(CachedLibrary{digest, assembler});
+  cache_.push_front(CachedLibrary{digest, dialect, assembler});
   while (cache_.size() > std::max<size_t>(options_.max_cached_library_sets, 1))
     cache_.pop_back();
   return assembler;
@@ -303,12 +305,25 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
                                   ? task.options().max_cycles()
                                   : options_.default_max_cycles;
 
+  // The coordinator names every job's dialect; a job from one that predates dialects names none.
+  absl::StatusOr<vm::Dialect> dialect =
+      job.dialect().empty() ? vm::kDefaultDialect : vm::ParseDialect(job.dialect());
+  if (!dialect.ok()) {
+    return fail(absl::StrCat(job.name(), ": dialect: ", dialect.status().message()));
+  }
   absl::StatusOr<runner::ProfiledRun> run;
   if (!job.snapshot().empty()) {
     // A replay: everything comes from the snapshot; the batch's libraries are not used.
     absl::StatusOr<v1::ReplaySnapshot> snapshot = runner::DecodeSnapshot(job.snapshot());
     if (!snapshot.ok()) {
       return fail(absl::StrCat(job.name(), ": ", snapshot.status().message()));
+    }
+    absl::StatusOr<vm::Dialect> recorded = runner::SnapshotDialect(*snapshot);
+    if (!recorded.ok()) return fail(absl::StrCat(job.name(), ": ", recorded.status().message()));
+    if (!job.dialect().empty() && *recorded != *dialect) {
+      return fail(absl::StrCat(job.name(), ": the job names dialect ", job.dialect(),
+                               " but the snapshot was recorded under ",
+                               vm::DialectName(*recorded)));
     }
     // The recorded budget, never above this job's.
     const uint64_t budget =
@@ -319,7 +334,7 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
                                 std::min(max_cycles, snapshot->options().max_cycles()), mode,
                                 &running.cancel, budget);
   } else {
-    run = ProfileSource(task, running, max_cycles, mode, out);
+    run = ProfileSource(task, running, *dialect, max_cycles, mode, out);
     if (out.abandon || !out.error.empty()) return out;
   }
   return Finish(task, running, std::move(run), out);
@@ -327,6 +342,7 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
 
 absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
                                                           RunningTask& running,
+                                                          vm::Dialect dialect,
                                                           uint64_t max_cycles,
                                                           runner::StackMode mode, Outcome& out) {
   const v1::JobSpec& job = task.job();
@@ -344,13 +360,14 @@ absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
   } else if (job.inputs_format() == v1::INPUTS_FORMAT_JSON ||
              !job.inputs().empty()) {
     absl::StatusOr<vm::ProgramInputs> parsed =
-        vm::ParseJsonInputs(job.inputs(), absl::StrCat(job.name(), ".inputs"));
+        vm::ParseJsonInputs(job.inputs(), absl::StrCat(job.name(), ".inputs"),
+                            vm::GetDialectSpec(dialect).json_stack_order);
     if (!parsed.ok()) return fail(parsed.status().message());
     inputs = *std::move(parsed);
   }
 
   absl::StatusOr<std::shared_ptr<const vm::Assembler>> assembler =
-      AssemblerFor(task);
+      AssemblerFor(task, dialect);
   if (!assembler.ok()) {
     if (absl::IsNotFound(assembler.status())) {
       out.abandon = true;

@@ -113,20 +113,21 @@ class Worker {
   // Runs the program and returns what to report (or that the task must be
   // abandoned).
   Outcome Execute(const v1::Task& task, RunningTask& running);
-  // Assembles and profiles the task's program source. On an input or assembly error (final)
-  // or a missing library set (abandon) it fills `out` and returns a non-OK status.
+  // Assembles (under `dialect`) and profiles the task's program source. On an input or
+  // assembly error (final) or a missing library set (abandon) it fills `out` and returns a
+  // non-OK status.
   absl::StatusOr<runner::ProfiledRun> ProfileSource(const v1::Task& task, RunningTask& running,
-                                                    uint64_t max_cycles, runner::StackMode mode,
-                                                    Outcome& out);
+                                                    vm::Dialect dialect, uint64_t max_cycles,
+                                                    runner::StackMode mode, Outcome& out);
   // Turns a run (of a program or a snapshot) into the task's outcome.
   Outcome Finish(const v1::Task& task, RunningTask& running,
                  absl::StatusOr<runner::ProfiledRun> run, Outcome out);
   // Renews the lease of `running` and enforces its deadline until it is done.
   void Watch(const v1::Task& task, RunningTask& running);
   absl::Status Complete(const v1::Task& task, const Outcome& outcome);
-  // Returns the assembler for the task's library set (cached by digest).
+  // Returns the assembler for the task's library set under `dialect` (cached by both).
   absl::StatusOr<std::shared_ptr<const vm::Assembler>> AssemblerFor(
-      const v1::Task& task);
+      const v1::Task& task, vm::Dialect dialect);
   std::vector<std::string> CachedDigests();
   void Count(uint64_t WorkerStats::*counter);
   // Waits up to `d` or until Stop begins; returns true if stopping.
@@ -153,6 +154,7 @@ class Worker {
   // Library sets by digest, most recently used at the front.
   struct CachedLibrary {
     std::string digest;
+    vm::Dialect dialect;
     std::shared_ptr<const vm::Assembler> assembler;
   };
   std::list<CachedLibrary> cache_ ABSL_GUARDED_BY(cache_mu_);

@@ -9,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "profile/folded.h"
 #include "renderer/flamegraph.h"
 #include "runner/profile_run.h"
@@ -288,6 +289,32 @@ TEST(SnapshotTest, FailedRunStillYieldsASnapshotWithoutOutcome) {
   absl::StatusOr<vm::RunResult> replay = ReplayRun(RoundTrip(recording->snapshot));
   ASSERT_FALSE(replay.ok());
   EXPECT_EQ(replay.status().message(), recording->run_status.message());
+}
+
+TEST(SnapshotTest, DialectIsRecordedAndOldSnapshotsReplayAsTheClassicDialect) {
+  ASSERT_OK_AND_ASSIGN(Recording recording,
+                       RecordSource("d.masm", "begin\n  push.3 push.4 add swap drop\nend\n",
+                                    vm::ProgramInputs{}, RecordOptions{}));
+  ASSERT_OK(recording.run_status);
+  EXPECT_EQ(recording.snapshot.program().dialect(), "v0.16");
+  ASSERT_OK_AND_ASSIGN(vm::Dialect dialect, SnapshotDialect(RoundTrip(recording.snapshot)));
+  EXPECT_EQ(dialect, vm::Dialect::kV0_16);
+
+  // A snapshot recorded before dialects were named has no dialect field: it is v0.16.
+  v1::ReplaySnapshot unnamed = recording.snapshot;
+  unnamed.mutable_program()->clear_dialect();
+  ASSERT_OK_AND_ASSIGN(dialect, SnapshotDialect(RoundTrip(unnamed)));
+  EXPECT_EQ(dialect, vm::kUnnamedLegacyDialect);
+  ASSERT_OK_AND_ASSIGN(vm::RunResult replayed, ReplayRun(RoundTrip(unnamed)));
+  EXPECT_EQ(replayed.cycles, recording.result.cycles);
+  EXPECT_EQ(replayed.stack, recording.result.stack);
+
+  // A dialect this build does not know is refused when the snapshot is decoded.
+  v1::ReplaySnapshot future = recording.snapshot;
+  future.mutable_program()->set_dialect("v9.0");
+  EXPECT_THAT(DecodeSnapshot(EncodeSnapshot(future)),
+              testutil::StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("program.dialect: unknown dialect 'v9.0'")));
 }
 
 TEST(SnapshotTest, MemoryBudgetIsRecordedAndReplayed) {

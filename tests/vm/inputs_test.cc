@@ -81,6 +81,23 @@ TEST(InputsTest, JsonOperandStackLastElementIsTop) {
   EXPECT_EQ(in->stack, Felts({8, 7}));
 }
 
+TEST(InputsTest, JsonOperandStackOrderFollowsTheDialect) {
+  const char* text = R"({"operand_stack": ["7", "8", "9"]})";
+  absl::StatusOr<ProgramInputs> last =
+      ParseJsonInputs(text, "a.json", JsonStackOrder::kLastOnTop);
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_EQ(last->stack, Felts({9, 8, 7}));
+  absl::StatusOr<ProgramInputs> first =
+      ParseJsonInputs(text, "a.json", JsonStackOrder::kFirstOnTop);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->stack, Felts({7, 8, 9}));
+  // The advice stack is popped first-element-first whatever the order.
+  absl::StatusOr<ProgramInputs> advice = ParseJsonInputs(
+      R"({"advice_stack": ["1", "2"]})", "a.json", JsonStackOrder::kFirstOnTop);
+  ASSERT_TRUE(advice.ok()) << advice.status();
+  EXPECT_EQ(advice->advice_stack, Felts({1, 2}));
+}
+
 TEST(InputsTest, TomlStackFirstElementIsTop) {
   absl::StatusOr<ProgramInputs> in =
       ParseTomlInputs("[inputs]\nstack = [7, 8]\n", "a.toml");
