@@ -1,5 +1,5 @@
 // Program inputs: the initial operand stack, the advice provider's contents and run options, read
-// from the two file formats used around Miden VM v0.16.
+// from the two file formats used around the Miden VM.
 //
 //  * the miden-vm CLI's JSON `.inputs` file:
 //      {"operand_stack": ["1", "2"],        // the LAST element ends on top of the stack

@@ -6,7 +6,8 @@
 // the dialect's MAST rules (vm/assembler/mast_builder.h: contiguous basic blocks merged, large
 // procedure roots kept apart, balanced JOIN trees, `repeat` unrolled, empty bodies as [NOOP],
 // procedures of libraries linked dynamically as EXTERNAL nodes like `miden run` does), and
-// linearises it (vm/assembler/program.h). The dialect today is v0.16, the default.
+// linearises it (vm/assembler/program.h), all by the rules of AssemblerOptions::dialect
+// (vm/dialect.h; the default dialect is v0.16).
 //
 //   Assembler assembler(AssemblerOptions{.libraries = {{"std", "/path/stdlib/asm"}}});
 //   absl::StatusOr<Program> program = assembler.AssembleFile("prog.masm");

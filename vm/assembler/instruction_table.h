@@ -4,7 +4,7 @@
 // drivers over a table; a dialect (vm/dialects/<name>/) supplies the rows. The table also
 // names the dialect's system events, which `adv.<event>` instructions refer to.
 //
-//   const InstructionTable& table = v0_16::Instructions();  // vm/dialects/v0_16/v0_16.h
+//   const InstructionTable& table = *GetDialectSpec(dialect).instructions;  // vm/dialect.h
 //   if (const InstructionRow* row = table.Find("u32wrapping_add")) {
 //     // row->form == Form::kU32: an optional u32 immediate
 //   }

@@ -1,6 +1,6 @@
 // Program: an assembled MASM program in the linear form the executor runs.
 //
-// The assembler builds the v0.16 MAST (basic blocks packed into op groups and batches, JOIN /
+// The assembler builds the dialect's MAST (basic blocks packed into op groups and batches, JOIN /
 // SPLIT / LOOP / CALL nodes) and then linearises it into one flat array of `Instruction`s in
 // which every element is either exactly one VM cycle (one trace row, including SPAN / RESPAN /
 // END / JOIN rows and the padding NOOPs the decoder executes) or a zero-cycle pseudo operation
@@ -80,7 +80,7 @@ struct ProcedureInfo {
   ast::SourceLocation loc;
   uint32_t entry_pc = 0;  // where its body starts when it is run as a subroutine (GOSUB)
   bool is_subroutine = false;
-  Word mast_root{};       // digest of the procedure's MAST root node (v0.16 rules)
+  Word mast_root{};       // digest of the procedure's MAST root node (the dialect's rules)
 };
 
 // An entry of the table DYN / DYNCALL look their target up in.

@@ -2,7 +2,7 @@
 // the public BLAKE3 specification
 // (https://github.com/BLAKE3-team/BLAKE3-specs). It is portable scalar code
 // with no SIMD and no keyed or derive-key modes: flamefleet only needs it to
-// derive the v0.16 error codes of `.err="message"` assertions, so speed does
+// derive the error codes of `.err="message"` assertions, so speed does
 // not matter.
 //
 //   std::array<uint8_t, 32> digest = Blake3("hello");

@@ -4,7 +4,6 @@
 
 namespace flamefleet::vm {
 
-// TODO(#13): the DialectSpec will supply the hasher; until then RPO is chosen here only.
 const Hasher& DefaultHasher() { return RpoHasher::Get(); }
 
 }  // namespace flamefleet::vm

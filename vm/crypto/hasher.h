@@ -6,7 +6,7 @@
 // permutation directly from the executor's switch (one opcode per hash, no virtual call per
 // cycle); see Opcode::kHPerm.
 //
-//   const Hasher& hasher = DefaultHasher();   // today: RPO-256 (vm/crypto/rpo.h)
+//   const Hasher& hasher = *program.dialect->hasher;   // e.g. RPO-256 (vm/crypto/rpo.h)
 //   HasherState state{};
 //   hasher.Permute(state);
 //   Word d = hasher.HashElements(std::vector<Felt>{Felt(0), Felt(1)});
@@ -53,10 +53,13 @@ class Hasher {
   virtual Word MergeInDomain(const Word& a, const Word& b, Felt domain) const = 0;
 };
 
-// Returns the hasher the VM uses: the RPO-256 hasher of the one dialect flamefleet runs today.
+// Returns the hasher of stores and forests built without one (a default-constructed
+// MerkleStore or MastForest, hence AdviceProvider{} and MakeAdvice): RPO-256, the classic
+// dialect's. Programs hash with their dialect's (Program::dialect->hasher), and the Executor
+// checks that the advice provider's Merkle store uses that same hasher.
+// TODO(#14): MakeAdvice takes the program's dialect, so a Poseidon2 dialect builds its stores
+// with its own hasher; this default then goes.
 // Never fails; thread-safe; the result lives for the whole process.
-// TODO(#13): the Program's DialectSpec will supply the hasher; this is the one place that
-// chooses it until then.
 const Hasher& DefaultHasher();
 
 }  // namespace flamefleet::vm

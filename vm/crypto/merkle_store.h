@@ -1,5 +1,5 @@
-// MerkleStore: the advice provider's Merkle store of Miden VM v0.16 (the MerkleStore of
-// miden-crypto v0.15): a set of binary Merkle trees kept as one map from an inner node's digest to
+// MerkleStore: the advice provider's Merkle store of the Miden VM (the MerkleStore of
+// miden-crypto v0.15), hashing with the dialect's Hasher: a set of binary Merkle trees kept as one map from an inner node's digest to
 // its two children, so trees share subtrees and a root plus (depth, index) addresses any node.
 // Every hash goes through the store's Hasher (vm/crypto/hasher.h; RPO-256 by default).
 //

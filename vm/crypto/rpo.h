@@ -1,5 +1,5 @@
-// Rescue Prime Optimized (RPO-256) over the Goldilocks field, exactly as Miden
-// VM v0.16 uses it (0xMiden/crypto v0.15.9, miden-crypto/src/hash/rescue/rpo):
+// Rescue Prime Optimized (RPO-256) over the Goldilocks field, exactly as the classic Miden VM
+// uses it (0xMiden/crypto v0.15.9, its hash/rescue/rpo module):
 // the native hash behind `hperm`, `hmerge`, `hash`, the Merkle store and MAST
 // roots. RpoHasher exposes it through the Hasher interface (vm/crypto/hasher.h),
 // which is how everything but the executor's HPERM opcode reaches it; the free

@@ -27,7 +27,7 @@ constexpr size_t kInitialBuffer = 1 << 14;
 // What an advice-map entry costs besides its values (key, vector header, hash slot).
 constexpr uint64_t kAdviceMapEntryBytes = 64;
 
-// Renders a digest as v0.16 prints MAST roots: 0x + each felt as 8 little-endian bytes in hex.
+// Renders a digest as the Miden VM prints MAST roots: 0x + each felt as 8 little-endian bytes in hex.
 std::string DigestHex(const std::array<uint64_t, 4>& digest) {
   std::string out = "0x";
   for (uint64_t e : digest) {
@@ -1114,7 +1114,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         const auto& targets = program_.dyn_targets;
         auto it = std::lower_bound(targets.begin(), targets.end(), key);
         if (it == targets.end() || it->digest != key.digest) [[unlikely]] {
-          // v0.16 records the DYN row before it looks the root up: the error is at clk + 1.
+          // The VM records the DYN row before it looks the root up: the error is at clk + 1.
           SetTrap(TrapKind::kDynamicTargetNotFound,
                   absl::StrCat("dynamic call target ", DigestHex(key.digest),
                                " is not the MAST root of any procedure of the program"),

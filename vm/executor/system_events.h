@@ -5,7 +5,7 @@
 // `ilog2`, ...) takes the EMIT immediate from the ids, and the executor maps an EMIT's id to
 // its handler and runs it from one switch (no virtual call). Ids no row names go to the host.
 //
-//   const SystemEventTable& events = v0_16::SystemEvents();  // vm/dialects/v0_16/v0_16.h
+//   const SystemEventTable& events = *program.dialect->events;  // vm/dialect.h
 //   if (const SystemEventRow* row = events.FindById(id)) {
 //     switch (row->handler) { case SystemEventHandler::kU64Div: ...; }
 //   }

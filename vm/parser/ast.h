@@ -3,7 +3,7 @@
 // One `Module` per source file. Every node keeps the `SourceLocation` of its first token so that
 // assembly errors and run-time traps can point at file:line:col. The parser does no lowering and
 // no parse-time folding: immediates keep whether they were written as a literal or as a named
-// constant, because the v0.16 assembler lowers the two differently. Upstream, the parser folds
+// constant, because the upstream assembler lowers the two differently. Upstream, the parser folds
 // some immediates away only when they are written as a number literal; a named constant keeps the
 // instruction, is resolved later, and the assembler's own special cases then apply to its value.
 //

@@ -6,7 +6,7 @@
 //     if (t.kind == TokenKind::kError) { /* t.text: message, t.loc: where */ }
 //   }
 //
-// Token rules (classic v0.16 lexer, plus a few v0.20 punctuation marks):
+// Token rules (the classic MASM lexer, plus a few v0.20 punctuation marks):
 //  * `#` starts a comment to end of line; `#!` starts a doc comment. Consecutive `#!` lines form
 //    one doc comment. A doc comment starting on line 1 is the module documentation
 //    (`module_docs()`); any other one is attached to the next token (`Token::docs`).

@@ -111,7 +111,7 @@ class Parser {
     return absl::OkStatus();
   }
   // Reports an invalid value. Inside an instruction (or `repeat`), the error
-  // points at the start of the instruction, like the v0.16 assembler; elsewhere
+  // points at the start of the instruction, like the upstream assembler; elsewhere
   // at the offending token.
   absl::Status ValueError(SourceLocation token_loc,
                           absl::string_view message) const {

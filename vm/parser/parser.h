@@ -1,14 +1,14 @@
-// The MASM parser: turns one source file (classic v0.16 syntax, plus the v0.20
-// surface forms `use a::b`, `const X = 1`, `pub proc foo`, `@locals(N)`, `pub
-// use m::p`) into an `ast::Module`. It validates everything the v0.16 parser
-// validates (immediate ranges, literal division by zero, push arity, block
-// sizes, ...) and evaluates constant expressions, but it does not fold or lower
-// instructions: that is the assembler's job.
+// The MASM parser: turns one source file (classic syntax, plus the v0.20 surface forms
+// `use a::b`, `const X = 1`, `pub proc foo`, `@locals(N)`, `pub use m::p`) into an
+// `ast::Module`. It validates everything the upstream parser validates (immediate ranges,
+// literal division by zero, push arity, block sizes, ...) and evaluates constant expressions, but
+// it does not fold or lower instructions: that is the assembler's job. Which mnemonics exist and
+// which immediates they take comes from the dialect's instruction table.
 //
 //   SourceManager sources;
 //   uint32_t id = sources.Add("main.masm", "begin push.1 push.2 add end");
 //   absl::StatusOr<ast::Module> module = ParseModule(
-//       sources, id, ast::ModuleKind::kExecutable, v0_16::Instructions());
+//       sources, id, ast::ModuleKind::kExecutable, *GetDialectSpec(dialect).instructions);
 //   if (!module.ok()) std::cerr << module.status().message();
 //   // On error: "main.masm:1:7: <reason>\n<source line>\n      ^"
 #ifndef FLAMEFLEET_VM_PARSER_PARSER_H_
@@ -30,8 +30,8 @@ inline constexpr size_t kMaxSourceBytes = size_t{8} << 20;
 // Maximum nesting of blocks (`if`/`while`/`repeat` inside procedure bodies) and
 // of parentheses in constant expressions.
 inline constexpr int kMaxNestingDepth = 256;
-// Maximum number of instructions/control-flow nodes directly inside one block
-// (v0.16 limit).
+// Maximum number of instructions/control-flow nodes directly inside one block (the upstream
+// assembler's limit).
 inline constexpr size_t kMaxBlockInstructions = 65535;
 
 // Parses file `file_id` of `sources` as a module of the given kind, accepting the mnemonics
@@ -48,7 +48,7 @@ inline constexpr size_t kMaxBlockInstructions = 65535;
 // including binary data. Syntax and lexical errors point at the offending
 // token; invalid values inside an instruction or `repeat` (out of range, >= p,
 // division by zero, too many push values) point at the start of the
-// instruction, as the v0.16 assembler does. Constant names used as immediates
+// instruction, as the upstream assembler does. Constant names used as immediates
 // are not resolved here (the assembler does that, using Module::constants).
 //
 // AST conventions beyond ast.h: optional stack indices that are omitted (`dup`,
