@@ -75,7 +75,8 @@ inline std::string CallHeavy(int iterations = 50000) {
     proc.branchy dup.0 is_odd if.true add.1 else add.2 end end
     proc.mid exec.leaf exec.branchy exec.leaf end
     begin
-      push.1 push.)" + std::to_string(iterations) + R"(
+      push.1 push.)" +
+         std::to_string(iterations) + R"(
       dup.0 neq.0
       while.true
         swap exec.mid u32split drop swap sub.1 dup.0 neq.0

@@ -36,14 +36,14 @@ class LocalFleet {
  public:
   LocalFleet(const fs::path& dir, int workers, const std::string& schedule = "longest-first") {
     fs::create_directories(dir / "state");
-    auto renderer = Subprocess::Start({*FindServiceBinary("flamefleet-renderer", "renderer"),
-                                       "--listen", "127.0.0.1:0"});
+    auto renderer = Subprocess::Start(
+        {*FindServiceBinary("flamefleet-renderer", "renderer"), "--listen", "127.0.0.1:0"});
     int rport = *(*renderer)->WaitForListeningPort(absl::Seconds(60));
     children_.push_back(std::move(*renderer));
-    auto coordinator = Subprocess::Start(
-        {*FindServiceBinary("flamefleet-coordinator", "coordinator"), "--listen", "127.0.0.1:0",
-         "--state-dir", (dir / "state").string(), "--renderer", absl::StrCat("127.0.0.1:", rport),
-         "--schedule", schedule});
+    auto coordinator =
+        Subprocess::Start({*FindServiceBinary("flamefleet-coordinator", "coordinator"), "--listen",
+                           "127.0.0.1:0", "--state-dir", (dir / "state").string(), "--renderer",
+                           absl::StrCat("127.0.0.1:", rport), "--schedule", schedule});
     int cport = *(*coordinator)->WaitForListeningPort(absl::Seconds(60));
     children_.push_back(std::move(*coordinator));
     address_ = absl::StrCat("127.0.0.1:", cport);
@@ -69,8 +69,8 @@ void AddJob(v1::SubmitBatchRequest* req, int i, int iterations) {
   v1::JobSpec* job = req->add_jobs();
   job->set_name(absl::StrCat("job", i, ".masm"));
   job->set_source(absl::StrCat(
-      "proc.step dup.0 u32shl.3 u32xor u32wrapping_add.", i + 1,
-      " end\nbegin push.1 push.", iterations,
+      "proc.step dup.0 u32shl.3 u32xor u32wrapping_add.", i + 1, " end\nbegin push.1 push.",
+      iterations,
       " dup.0 neq.0 while.true swap exec.step swap sub.1 dup.0 neq.0 end drop swap drop end\n"));
 }
 
@@ -122,7 +122,11 @@ BENCHMARK(BM_TinyJobs)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations
 void BM_HeavyJobs(benchmark::State& state) {
   RunBatch(state, static_cast<int>(state.range(0)), 8, 1500000);
 }
-BENCHMARK(BM_HeavyJobs)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()
+BENCHMARK(BM_HeavyJobs)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
     ->Iterations(2);
 
 // The makespan of a skewed batch: 8 short jobs submitted before one 8x longer job, on 2
@@ -150,8 +154,7 @@ void BM_Makespan(benchmark::State& state) {
   }
   fs::remove_all(dir);
 }
-BENCHMARK(BM_Makespan)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()
-    ->Iterations(3);
+BENCHMARK(BM_Makespan)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 // The 8 heavy jobs of BM_HeavyJobs submitted again: every job is answered from the result
 // cache (the first, untimed run fills it), so the batch ends without running anything.
@@ -177,7 +180,8 @@ void BM_WireSize(benchmark::State& state) {
   bench::FoldedGenOptions options;
   options.lines = 20000;
   std::string folded;
-  bench::GenerateFolded(options, [&](absl::string_view chunk) { folded.append(chunk.data(), chunk.size()); });
+  bench::GenerateFolded(
+      options, [&](absl::string_view chunk) { folded.append(chunk.data(), chunk.size()); });
   profile::Profile p;
   profile::FoldedReader reader(&p);
   std::istringstream in(folded);

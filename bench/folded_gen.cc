@@ -21,15 +21,12 @@ class Rng {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   }
-  double Unit() {
-    return static_cast<double>(Next() >> 11) * (1.0 / 9007199254740992.0);
-  }
+  double Unit() { return static_cast<double>(Next() >> 11) * (1.0 / 9007199254740992.0); }
   uint64_t Below(uint64_t n) { return Next() % n; }
   // Geometric count of failures before a success with mean `mean`.
   int Geometric(double mean) {
     const double p = 1.0 / (mean + 1.0);
-    return static_cast<int>(
-        std::floor(std::log(1.0 - Unit()) / std::log(1.0 - p)));
+    return static_cast<int>(std::floor(std::log(1.0 - Unit()) / std::log(1.0 - p)));
   }
   double Normal() {
     const double u = 1.0 - Unit(), v = Unit();
@@ -41,17 +38,15 @@ class Rng {
 };
 
 constexpr const char* kSyllables[] = {
-    "ab", "ac", "ad", "al", "an", "ar", "as", "at", "ba", "be", "bi",
-    "bo", "ca", "ce", "ci", "co", "da", "de", "di", "do", "el", "em",
-    "en", "er", "es", "fa", "fe", "fi", "ga", "ge", "ha", "he", "hi",
-    "il", "im", "in", "ir", "is", "ka", "ke", "la", "le", "li", "lo",
-    "ma", "me", "mi", "mo", "na", "ne", "ni", "no", "or", "pa", "pe",
-    "po", "ra", "re", "ri", "ro", "sa", "se", "si", "ta", "te"};
+    "ab", "ac", "ad", "al", "an", "ar", "as", "at", "ba", "be", "bi", "bo", "ca",
+    "ce", "ci", "co", "da", "de", "di", "do", "el", "em", "en", "er", "es", "fa",
+    "fe", "fi", "ga", "ge", "ha", "he", "hi", "il", "im", "in", "ir", "is", "ka",
+    "ke", "la", "le", "li", "lo", "ma", "me", "mi", "mo", "na", "ne", "ni", "no",
+    "or", "pa", "pe", "po", "ra", "re", "ri", "ro", "sa", "se", "si", "ta", "te"};
 
 std::string Word(Rng& rng, int syllables) {
   std::string w;
-  for (int i = 0; i < syllables; ++i)
-    w += kSyllables[rng.Below(std::size(kSyllables))];
+  for (int i = 0; i < syllables; ++i) w += kSyllables[rng.Below(std::size(kSyllables))];
   return w;
 }
 
@@ -64,16 +59,14 @@ std::vector<std::string> MakeNames(Rng& rng, uint32_t count) {
     const double kind = rng.Unit();
     std::string name;
     if (kind < 0.30) {
-      name = absl::StrCat("$exec::", Word(rng, 2), "::", Word(rng, 3), "_",
-                          Word(rng, 2));
+      name = absl::StrCat("$exec::", Word(rng, 2), "::", Word(rng, 3), "_", Word(rng, 2));
     } else if (kind < 0.65) {
-      name = absl::StrCat("std::", Word(rng, 2), "::", Word(rng, 2),
-                          "::", Word(rng, 2), "_", Word(rng, 2));
+      name = absl::StrCat("std::", Word(rng, 2), "::", Word(rng, 2), "::", Word(rng, 2), "_",
+                          Word(rng, 2));
     } else if (kind < 0.77) {
       name = absl::StrCat("$kernel::", Word(rng, 3), "_", Word(rng, 2));
     } else if (kind < 0.92) {
-      name = absl::StrCat("miden::", Word(rng, 2), "::", Word(rng, 3), "_",
-                          Word(rng, 2));
+      name = absl::StrCat("miden::", Word(rng, 2), "::", Word(rng, 3), "_", Word(rng, 2));
     } else {
       name = absl::StrCat(Word(rng, 3), "_", Word(rng, 2), "_", rng.Below(100));
     }
@@ -111,19 +104,16 @@ void GenerateFolded(const FoldedGenOptions& options,
     ++attempts;
     stack.clear();
     if (made < kRoots || attempts > 50 * (made + 1)) {
-      const int depth =
-          kMinDepth + static_cast<int>(rng.Below(kMaxDepth - kMinDepth + 1));
+      const int depth = kMinDepth + static_cast<int>(rng.Below(kMaxDepth - kMinDepth + 1));
       for (int d = 0; d < depth; ++d) stack.push_back(new_frame());
     } else {
       const uint64_t from = rng.Below(made);
       stack.assign(frames.begin() + static_cast<int64_t>(starts[from]),
                    frames.begin() + static_cast<int64_t>(starts[from + 1]));
-      const int pop =
-          std::min<int>(rng.Geometric(2.2), static_cast<int>(stack.size()));
+      const int pop = std::min<int>(rng.Geometric(2.2), static_cast<int>(stack.size()));
       stack.resize(stack.size() - static_cast<size_t>(pop));
       const int push = rng.Geometric(2.2);
-      for (int i = 0; i < push && stack.size() < kMaxDepth; ++i)
-        stack.push_back(new_frame());
+      for (int i = 0; i < push && stack.size() < kMaxDepth; ++i) stack.push_back(new_frame());
       while (stack.size() < kMinDepth) stack.push_back(new_frame());
     }
     uint64_t h = 1469598103934665603ull;
@@ -136,16 +126,14 @@ void GenerateFolded(const FoldedGenOptions& options,
     // Pareto(alpha 1.3, min 1) counts.
     double count = std::floor(std::pow(1.0 - rng.Unit(), -1.0 / 1.3));
     if (options.noise_sigma > 0) {
-      count = std::max(1.0, std::round(count * std::exp(options.noise_sigma *
-                                                        rng.Normal())));
+      count = std::max(1.0, std::round(count * std::exp(options.noise_sigma * rng.Normal())));
     }
     if (made <= options.skip) continue;
     for (size_t i = 0; i < stack.size(); ++i) {
       if (i != 0) out.push_back(';');
       out += names[stack[i]];
     }
-    absl::StrAppend(&out, " ", static_cast<uint64_t>(std::min(count, 1e15)),
-                    "\n");
+    absl::StrAppend(&out, " ", static_cast<uint64_t>(std::min(count, 1e15)), "\n");
     if (out.size() >= (1 << 20)) {
       sink(out);
       out.clear();

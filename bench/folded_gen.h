@@ -24,10 +24,8 @@ struct FoldedGenOptions {
   uint64_t lines = 1000;   // distinct stacks written
   uint64_t seed = 42;      // same seed, same bytes
   uint32_t names = 60000;  // size of the procedure name pool
-  uint64_t skip =
-      0;  // generate `skip` more stacks first and drop them (diff pairs)
-  double noise_sigma =
-      0;  // multiply counts by lognormal(0, sigma) noise (diff pairs)
+  uint64_t skip = 0;       // generate `skip` more stacks first and drop them (diff pairs)
+  double noise_sigma = 0;  // multiply counts by lognormal(0, sigma) noise (diff pairs)
 };
 
 // Generates the folded text and hands it to `sink` in chunks of about 1 MiB.

@@ -17,11 +17,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", options.seed, "random seed");
   app.add_option("--names", options.names, "size of the name pool");
   app.add_option("--skip", options.skip, "drop the first N generated stacks");
-  app.add_option("--noise", options.noise_sigma,
-                 "lognormal sigma of count noise");
+  app.add_option("--noise", options.noise_sigma, "lognormal sigma of count noise");
   CLI11_PARSE(app, argc, argv);
-  flamefleet::bench::GenerateFolded(options, [](absl::string_view chunk) {
-    std::fwrite(chunk.data(), 1, chunk.size(), stdout);
-  });
+  flamefleet::bench::GenerateFolded(
+      options, [](absl::string_view chunk) { std::fwrite(chunk.data(), 1, chunk.size(), stdout); });
   return std::fflush(stdout) == 0 ? 0 : 1;
 }

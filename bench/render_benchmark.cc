@@ -33,9 +33,8 @@ const std::string& Input(uint64_t lines) {
   if (text.empty()) {
     FoldedGenOptions options;
     options.lines = lines;
-    GenerateFolded(options, [&](absl::string_view chunk) {
-      text.append(chunk.data(), chunk.size());
-    });
+    GenerateFolded(options,
+                   [&](absl::string_view chunk) { text.append(chunk.data(), chunk.size()); });
   }
   return text;
 }
@@ -66,20 +65,13 @@ void ReadRender(benchmark::State& state, Mode mode) {
     benchmark::DoNotOptimize(renderer::RenderSvg(p, options, sink).ok());
     state.counters["nodes"] = static_cast<double>(p.num_nodes());
   }
-  state.SetBytesProcessed(
-      static_cast<int64_t>(state.iterations() * text.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 
 void BM_ReadRender(benchmark::State& state) { ReadRender(state, kNormal); }
-void BM_ReadRenderReverse(benchmark::State& state) {
-  ReadRender(state, kReverse);
-}
-void BM_ReadRenderFlameChart(benchmark::State& state) {
-  ReadRender(state, kFlameChart);
-}
-void BM_ReadRenderInverted(benchmark::State& state) {
-  ReadRender(state, kInverted);
-}
+void BM_ReadRenderReverse(benchmark::State& state) { ReadRender(state, kReverse); }
+void BM_ReadRenderFlameChart(benchmark::State& state) { ReadRender(state, kFlameChart); }
+void BM_ReadRenderInverted(benchmark::State& state) { ReadRender(state, kInverted); }
 
 void BM_ReadOnly(benchmark::State& state) {
   const std::string& text = Input(static_cast<uint64_t>(state.range(0)));
@@ -89,8 +81,7 @@ void BM_ReadOnly(benchmark::State& state) {
     reader.ReadString(text).IgnoreError();  // generated counts never overflow
     benchmark::DoNotOptimize(p.total());
   }
-  state.SetBytesProcessed(
-      static_cast<int64_t>(state.iterations() * text.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 
 // Reads a file of generated input. Args: lines, how (0: ReadStream on an std::ifstream, read() into
@@ -101,9 +92,8 @@ void BM_ReadFile(benchmark::State& state) {
   const auto lines = static_cast<uint64_t>(state.range(0));
   const std::string& text = Input(lines);
   const char* tmp = std::getenv("TMPDIR");
-  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") +
-                           "/render_benchmark_" + std::to_string(lines) +
-                           ".folded";
+  const std::string path = std::string(tmp != nullptr ? tmp : "/tmp") + "/render_benchmark_" +
+                           std::to_string(lines) + ".folded";
   {
     std::ofstream file(path, std::ios::binary);
     file.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -114,8 +104,7 @@ void BM_ReadFile(benchmark::State& state) {
   }
   const bool flamechart = state.range(2) != 0;
   for (auto _ : state) {
-    Profile p(flamechart ? Profile::ChildMatching::kAdjacent
-                         : Profile::ChildMatching::kByName);
+    Profile p(flamechart ? Profile::ChildMatching::kAdjacent : Profile::ChildMatching::kByName);
     profile::FoldedReadOptions read_options;
     read_options.threads = static_cast<int>(state.range(1));
     if (flamechart) {
@@ -126,9 +115,8 @@ void BM_ReadFile(benchmark::State& state) {
     FoldedReader reader(&p, nullptr, read_options);
     std::ifstream in;
     if (read_options.threads == 0) in.open(path, std::ios::binary);
-    const absl::Status status = read_options.threads == 0
-                                    ? reader.ReadStream(in, path)
-                                    : reader.ReadFile(path);
+    const absl::Status status =
+        read_options.threads == 0 ? reader.ReadStream(in, path) : reader.ReadFile(path);
     if (!status.ok()) {
       state.SkipWithError("ReadFile failed");
       break;
@@ -136,8 +124,7 @@ void BM_ReadFile(benchmark::State& state) {
     benchmark::DoNotOptimize(p.total());
   }
   std::remove(path.c_str());
-  state.SetBytesProcessed(
-      static_cast<int64_t>(state.iterations() * text.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 
 // One stack of `range(0)` distinct frames (issue #12: finding the names was quadratic in the depth;
@@ -155,18 +142,12 @@ void BM_ReadDeepDistinctStack(benchmark::State& state) {
     reader.ReadString(text).IgnoreError();  // a count of 1 never overflows
     benchmark::DoNotOptimize(p.num_nodes());
   }
-  state.SetBytesProcessed(
-      static_cast<int64_t>(state.iterations() * text.size()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 
 BENCHMARK(BM_ReadOnly)->Arg(100000)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ReadDeepDistinctStack)
-    ->Arg(10000)
-    ->Arg(100000)
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_ReadFile)
-    ->ArgsProduct({{100000}, {0, 1, 2}, {0, 1}})
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadDeepDistinctStack)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ReadFile)->ArgsProduct({{100000}, {0, 1, 2}, {0, 1}})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadRender)->Arg(1000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadRenderInverted)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ReadRenderReverse)->Arg(100000)->Unit(benchmark::kMillisecond);

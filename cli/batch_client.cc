@@ -97,9 +97,9 @@ absl::StatusOr<SuiteManifest> ReadManifest(const fs::path& dir) {
   toml::parse_result parsed = toml::parse(text, manifest.string());
   if (!parsed) {
     const auto& err = parsed.error();
-    return absl::InvalidArgumentError(absl::StrCat(
-        manifest.string(), ":", err.source().begin.line, ":", err.source().begin.column, ": ",
-        std::string(err.description())));
+    return absl::InvalidArgumentError(absl::StrCat(manifest.string(), ":", err.source().begin.line,
+                                                   ":", err.source().begin.column, ": ",
+                                                   std::string(err.description())));
   }
   // Returns "FILE:LINE:COL: " for `node`, or "FILE: " when it has no position.
   auto where = [&manifest](const toml::node& node) {
@@ -130,9 +130,9 @@ absl::StatusOr<SuiteManifest> ReadManifest(const fs::path& dir) {
     } else if (name == "dialect") {
       const auto* dialect = value.as_string();
       if (dialect == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where(value), "dialect: expected a string such as \"",
-            vm::DialectName(vm::kDefaultDialect), "\""));
+        return absl::InvalidArgumentError(absl::StrCat(where(value),
+                                                       "dialect: expected a string such as \"",
+                                                       vm::DialectName(vm::kDefaultDialect), "\""));
       }
       absl::StatusOr<vm::Dialect> known = vm::ParseDialect(std::string(dialect->get()));
       if (!known.ok()) {
@@ -208,8 +208,8 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     }
     for (const auto& [file, name] : found) {
       if (!names.insert(name).second) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "two programs are both named '", name, "'; pass their parent directory instead"));
+        return absl::InvalidArgumentError(absl::StrCat("two programs are both named '", name,
+                                                       "'; pass their parent directory instead"));
       }
       FLAMEFLEET_RETURN_IF_ERROR(
           AddJob(file, name, suite ? &p : nullptr, suite ? suite_dialects[arg] : "", &req));
@@ -283,9 +283,9 @@ absl::StatusOr<v1::Batch> BatchClient::Cancel(const std::string& batch_id) {
   return batch;
 }
 
-absl::StatusOr<v1::Batch> BatchClient::Watch(
-    const std::string& batch_id, const std::function<void(const v1::Batch&)>& on_update,
-    const WatchRetry& retry) {
+absl::StatusOr<v1::Batch> BatchClient::Watch(const std::string& batch_id,
+                                             const std::function<void(const v1::Batch&)>& on_update,
+                                             const WatchRetry& retry) {
   v1::WatchBatchRequest req;
   req.set_batch_id(batch_id);
   v1::Batch last;
@@ -389,15 +389,14 @@ absl::StatusOr<profile::Profile> BatchClient::FetchProfile(const std::string& ba
 absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::string& dir,
                                    const std::vector<profile::ProfileFormat>& formats) {
   const std::vector<profile::ProfileFormat> wanted =
-      formats.empty()
-          ? std::vector<profile::ProfileFormat>{profile::ProfileFormat::kSvg,
-                                                profile::ProfileFormat::kFolded}
-          : formats;
+      formats.empty() ? std::vector<profile::ProfileFormat>{profile::ProfileFormat::kSvg,
+                                                            profile::ProfileFormat::kFolded}
+                      : formats;
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::Batch batch, Get(batch_id));
   // Every output path is checked before anything is written: job names come from the
   // coordinator, and one hostile name refuses the whole fetch (nothing is written).
   struct Output {
-    std::string job;    // "" = the aggregate
+    std::string job;  // "" = the aggregate
     std::string title;
     std::vector<fs::path> paths;  // one per format in `wanted`
   };
@@ -407,11 +406,11 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
                   const std::string& base) {
     Output out{job, std::move(title), {}};
     for (profile::ProfileFormat format : wanted) {
-      absl::StatusOr<fs::path> path = ServerNamedPath(
-          dir, absl::StrCat(base, profile::ProfileFormatSuffix(format)), prefix);
+      absl::StatusOr<fs::path> path =
+          ServerNamedPath(dir, absl::StrCat(base, profile::ProfileFormatSuffix(format)), prefix);
       if (!path.ok()) {
-        refused.push_back(absl::StrCat("job \"", absl::CHexEscape(job), "\": ",
-                                       path.status().message()));
+        refused.push_back(
+            absl::StrCat("job \"", absl::CHexEscape(job), "\": ", path.status().message()));
         return;
       }
       out.paths.push_back(*std::move(path));
@@ -453,8 +452,7 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
         }
         renderer::RenderOptions options;
         options.title = out.title;
-        FLAMEFLEET_ASSIGN_OR_RETURN(data,
-                                    renderer::EncodeProfile(*p, {format, false}, options));
+        FLAMEFLEET_ASSIGN_OR_RETURN(data, renderer::EncodeProfile(*p, {format, false}, options));
       }
       fs::create_directories(path.parent_path(), ec);
       if (ec) {
@@ -469,11 +467,12 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
 
 std::string ProgressLine(const v1::Batch& b, int width) {
   uint32_t done = b.jobs_succeeded() + b.jobs_failed() + b.jobs_cancelled();
-  int filled = b.jobs_total() == 0 ? width : static_cast<int>(int64_t{width} * done / b.jobs_total());
+  int filled =
+      b.jobs_total() == 0 ? width : static_cast<int>(int64_t{width} * done / b.jobs_total());
   std::string bar(static_cast<size_t>(filled), '#');
   bar.append(static_cast<size_t>(width - filled), '-');
-  return absl::StrCat("[", bar, "] ", done, "/", b.jobs_total(), "  ", b.jobs_succeeded(),
-                      " ok  ", b.jobs_failed(), " failed  ", b.jobs_running(), " running");
+  return absl::StrCat("[", bar, "] ", done, "/", b.jobs_total(), "  ", b.jobs_succeeded(), " ok  ",
+                      b.jobs_failed(), " failed  ", b.jobs_running(), " running");
 }
 
 }  // namespace flamefleet::cli

@@ -35,22 +35,33 @@ namespace {
 
 std::string StateName(v1::BatchState s) {
   switch (s) {
-    case v1::BATCH_STATE_RUNNING: return "RUNNING";
-    case v1::BATCH_STATE_SUCCEEDED: return "SUCCEEDED";
-    case v1::BATCH_STATE_FAILED: return "FAILED";
-    case v1::BATCH_STATE_CANCELLED: return "CANCELLED";
-    default: return "UNSPECIFIED";
+    case v1::BATCH_STATE_RUNNING:
+      return "RUNNING";
+    case v1::BATCH_STATE_SUCCEEDED:
+      return "SUCCEEDED";
+    case v1::BATCH_STATE_FAILED:
+      return "FAILED";
+    case v1::BATCH_STATE_CANCELLED:
+      return "CANCELLED";
+    default:
+      return "UNSPECIFIED";
   }
 }
 
 std::string JobStateName(v1::JobState s) {
   switch (s) {
-    case v1::JOB_STATE_QUEUED: return "QUEUED";
-    case v1::JOB_STATE_RUNNING: return "RUNNING";
-    case v1::JOB_STATE_SUCCEEDED: return "SUCCEEDED";
-    case v1::JOB_STATE_FAILED: return "FAILED";
-    case v1::JOB_STATE_CANCELLED: return "CANCELLED";
-    default: return "UNSPECIFIED";
+    case v1::JOB_STATE_QUEUED:
+      return "QUEUED";
+    case v1::JOB_STATE_RUNNING:
+      return "RUNNING";
+    case v1::JOB_STATE_SUCCEEDED:
+      return "SUCCEEDED";
+    case v1::JOB_STATE_FAILED:
+      return "FAILED";
+    case v1::JOB_STATE_CANCELLED:
+      return "CANCELLED";
+    default:
+      return "UNSPECIFIED";
   }
 }
 
@@ -69,9 +80,9 @@ nlohmann::json BatchJson(const v1::Batch& b, bool with_jobs) {
   j["labels"] = nlohmann::json::object();
   for (const auto& [k, v] : b.labels()) j["labels"][k] = v;
   j["created_unix_ms"] = b.created_unix_ms();
-  j["jobs"] = {{"total", b.jobs_total()},       {"queued", b.jobs_queued()},
-               {"running", b.jobs_running()},   {"succeeded", b.jobs_succeeded()},
-               {"failed", b.jobs_failed()},     {"cancelled", b.jobs_cancelled()}};
+  j["jobs"] = {{"total", b.jobs_total()},     {"queued", b.jobs_queued()},
+               {"running", b.jobs_running()}, {"succeeded", b.jobs_succeeded()},
+               {"failed", b.jobs_failed()},   {"cancelled", b.jobs_cancelled()}};
   j["aggregate_cycles"] = b.aggregate_cycles();
   if (with_jobs) {
     j["job_status"] = nlohmann::json::array();
@@ -123,17 +134,21 @@ absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::stri
               << "); reconnecting in " << absl::FormatDuration(wait) << " (up to "
               << absl::FormatDuration(reconnect_for) << " in total, --reconnect-for)\n";
   };
-  auto result = client.Watch(id, [&](const v1::Batch& b) {
-    uint32_t done = b.jobs_succeeded() + b.jobs_failed() + b.jobs_cancelled();
-    std::string eta;
-    if (done > 0 && done < b.jobs_total()) {
-      absl::Duration left = (absl::Now() - start) / done * (b.jobs_total() - done);
-      eta = left < absl::Seconds(1)
-                ? "  ETA <1s"
-                : absl::StrCat("  ETA ", absl::FormatDuration(absl::Trunc(left, absl::Seconds(1))));
-    }
-    std::cerr << (tty ? "\r" : "") << ProgressLine(b) << eta << (tty ? "\033[K" : "\n");
-  }, retry);
+  auto result = client.Watch(
+      id,
+      [&](const v1::Batch& b) {
+        uint32_t done = b.jobs_succeeded() + b.jobs_failed() + b.jobs_cancelled();
+        std::string eta;
+        if (done > 0 && done < b.jobs_total()) {
+          absl::Duration left = (absl::Now() - start) / done * (b.jobs_total() - done);
+          eta = left < absl::Seconds(1)
+                    ? "  ETA <1s"
+                    : absl::StrCat("  ETA ",
+                                   absl::FormatDuration(absl::Trunc(left, absl::Seconds(1))));
+        }
+        std::cerr << (tty ? "\r" : "") << ProgressLine(b) << eta << (tty ? "\033[K" : "\n");
+      },
+      retry);
   if (tty) std::cerr << "\n";
   return result;
 }
@@ -170,8 +185,7 @@ absl::Status ParseLabels(const std::vector<std::string>& flags,
   for (const std::string& l : flags) {
     size_t eq = l.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--label expects KEY=VALUE, got \"", l, "\""));
+      return absl::InvalidArgumentError(absl::StrCat("--label expects KEY=VALUE, got \"", l, "\""));
     }
     (*labels)[l.substr(0, eq)] = l.substr(eq + 1);
   }
@@ -226,8 +240,9 @@ struct RunFlags {
 // interrupted (SIGINT, SIGTERM), after stopping the fleet.
 CommandResult RunLocal(const RunFlags& flags) {
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::SubmitBatchRequest request, MakeRequest(flags.submit));
-  int workers = flags.workers > 0 ? flags.workers
-                                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int workers = flags.workers > 0
+                    ? flags.workers
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   char tmpl[] = "/tmp/flamefleet-run-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return absl::InternalError("cannot create a state dir");
   std::string state_dir = tmpl;
@@ -319,8 +334,7 @@ void AddCoordinatorFlags(CLI::App* cmd, CoordinatorFlags* flags, bool with_addre
       ->envname("FLAMEFLEET_AUTH_TOKEN_FILE");
 }
 
-absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectToCoordinator(
-    const CoordinatorFlags& flags) {
+absl::StatusOr<std::shared_ptr<grpc::Channel>> ConnectToCoordinator(const CoordinatorFlags& flags) {
   absl::StatusOr<Security> loaded = LoadSecurity(flags.security);
   if (!loaded.ok()) return loaded.status();
   return MakeChannel(flags.address, *loaded);
@@ -406,8 +420,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   CLI::App* watch_cmd =
       app.add_subcommand("watch", "Follow a batch until it ends (exit 0 only if all succeeded)");
   watch_cmd->add_option("batch_id", *id, "batch id")->required();
-  auto reconnect_s = std::make_shared<double>(
-      absl::ToDoubleSeconds(kDefaultWatchReconnectFor));
+  auto reconnect_s = std::make_shared<double>(absl::ToDoubleSeconds(kDefaultWatchReconnectFor));
   watch_cmd->add_option("--reconnect-for", *reconnect_s,
                         "seconds to keep reconnecting (with backoff) when the coordinator "
                         "goes away, e.g. restarts; 0: give up at once (default 60)");
@@ -511,9 +524,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     }
     if (!st.ok()) return st;
     std::cerr << "merged " << result->header.batch_ids_size() << " batches ("
-              << absl::StrJoin(result->header.batch_ids(), " ") << "), "
-              << result->header.jobs() << " jobs, " << result->header.cycles()
-              << " cycles -> " << agg->output << "\n";
+              << absl::StrJoin(result->header.batch_ids(), " ") << "), " << result->header.jobs()
+              << " jobs, " << result->header.cycles() << " cycles -> " << agg->output << "\n";
     return absl::OkStatus();
   });
 
@@ -527,7 +539,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   auto health = std::make_shared<HealthFlags>();
   CLI::App* health_cmd = app.add_subcommand(
       "health", "Ask a service's grpc.health.v1 endpoint; exit 0 only if it is SERVING");
-  health_cmd->add_option("address", health->target.address, "HOST:PORT (e.g. a --health-listen port)")
+  health_cmd
+      ->add_option("address", health->target.address, "HOST:PORT (e.g. a --health-listen port)")
       ->required();
   health_cmd->add_option("--service", health->service, "service name (default: the server)");
   health_cmd->add_option("--timeout", health->timeout_s, "seconds to wait (default 3)");

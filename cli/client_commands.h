@@ -2,18 +2,18 @@
 // `cancel`, `fetch`, `aggregate` (all with --coordinator ADDR and the client security flags
 // --tls-ca, --tls-cert, --tls-key, --auth-token-file, each also read from
 // FLAMEFLEET_COORDINATOR, FLAMEFLEET_TLS_CA, ...; see common/security.h), `health ADDR` (a
-// grpc.health.v1 check, e.g. for container health checks) and `run` (starts an embedded local fleet —
-// coordinator, renderer and one worker per core as child processes on loopback, plaintext and
+// grpc.health.v1 check, e.g. for container health checks) and `run` (starts an embedded local fleet
+// — coordinator, renderer and one worker per core as child processes on loopback, plaintext and
 // without a token — runs the batch, fetches the results and stops everything).
 //
 //   AddClientCommands(app, &exit_code);
 #ifndef FLAMEFLEET_CLI_CLIENT_COMMANDS_H_
 #define FLAMEFLEET_CLI_CLIENT_COMMANDS_H_
 
+#include <grpcpp/channel.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/channel.h>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"

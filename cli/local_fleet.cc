@@ -24,9 +24,9 @@ absl::Status LocalFleet::Start(const std::string& state_dir, int workers) {
   auto rport = (*renderer)->WaitForListeningPort(absl::Seconds(60));
   children_.push_back(std::move(*renderer));
   if (!rport.ok()) return rport.status();
-  auto coordinator = Subprocess::Start({*coordinator_bin, "--listen", "127.0.0.1:0",
-                                        "--state-dir", state_dir, "--renderer",
-                                        absl::StrCat("127.0.0.1:", *rport)});
+  auto coordinator =
+      Subprocess::Start({*coordinator_bin, "--listen", "127.0.0.1:0", "--state-dir", state_dir,
+                         "--renderer", absl::StrCat("127.0.0.1:", *rport)});
   if (!coordinator.ok()) return coordinator.status();
   auto cport = (*coordinator)->WaitForListeningPort(absl::Seconds(60));
   children_.push_back(std::move(*coordinator));

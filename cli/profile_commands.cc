@@ -50,8 +50,7 @@ size_t UniqueStacks(const profile::Profile& p) {
 
 absl::StatusOr<runner::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) {
   const ProgramFlags& p = flags.program;
-  const runner::StackMode mode =
-      flags.flat ? runner::StackMode::kFlat : runner::StackMode::kNested;
+  const runner::StackMode mode = flags.flat ? runner::StackMode::kFlat : runner::StackMode::kNested;
   if (!p.replay.empty()) {
     if (!p.kernel.empty()) {
       return absl::InvalidArgumentError(
@@ -67,8 +66,8 @@ absl::StatusOr<runner::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) 
 absl::Status RunProfile(const ProfileFlags& flags) {
   if (absl::Status usage = flags.program.CheckReplay(); !usage.ok()) return UsageError(usage);
   FLAMEFLEET_ASSIGN_OR_RETURN(runner::ProfiledRun run, ProfileFromFlags(flags));
-  std::cerr << "Executed " << run.result.cycles << " cycles across "
-            << UniqueStacks(run.profile) << " unique stack paths\n";
+  std::cerr << "Executed " << run.result.cycles << " cycles across " << UniqueStacks(run.profile)
+            << " unique stack paths\n";
   renderer::RenderOptions options;
   options.title = flags.title;
   options.count_name = "cycles";
@@ -87,8 +86,7 @@ absl::Status RunProfile(const ProfileFlags& flags) {
 
 absl::StatusOr<profile::Profile> ProfileMasmFile(const std::string& program_path,
                                                  const std::string& inputs_path,
-                                                 const std::vector<std::string>& libs,
-                                                 bool flat) {
+                                                 const std::vector<std::string>& libs, bool flat) {
   ProgramFlags flags(ProgramCommand::kProfile);
   flags.program = program_path;
   flags.inputs = inputs_path;

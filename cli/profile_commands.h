@@ -23,8 +23,7 @@ void AddProfileCommands(CLI::App& app, int* exit_code);
 // miden-debug compatible one-frame stacks. Errors carry the assembly or execution message.
 absl::StatusOr<profile::Profile> ProfileMasmFile(const std::string& program_path,
                                                  const std::string& inputs_path,
-                                                 const std::vector<std::string>& libs,
-                                                 bool flat);
+                                                 const std::vector<std::string>& libs, bool flat);
 
 }  // namespace flamefleet::cli
 

@@ -20,11 +20,15 @@ struct HelpRow {
 
 const char* HelpFor(const HelpRow& row, ProgramCommand command) {
   switch (command) {
-    case ProgramCommand::kExec: return row.exec;
-    case ProgramCommand::kProfile: return row.profile;
-    case ProgramCommand::kRecord: return row.record;
+    case ProgramCommand::kExec:
+      return row.exec;
+    case ProgramCommand::kProfile:
+      return row.profile;
+    case ProgramCommand::kRecord:
+      return row.record;
     case ProgramCommand::kSubmit:
-    case ProgramCommand::kRun: return row.fleet;
+    case ProgramCommand::kRun:
+      return row.fleet;
   }
   return "";
 }
@@ -79,11 +83,12 @@ void ProgramFlags::Add(CLI::App* cmd) {
   if (here) {
     cmd->add_option("--max-memory", max_memory,
                     absl::StrCat("memory budget per run in bytes: VM memory, advice, operand and "
-                                 "call stacks (default ", vm::kDefaultMaxMemoryBytes,
-                                 " = 1 GiB); over it the run fails"));
+                                 "call stacks (default ",
+                                 vm::kDefaultMaxMemoryBytes, " = 1 GiB); over it the run fails"));
     cmd->add_option("--max-program-ops", max_program_ops,
                     absl::StrCat("refuse a program whose repeats expand past N operations "
-                                 "(default ", vm::kDefaultMaxProgramOps, ")"));
+                                 "(default ",
+                                 vm::kDefaultMaxProgramOps, ")"));
   } else {
     cmd->add_option("--max-memory", max_memory,
                     "memory budget per job in bytes: VM memory, advice, operand and call stacks "
@@ -91,19 +96,20 @@ void ProgramFlags::Add(CLI::App* cmd) {
                     "ceiling)");
     cmd->add_option("--max-program-ops", max_program_ops,
                     absl::StrCat("refuse a program whose repeats expand past N operations "
-                                 "(0: the default, ", vm::kDefaultMaxProgramOps, ")"));
+                                 "(0: the default, ",
+                                 vm::kDefaultMaxProgramOps, ")"));
   }
   if (here) {
-    cmd->add_option("--dialect", dialect,
-                    absl::StrCat("Miden dialect the program is written in: ",
-                                 vm::DialectNamesForHelp(), " (default ",
-                                 vm::DialectName(vm::kDefaultDialect), ")"));
+    cmd->add_option(
+        "--dialect", dialect,
+        absl::StrCat("Miden dialect the program is written in: ", vm::DialectNamesForHelp(),
+                     " (default ", vm::DialectName(vm::kDefaultDialect), ")"));
   } else {
-    cmd->add_option("--dialect", dialect,
-                    absl::StrCat("Miden dialect of the programs whose suite manifest names none: ",
-                                 vm::DialectNamesForHelp(), " (default ",
-                                 vm::DialectName(vm::kDefaultDialect),
-                                 "; snapshots run under their own)"));
+    cmd->add_option(
+        "--dialect", dialect,
+        absl::StrCat("Miden dialect of the programs whose suite manifest names none: ",
+                     vm::DialectNamesForHelp(), " (default ", vm::DialectName(vm::kDefaultDialect),
+                     "; snapshots run under their own)"));
   }
 }
 
@@ -117,8 +123,7 @@ absl::StatusOr<vm::Dialect> ProgramFlags::Dialect() const {
 }
 
 absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
-  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> parsed =
-      ParseLibraryFlags(libs);
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> parsed = ParseLibraryFlags(libs);
   if (!parsed.ok()) return parsed.status();
   vm::AssemblerOptions options;
   options.libraries = *std::move(parsed);
@@ -202,8 +207,8 @@ std::string DefaultInputsPath(const std::string& program) {
 }
 
 absl::StatusOr<vm::ProgramInputs> LoadProgramInputs(const std::string& program,
-                                                   const std::string& inputs_flag,
-                                                   vm::JsonStackOrder stack_order) {
+                                                    const std::string& inputs_flag,
+                                                    vm::JsonStackOrder stack_order) {
   std::string path = inputs_flag.empty() ? DefaultInputsPath(program) : inputs_flag;
   if (path.empty()) return vm::ProgramInputs{};
   return vm::LoadInputs(path, stack_order);

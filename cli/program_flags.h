@@ -113,8 +113,8 @@ std::string DefaultInputsPath(const std::string& program);
 // the program, else empty inputs; a JSON file's operand_stack is read in `stack_order` (the
 // dialect's). Errors are those of vm::LoadInputs.
 absl::StatusOr<vm::ProgramInputs> LoadProgramInputs(const std::string& program,
-                                                   const std::string& inputs_flag,
-                                                   vm::JsonStackOrder stack_order);
+                                                    const std::string& inputs_flag,
+                                                    vm::JsonStackOrder stack_order);
 
 }  // namespace flamefleet::cli
 

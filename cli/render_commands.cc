@@ -40,8 +40,7 @@ using renderer::RenderOptions;
 // kExitOk (0) comes from cli/command.h.
 constexpr int kExitError = 1;
 constexpr int kExitNoSamples = 2;
-constexpr int kExitRegression =
-    3;  // diff --fail-above: a job grew by more than PCT
+constexpr int kExitRegression = 3;  // diff --fail-above: a job grew by more than PCT
 
 // Everything the two subcommands parse into.
 struct RenderArgs {
@@ -57,53 +56,42 @@ struct RenderArgs {
 
 void AddCommonOptions(CLI::App* cmd, RenderArgs* a) {
   RenderOptions& o = a->options;
-  cmd->add_option("-o,--output", a->output,
-                  "output file (.svg, .svgz; - = stdout)");
+  cmd->add_option("-o,--output", a->output, "output file (.svg, .svgz; - = stdout)");
   cmd->add_option("--title", o.title, "title text");
   cmd->add_option("--subtitle", o.subtitle, "second title line");
-  cmd->add_option("--countname", o.count_name,
-                  "count type label (e.g. cycles)");
-  cmd->add_option("--nametype", o.name_type,
-                  "name type label of the detail line");
+  cmd->add_option("--countname", o.count_name, "count type label (e.g. cycles)");
+  cmd->add_option("--nametype", o.name_type, "name type label of the detail line");
   cmd->add_option("--width", o.width, "width of image (default 1200)");
-  cmd->add_option("--height", o.frame_height,
-                  "height of each frame (default 16)");
+  cmd->add_option("--height", o.frame_height, "height of each frame (default 16)");
   cmd->add_option("--fonttype", o.font_type, "font type (default Verdana)");
   cmd->add_option("--fontsize", o.font_size, "font size (default 12)");
   cmd->add_option("--fontwidth", o.font_width, "font width (default 0.59)");
-  cmd->add_option("--minwidth", a->min_width,
-                  "omit frames narrower than N px, or N% (0.1)");
+  cmd->add_option("--minwidth", a->min_width, "omit frames narrower than N px, or N% (0.1)");
   cmd->add_option("--colors", a->colors,
                   "palette: hot (default), mem, io, red, green, blue, aqua, "
                   "yellow, purple, "
                   "orange, masm");
-  cmd->add_option("--bgcolors", o.bg_colors,
-                  "background: yellow, blue, green, grey, #rrggbb");
+  cmd->add_option("--bgcolors", o.bg_colors, "background: yellow, blue, green, grey, #rrggbb");
   cmd->add_option("--searchcolor", o.search_color, "search highlight colour");
   cmd->add_flag("--hash", o.hash, "colours by a prefix-weighted name hash");
   cmd->add_flag("--inverted", o.inverted, "icicle graph");
   cmd->add_flag("--reverse", o.reverse, "generate stack-reversed flame graph");
-  cmd->add_flag("--flamechart", o.flamechart,
-                "flame chart (input order, no merging by name)");
+  cmd->add_flag("--flamechart", o.flamechart, "flame chart (input order, no merging by name)");
   cmd->add_option("--total", o.total, "total count if larger than the input's");
-  cmd->add_option("--factor", o.factor,
-                  "factor to scale counts by in tooltips");
+  cmd->add_option("--factor", o.factor, "factor to scale counts by in tooltips");
   cmd->add_option("--notes", o.notes, "notes put into an XML comment");
   cmd->add_flag("--negate", o.negate, "switch differential hues (blue<->red)");
   cmd->add_option("--encoding", o.encoding, "XML encoding declaration");
-  cmd->add_option(
-      "--scale", a->scale,
-      "multiply input counts by this before rounding (decimal counts)");
+  cmd->add_option("--scale", a->scale,
+                  "multiply input counts by this before rounding (decimal counts)");
 }
 
 // Completes `a->options` from the string options; prints and returns false on
 // error.
-bool FinishOptions(RenderArgs* a, bool title_given,
-                   absl::string_view auto_title) {
+bool FinishOptions(RenderArgs* a, bool title_given, absl::string_view auto_title) {
   absl::Status st = renderer::ParseMinWidth(a->min_width, &a->options);
   if (st.ok()) {
-    absl::StatusOr<renderer::Palette> palette =
-        renderer::ParsePalette(a->colors);
+    absl::StatusOr<renderer::Palette> palette = renderer::ParsePalette(a->colors);
     st = palette.status();
     if (palette.ok()) a->options.palette = *palette;
   }
@@ -125,10 +113,9 @@ void ReportStats(const FoldedReader& reader) {
   const std::string summary = reader.stats().Summary();
   if (!summary.empty()) std::cerr << "flamefleet: " << summary;
   if (reader.stats().fractional_lines != 0) {
-    std::cerr
-        << "flamefleet: rounded " << reader.stats().fractional_lines
-        << " fractional count(s) to integers (use --scale and --factor to keep "
-           "precision)\n";
+    std::cerr << "flamefleet: rounded " << reader.stats().fractional_lines
+              << " fractional count(s) to integers (use --scale and --factor to keep "
+                 "precision)\n";
   }
 }
 
@@ -139,13 +126,11 @@ int Emit(const RenderArgs& a, RenderFn render) {
   absl::Status st;
   if (a.output == "-") {
     st = render(std::cout);
-  } else if (absl::EndsWith(a.output, ".svgz") ||
-             absl::EndsWith(a.output, ".gz")) {
+  } else if (absl::EndsWith(a.output, ".svgz") || absl::EndsWith(a.output, ".gz")) {
     std::ostringstream svg;
     st = render(svg);
     if (st.ok() || absl::IsFailedPrecondition(st)) {
-      absl::Status written =
-          renderer::WriteFileByExtension(a.output, svg.str());
+      absl::Status written = renderer::WriteFileByExtension(a.output, svg.str());
       if (!written.ok()) st = written;
     }
   } else {
@@ -175,8 +160,7 @@ int RunRender(RenderArgs* a, bool title_given) {
                                     : "Flame Graph")) {
     return kExitError;
   }
-  Profile after(o.flamechart ? Profile::ChildMatching::kAdjacent
-                             : Profile::ChildMatching::kByName);
+  Profile after(o.flamechart ? Profile::ChildMatching::kAdjacent : Profile::ChildMatching::kByName);
   Profile before(after.child_matching());
   FoldedReadOptions read_options;
   read_options.scale = a->scale;
@@ -197,10 +181,8 @@ int RunRender(RenderArgs* a, bool title_given) {
     two_column_lines = reader.stats().two_column_lines;
   }
   const profile::OutputFormat format =
-      a->output == "-"
-          ? profile::OutputFormat{profile::ProfileFormat::kSvg, false}
-          : profile::OutputFormatForPath(a->output,
-                                         profile::ProfileFormat::kSvg);
+      a->output == "-" ? profile::OutputFormat{profile::ProfileFormat::kSvg, false}
+                       : profile::OutputFormatForPath(a->output, profile::ProfileFormat::kSvg);
   if (format.format != profile::ProfileFormat::kSvg) {
     // An export of the merged input (folded, pprof, speedscope): no drawing
     // options apply.
@@ -218,17 +200,13 @@ int RunRender(RenderArgs* a, bool title_given) {
   }
   if (two_column_lines != 0) {
     // flamegraph.pl renders two-column input as a differential graph.
-    const profile::ProfileDiff diff =
-        profile::ProfileDiff::Compute(before, after);
+    const profile::ProfileDiff diff = profile::ProfileDiff::Compute(before, after);
     RenderOptions diff_options = o;
     diff_options.diff_width = renderer::DiffWidth::kAfter;
-    return Emit(*a, [&](std::ostream& out) {
-      return renderer::RenderDiffSvg(diff, diff_options, out);
-    });
+    return Emit(
+        *a, [&](std::ostream& out) { return renderer::RenderDiffSvg(diff, diff_options, out); });
   }
-  return Emit(*a, [&](std::ostream& out) {
-    return renderer::RenderSvg(after, o, out);
-  });
+  return Emit(*a, [&](std::ostream& out) { return renderer::RenderSvg(after, o, out); });
 }
 
 // The options only `diff` has, beyond the rendering ones.
@@ -243,12 +221,10 @@ struct DiffFlags {
 
 // Loads one side of a diff: `batch:ID`, a directory from `flamefleet fetch`, a
 // .masm program, a folded file (or "-"), else a batch id on the coordinator.
-absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg,
-                                       const RenderArgs& a,
+absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg, const RenderArgs& a,
                                        const DiffFlags& flags,
                                        const FoldedReadOptions& read_options) {
-  auto from_batch = [&](const std::string& id,
-                        bool explicit_batch) -> absl::StatusOr<DiffInput> {
+  auto from_batch = [&](const std::string& id, bool explicit_batch) -> absl::StatusOr<DiffInput> {
     absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
         ConnectToCoordinator(flags.coordinator);
     if (!channel.ok()) return channel.status();
@@ -260,10 +236,8 @@ absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg,
     }
     return absl::Status(
         in.status().code(),
-        absl::StrCat(
-            arg,
-            explicit_batch ? "" : ": no such file or directory; as a batch id",
-            " on ", flags.coordinator.address, ": ", in.status().message()));
+        absl::StrCat(arg, explicit_batch ? "" : ": no such file or directory; as a batch id",
+                     " on ", flags.coordinator.address, ": ", in.status().message()));
   };
   if (absl::StartsWith(arg, "batch:")) return from_batch(arg.substr(6), true);
   std::error_code ec;
@@ -277,8 +251,7 @@ absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg,
     // A program: run it and diff its profile.
     absl::StatusOr<Profile> p = ProfileMasmFile(arg, "", a.libs, false);
     if (!p.ok()) {
-      return absl::Status(p.status().code(),
-                          absl::StrCat(arg, ": ", p.status().message()));
+      return absl::Status(p.status().code(), absl::StrCat(arg, ": ", p.status().message()));
     }
     in.aggregate = *std::move(p);
     return in;
@@ -293,8 +266,7 @@ absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg,
 }
 
 int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
-  if (!FinishOptions(a, title_given, "Differential Flame Graph"))
-    return kExitError;
+  if (!FinishOptions(a, title_given, "Differential Flame Graph")) return kExitError;
   RenderOptions& o = a->options;
   o.diff_inclusive = flags.diff_inclusive;
   o.diff_normalize = flags.normalize;
@@ -309,17 +281,14 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
     return kExitError;
   }
   const profile::OutputFormat format =
-      a->output == "-"
-          ? profile::OutputFormat{profile::ProfileFormat::kSvg, false}
-          : profile::OutputFormatForPath(a->output,
-                                         profile::ProfileFormat::kSvg);
+      a->output == "-" ? profile::OutputFormat{profile::ProfileFormat::kSvg, false}
+                       : profile::OutputFormatForPath(a->output, profile::ProfileFormat::kSvg);
   if (format.format != profile::ProfileFormat::kSvg &&
       format.format != profile::ProfileFormat::kFolded) {
     std::cerr << "flamefleet: diff writes a differential SVG (.svg, .svgz) or "
                  "two-column "
                  "folded stacks (.folded, .txt); "
-              << a->output << " asks for "
-              << profile::ProfileFormatName(format.format)
+              << a->output << " asks for " << profile::ProfileFormatName(format.format)
               << ", which has no differential form\n";
     return kExitError;
   }
@@ -351,8 +320,7 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
     after = after.Reversed(0);
     o.reverse = false;
   }
-  const profile::ProfileDiff diff =
-      profile::ProfileDiff::Compute(before, after);
+  const profile::ProfileDiff diff = profile::ProfileDiff::Compute(before, after);
   int code = kExitOk;
   if (format.format == profile::ProfileFormat::kFolded) {
     std::ostringstream folded;
@@ -366,21 +334,17 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
       code = kExitError;
     }
   } else {
-    code = Emit(*a, [&](std::ostream& out) {
-      return renderer::RenderDiffSvg(diff, o, out);
-    });
+    code = Emit(*a, [&](std::ostream& out) { return renderer::RenderDiffSvg(diff, o, out); });
   }
   if (code != kExitOk || !flags.fail_above.has_value()) return code;
-  const std::vector<CycleDelta> regressions =
-      JobsAbove(suite, *flags.fail_above);
+  const std::vector<CycleDelta> regressions = JobsAbove(suite, *flags.fail_above);
   if (regressions.empty()) return kExitOk;
-  std::cerr << "flamefleet: " << regressions.size()
-            << " job(s) grew by more than " << *flags.fail_above << "%:";
+  std::cerr << "flamefleet: " << regressions.size() << " job(s) grew by more than "
+            << *flags.fail_above << "%:";
   for (const CycleDelta& job : regressions) {
     std::cerr << " " << job.name << " ("
-              << (std::isinf(job.percent())
-                      ? std::string("new cycles")
-                      : absl::StrFormat("%+.2f%%", job.percent()))
+              << (std::isinf(job.percent()) ? std::string("new cycles")
+                                            : absl::StrFormat("%+.2f%%", job.percent()))
               << ")";
   }
   std::cerr << "\n";
@@ -394,11 +358,9 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   // their fields) and are shared by the option bindings and the callback, hence
   // shared_ptr owned by the callbacks that `app` keeps.
   auto render = std::make_shared<RenderArgs>();
-  CLI::App* render_cmd = app.add_subcommand(
-      "render", "render folded stacks as an interactive SVG flame graph");
-  render_cmd
-      ->add_option("inputs", render->inputs, "folded input files (- = stdin)")
-      ->required();
+  CLI::App* render_cmd =
+      app.add_subcommand("render", "render folded stacks as an interactive SVG flame graph");
+  render_cmd->add_option("inputs", render->inputs, "folded input files (- = stdin)")->required();
   AddCommonOptions(render_cmd, render.get());
   // render and diff print their own "flamefleet: ..." messages and pick their exit codes.
   SetCommand(render_cmd, exit_code, [render, render_cmd] {
@@ -407,15 +369,13 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
 
   auto diff = std::make_shared<RenderArgs>();
   auto diff_flags = std::make_shared<DiffFlags>();
-  CLI::App* diff_cmd =
-      app.add_subcommand("diff",
-                         "compare two profiles, output directories or batches: "
-                         "a differential flame graph of "
-                         "the aggregates (red grew, blue shrank), per-job and "
-                         "per-frame cycle deltas, and a "
-                         "regression gate (--fail-above)");
-  diff_cmd->add_option("--lib", diff->libs,
-                       "library NAMESPACE=DIR for .masm inputs (repeatable)");
+  CLI::App* diff_cmd = app.add_subcommand("diff",
+                                          "compare two profiles, output directories or batches: "
+                                          "a differential flame graph of "
+                                          "the aggregates (red grew, blue shrank), per-job and "
+                                          "per-frame cycle deltas, and a "
+                                          "regression gate (--fail-above)");
+  diff_cmd->add_option("--lib", diff->libs, "library NAMESPACE=DIR for .masm inputs (repeatable)");
   diff_cmd
       ->add_option("inputs", diff->inputs,
                    "BEFORE AFTER: each a folded file, a .masm program, a "
@@ -431,16 +391,12 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   diff_cmd->add_option("--diff-width", diff->diff_width,
                        "frame widths from: max (default; shows new and "
                        "vanished), after, before");
-  diff_cmd->add_flag("--diff-inclusive", diff_flags->diff_inclusive,
-                     "colour by inclusive delta");
-  diff_cmd->add_flag("-n,--normalize", diff_flags->normalize,
-                     "scale BEFORE to AFTER's total");
+  diff_cmd->add_flag("--diff-inclusive", diff_flags->diff_inclusive, "colour by inclusive delta");
+  diff_cmd->add_flag("-n,--normalize", diff_flags->normalize, "scale BEFORE to AFTER's total");
   AddCoordinatorFlags(diff_cmd, &diff_flags->coordinator);  // for batch-id inputs
-  diff_cmd->add_option("--top", diff_flags->top,
-                       "rows in the jobs and frames tables (default 10)");
-  diff_cmd->add_option(
-      "--fail-above", diff_flags->fail_above,
-      "exit 3 if any job on both sides grew by more than PCT percent");
+  diff_cmd->add_option("--top", diff_flags->top, "rows in the jobs and frames tables (default 10)");
+  diff_cmd->add_option("--fail-above", diff_flags->fail_above,
+                       "exit 3 if any job on both sides grew by more than PCT percent");
   diff_cmd->add_flag("--json", diff_flags->json, "print the tables as JSON");
   SetCommand(diff_cmd, exit_code, [diff, diff_cmd, diff_flags] {
     return ExitCode{RunDiff(diff.get(), diff_cmd->count("--title") != 0, *diff_flags)};

@@ -26,8 +26,8 @@ bool IsWithin(const fs::path& p, const fs::path& root) {
 absl::StatusOr<fs::path> ServerNamedPath(const fs::path& dir, absl::string_view name,
                                          absl::string_view prefix) {
   auto refuse = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "refusing to write \"", absl::CHexEscape(name), "\" under ", dir.string(), ": ", why));
+    return absl::InvalidArgumentError(absl::StrCat("refusing to write \"", absl::CHexEscape(name),
+                                                   "\" under ", dir.string(), ": ", why));
   };
   if (name.empty()) return refuse("empty name");
   if (absl::StrContains(name, absl::string_view("\0", 1))) return refuse("it contains a NUL");
@@ -60,13 +60,13 @@ absl::Status CheckInsideDirectory(const fs::path& file, const fs::path& root,
     std::error_code link_ec;
     const fs::path target = fs::read_symlink(file, link_ec);
     return absl::NotFoundError(absl::StrCat(
-        file.string(), link_ec ? "" : absl::StrCat(" (a symlink to ", target.string(), ")"),
-        ": ", ec.message()));
+        file.string(), link_ec ? "" : absl::StrCat(" (a symlink to ", target.string(), ")"), ": ",
+        ec.message()));
   }
   if (IsWithin(real, real_root)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(file.string(), " is a symlink to ",
-                                                 real.string(), ", outside the ", root_kind,
-                                                 " ", real_root.string(), "; refusing to read it"));
+  return absl::InvalidArgumentError(absl::StrCat(file.string(), " is a symlink to ", real.string(),
+                                                 ", outside the ", root_kind, " ",
+                                                 real_root.string(), "; refusing to read it"));
 }
 
 }  // namespace flamefleet::cli

@@ -116,13 +116,12 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
     }
     return out.dump(2) + "\n";
   }
-  std::string out = absl::StrCat("format version ", snapshot.format_version(), ", ", file_bytes,
-                                 " bytes\n");
+  std::string out =
+      absl::StrCat("format version ", snapshot.format_version(), ", ", file_bytes, " bytes\n");
   absl::StrAppend(&out, "program:  ", program.name(), "\n");
   absl::StrAppend(&out, "  dialect: ", SnapshotDialectName(snapshot), "\n");
   absl::StrAppend(&out, "  digest: ", runner::SnapshotSourceDigest(program), "\n");
-  absl::StrAppend(&out, "  entry:  ", program.digest(), " (", program.source().size(),
-                  " bytes)\n");
+  absl::StrAppend(&out, "  entry:  ", program.digest(), " (", program.source().size(), " bytes)\n");
   if (program.has_kernel()) {
     absl::StrAppend(&out, "  kernel: ", program.kernel().path(), "  ", program.kernel().digest(),
                     " (", program.kernel().source().size(), " bytes)\n");

@@ -25,8 +25,7 @@ constexpr absl::string_view kFoldedSuffix = ".folded";
 std::map<std::string, uint64_t> SelfByName(const profile::Profile& p) {
   std::map<std::string, uint64_t> out;
   if (p.num_nodes() == 0) return out;
-  if (p.self(profile::Profile::kRoot) != 0)
-    out["[unknown]"] += p.self(profile::Profile::kRoot);
+  if (p.self(profile::Profile::kRoot) != 0) out["[unknown]"] += p.self(profile::Profile::kRoot);
   uint64_t hidden = p.hidden(profile::Profile::kRoot).cycles;
   std::vector<uint64_t> by_frame(p.num_frames(), 0);
   for (profile::Profile::NodeId n = 1; n < p.num_nodes(); ++n) {
@@ -35,8 +34,7 @@ std::map<std::string, uint64_t> SelfByName(const profile::Profile& p) {
   }
   for (size_t f = 0; f < by_frame.size(); ++f) {
     if (by_frame[f] != 0) {
-      out[std::string(p.frame_name(
-          static_cast<profile::Profile::FrameId>(f)))] += by_frame[f];
+      out[std::string(p.frame_name(static_cast<profile::Profile::FrameId>(f)))] += by_frame[f];
     }
   }
   if (hidden != 0) out["[hidden]"] += hidden;
@@ -54,31 +52,26 @@ std::string Percent(const CycleDelta& d) {
   return absl::StrFormat("%+.2f%%", p);
 }
 
-std::string Signed(int64_t v) {
-  return v > 0 ? absl::StrCat("+", v) : absl::StrCat(v);
-}
+std::string Signed(int64_t v) { return v > 0 ? absl::StrCat("+", v) : absl::StrCat(v); }
 
-void PrintRows(const std::vector<CycleDelta>& rows, size_t limit,
-               absl::string_view heading, std::ostream& out) {
+void PrintRows(const std::vector<CycleDelta>& rows, size_t limit, absl::string_view heading,
+               std::ostream& out) {
   size_t width = heading.size();
   for (size_t i = 0; i < rows.size() && i < limit; ++i) {
     width = std::max(width, std::min<size_t>(rows[i].name.size(), 72));
   }
-  out << absl::StrFormat("  %-*s %14s %14s %14s %9s\n", static_cast<int>(width),
-                         heading, "before", "after", "delta", "percent");
+  out << absl::StrFormat("  %-*s %14s %14s %14s %9s\n", static_cast<int>(width), heading, "before",
+                         "after", "delta", "percent");
   for (size_t i = 0; i < rows.size() && i < limit; ++i) {
     const CycleDelta& d = rows[i];
-    out << absl::StrFormat("  %-*s %14d %14d %14s %9s\n",
-                           static_cast<int>(width), d.name, d.before, d.after,
-                           Signed(d.delta()), Percent(d));
+    out << absl::StrFormat("  %-*s %14d %14d %14s %9s\n", static_cast<int>(width), d.name, d.before,
+                           d.after, Signed(d.delta()), Percent(d));
   }
 }
 
 nlohmann::json RowJson(const CycleDelta& d) {
-  nlohmann::json j = {{"name", d.name},
-                      {"before", d.before},
-                      {"after", d.after},
-                      {"delta", d.delta()}};
+  nlohmann::json j = {
+      {"name", d.name}, {"before", d.before}, {"after", d.after}, {"delta", d.delta()}};
   const double p = d.percent();
   j["percent"] = std::isinf(p) ? nlohmann::json(nullptr) : nlohmann::json(p);
   return j;
@@ -87,13 +80,12 @@ nlohmann::json RowJson(const CycleDelta& d) {
 }  // namespace
 
 double CycleDelta::percent() const {
-  if (before == 0)
-    return after == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  if (before == 0) return after == 0 ? 0.0 : std::numeric_limits<double>::infinity();
   return 100.0 * static_cast<double>(delta()) / static_cast<double>(before);
 }
 
-absl::StatusOr<DiffInput> LoadOutputDirectory(
-    const std::string& dir, const profile::FoldedReadOptions& options) {
+absl::StatusOr<DiffInput> LoadOutputDirectory(const std::string& dir,
+                                              const profile::FoldedReadOptions& options) {
   DiffInput in;
   in.kind = DiffInput::Kind::kDirectory;
   in.label = dir;
@@ -102,23 +94,21 @@ absl::StatusOr<DiffInput> LoadOutputDirectory(
   std::error_code ec;
   std::vector<fs::path> files;
   if (fs::is_directory(jobs_dir, ec)) {
-    for (auto it = fs::recursive_directory_iterator(jobs_dir, ec);
-         !ec && it != fs::end(it); it.increment(ec)) {
-      if (it->is_regular_file(ec) &&
-          absl::EndsWith(it->path().string(), kFoldedSuffix)) {
+    for (auto it = fs::recursive_directory_iterator(jobs_dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      if (it->is_regular_file(ec) && absl::EndsWith(it->path().string(), kFoldedSuffix)) {
         files.push_back(it->path());
       }
     }
-    if (ec)
-      return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
+    if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
   }
   std::sort(files.begin(), files.end());
   const bool has_aggregate = fs::is_regular_file(root / "aggregate.folded", ec);
   if (files.empty() && !has_aggregate) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        dir,
-        ": not a fetched output directory (no aggregate.folded and no "
-        "jobs/*.folded; `flamefleet fetch ID -o DIR` writes them)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir,
+                     ": not a fetched output directory (no aggregate.folded and no "
+                     "jobs/*.folded; `flamefleet fetch ID -o DIR` writes them)"));
   }
   for (const fs::path& file : files) {
     std::string name = file.lexically_relative(jobs_dir).generic_string();
@@ -133,30 +123,25 @@ absl::StatusOr<DiffInput> LoadOutputDirectory(
   }
   if (has_aggregate) {
     profile::FoldedReader reader(&in.aggregate, nullptr, options);
-    FLAMEFLEET_RETURN_IF_ERROR(
-        reader.ReadFile((root / "aggregate.folded").string()));
+    FLAMEFLEET_RETURN_IF_ERROR(reader.ReadFile((root / "aggregate.folded").string()));
   }
   return in;
 }
 
-absl::StatusOr<DiffInput> LoadBatch(BatchClient& client,
-                                    const std::string& batch_id) {
+absl::StatusOr<DiffInput> LoadBatch(BatchClient& client, const std::string& batch_id) {
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::Batch batch, client.Get(batch_id));
   if (batch.state() == v1::BATCH_STATE_RUNNING) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "batch ", batch_id, " is still running (wait with `flamefleet watch ",
-        batch_id, "`)"));
+        "batch ", batch_id, " is still running (wait with `flamefleet watch ", batch_id, "`)"));
   }
   DiffInput in;
   in.kind = DiffInput::Kind::kBatch;
   in.label = batch_id;
   for (const v1::JobStatus& job : batch.jobs()) {
-    if (job.state() == v1::JOB_STATE_SUCCEEDED)
-      in.jobs[job.name()] = job.cycles();
+    if (job.state() == v1::JOB_STATE_SUCCEEDED) in.jobs[job.name()] = job.cycles();
   }
   if (batch.jobs_succeeded() > 0) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(in.aggregate,
-                                client.FetchProfile(batch_id, ""));
+    FLAMEFLEET_ASSIGN_OR_RETURN(in.aggregate, client.FetchProfile(batch_id, ""));
   }
   return in;
 }
@@ -167,8 +152,7 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
   d.after_total = after.aggregate.total();
   std::map<std::string, uint64_t> before_jobs = before.jobs;
   std::map<std::string, uint64_t> after_jobs = after.jobs;
-  if (before.kind == DiffInput::Kind::kProfile ||
-      after.kind == DiffInput::Kind::kProfile) {
+  if (before.kind == DiffInput::Kind::kProfile || after.kind == DiffInput::Kind::kProfile) {
     before_jobs = {{kWholeProfileJob, d.before_total}};
     after_jobs = {{kWholeProfileJob, d.after_total}};
   }
@@ -189,8 +173,7 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
   std::map<std::string, uint64_t> after_frames = SelfByName(after.aggregate);
   for (const auto& [name, cycles] : before_frames) {
     auto it = after_frames.find(name);
-    d.frames.push_back(
-        {name, cycles, it == after_frames.end() ? 0 : it->second});
+    d.frames.push_back({name, cycles, it == after_frames.end() ? 0 : it->second});
   }
   for (const auto& [name, cycles] : after_frames) {
     if (!before_frames.contains(name)) d.frames.push_back({name, 0, cycles});
@@ -214,9 +197,8 @@ void PrintSuiteDiff(const SuiteDiff& diff, size_t top, std::ostream& out) {
     if (job.delta() > 0) grew.push_back(job);
     if (job.delta() < 0) ++shrank;
   }
-  out << "jobs: " << diff.jobs.size() << " on both sides (" << grew.size()
-      << " grew, " << shrank << " shrank, "
-      << diff.jobs.size() - grew.size() - shrank << " unchanged), "
+  out << "jobs: " << diff.jobs.size() << " on both sides (" << grew.size() << " grew, " << shrank
+      << " shrank, " << diff.jobs.size() - grew.size() - shrank << " unchanged), "
       << diff.added.size() << " added, " << diff.removed.size() << " removed\n";
   if (!grew.empty()) {
     out << "jobs that grew most (top " << std::min(top, grew.size()) << "):\n";
@@ -240,8 +222,7 @@ void PrintSuiteDiff(const SuiteDiff& diff, size_t top, std::ostream& out) {
     PrintRows(frames, top, "frame", out);
   }
   out << "total:\n";
-  PrintRows({{"all jobs", diff.before_total, diff.after_total}}, 1, "aggregate",
-            out);
+  PrintRows({{"all jobs", diff.before_total, diff.after_total}}, 1, "aggregate", out);
 }
 
 nlohmann::json SuiteDiffJson(const SuiteDiff& diff, size_t top) {
@@ -250,8 +231,7 @@ nlohmann::json SuiteDiffJson(const SuiteDiff& diff, size_t top) {
   j.erase("name");
   auto rows = [](const std::vector<CycleDelta>& v, size_t limit) {
     nlohmann::json a = nlohmann::json::array();
-    for (size_t i = 0; i < v.size() && i < limit; ++i)
-      a.push_back(RowJson(v[i]));
+    for (size_t i = 0; i < v.size() && i < limit; ++i) a.push_back(RowJson(v[i]));
     return a;
   };
   j["jobs"] = rows(diff.jobs, diff.jobs.size());

@@ -37,46 +37,40 @@ namespace flamefleet::cli {
 struct DiffInput {
   enum class Kind { kProfile, kDirectory, kBatch };
   Kind kind = Kind::kProfile;
-  std::string label;           // the argument as given
-  profile::Profile aggregate;  // the whole side's profile
-  std::map<std::string, uint64_t>
-      jobs;  // total cycles per job (kDirectory, kBatch only)
+  std::string label;                     // the argument as given
+  profile::Profile aggregate;            // the whole side's profile
+  std::map<std::string, uint64_t> jobs;  // total cycles per job (kDirectory, kBatch only)
 };
 
 // Loads a directory written by `flamefleet fetch` (or `run`): jobs/**/<name>.folded give the jobs
 // (name = path under jobs/ without ".folded"), aggregate.folded the aggregate (the sum of the jobs
 // if it is missing). Returns InvalidArgument if the directory has neither, and the reader's errors
 // (NotFound, DataLoss) for unreadable files.
-absl::StatusOr<DiffInput> LoadOutputDirectory(
-    const std::string& dir, const profile::FoldedReadOptions& options);
+absl::StatusOr<DiffInput> LoadOutputDirectory(const std::string& dir,
+                                              const profile::FoldedReadOptions& options);
 
 // Loads batch `batch_id` through `client`: the aggregate profile (BatchClient::FetchProfile) and
 // the total cycles of every succeeded job; jobs that did not succeed are absent. Returns
 // FailedPrecondition if the batch is still running, and the RPC errors (NotFound for an unknown
 // batch, Unavailable if the coordinator cannot be reached).
-absl::StatusOr<DiffInput> LoadBatch(BatchClient& client,
-                                    const std::string& batch_id);
+absl::StatusOr<DiffInput> LoadBatch(BatchClient& client, const std::string& batch_id);
 
 // The change of one job's (or one frame's) cycles.
 struct CycleDelta {
   std::string name;
   uint64_t before = 0;
   uint64_t after = 0;
-  int64_t delta() const {
-    return static_cast<int64_t>(after) - static_cast<int64_t>(before);
-  }
+  int64_t delta() const { return static_cast<int64_t>(after) - static_cast<int64_t>(before); }
   // Returns 100 * delta / before; +infinity if before is 0 and after is not; 0 if both are 0.
   double percent() const;
 };
 
 // The comparison of two sides.
 struct SuiteDiff {
-  std::vector<CycleDelta>
-      jobs;  // jobs on both sides, by delta descending, then name
+  std::vector<CycleDelta> jobs;     // jobs on both sides, by delta descending, then name
   std::vector<CycleDelta> added;    // only in AFTER (before = 0), by name
   std::vector<CycleDelta> removed;  // only in BEFORE (after = 0), by name
-  std::vector<CycleDelta>
-      frames;  // aggregate self cycles by frame name, delta descending
+  std::vector<CycleDelta> frames;   // aggregate self cycles by frame name, delta descending
   uint64_t before_total = 0;
   uint64_t after_total = 0;
 };

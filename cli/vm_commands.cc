@@ -41,8 +41,7 @@ absl::Status RunExec(const ExecFlags& flags) {
   const ProgramFlags& p = flags.program;
   if (absl::Status usage = p.CheckReplay(); !usage.ok()) return UsageError(usage);
   if (!p.replay.empty() && !p.kernel.empty()) {
-    return UsageError(
-        "--kernel cannot be used with --replay (a snapshot carries its own kernel)");
+    return UsageError("--kernel cannot be used with --replay (a snapshot carries its own kernel)");
   }
   if (!p.replay.empty()) {
     FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot, runner::LoadSnapshotFile(p.replay));
@@ -68,8 +67,9 @@ absl::Status RunExec(const ExecFlags& flags) {
 void AddVmCommands(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ExecFlags>();
   CLI::App* exec = app.add_subcommand(
-      "exec", "Run a MASM program; print the final operand stack (top 16, top first) and the "
-              "cycle count");
+      "exec",
+      "Run a MASM program; print the final operand stack (top 16, top first) and the "
+      "cycle count");
   flags->program.Add(exec);
   exec->add_flag("--json", flags->json, "print {\"stack\": [...], \"cycles\": N}");
   SetCommand(exec, exit_code, [flags] { return RunExec(*flags); });

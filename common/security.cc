@@ -114,8 +114,8 @@ class CoreServerCredentials final : public grpc::ServerCredentials {
       : creds_(creds) {
     if (check != nullptr) {
       grpc_server_credentials_set_auth_metadata_processor(
-          creds_, grpc_auth_metadata_processor{&ProcessAuthMetadata, &DestroyTokenCheck,
-                                               check.release()});
+          creds_,
+          grpc_auth_metadata_processor{&ProcessAuthMetadata, &DestroyTokenCheck, check.release()});
     }
   }
   ~CoreServerCredentials() override { grpc_server_credentials_release(creds_); }
@@ -148,8 +148,7 @@ class TokenInterceptor final : public grpc::experimental::Interceptor {
   const std::string header_;
 };
 
-class TokenInterceptorFactory final
-    : public grpc::experimental::ClientInterceptorFactoryInterface {
+class TokenInterceptorFactory final : public grpc::experimental::ClientInterceptorFactoryInterface {
  public:
   explicit TokenInterceptorFactory(const std::string& token)
       : header_(absl::StrCat("Bearer ", token)) {}

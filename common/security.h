@@ -44,7 +44,7 @@ struct SecurityOptions {
   std::string tls_cert_file{};    // --tls-cert: this process's certificate chain (PEM)
   std::string tls_key_file{};     // --tls-key: its private key (PEM)
   std::string tls_ca_file{};      // --tls-ca: CA bundle (PEM) that peers are verified against
-  bool tls_client_auth = false;  // --tls-client-auth: servers require client certificates
+  bool tls_client_auth = false;   // --tls-client-auth: servers require client certificates
   std::string auth_token_file{};  // --auth-token-file: the bearer token, whitespace trimmed
 };
 

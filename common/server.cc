@@ -3,8 +3,8 @@
 #include <grpc/grpc.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/resource_quota.h>
+#include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server_builder.h>
 #include <netdb.h>
 #include <signal.h>
@@ -27,11 +27,12 @@ namespace {
 // socket to the same address and reports the errno, e.g. "address already in use".
 std::string DescribeBindFailure(const std::string& listen) {
   absl::string_view address = listen;
-  for (absl::string_view scheme : {"dns:///", "ipv4:", "ipv6:"}) absl::ConsumePrefix(&address, scheme);
+  for (absl::string_view scheme : {"dns:///", "ipv4:", "ipv6:"})
+    absl::ConsumePrefix(&address, scheme);
   size_t colon = address.rfind(':');
   int port = 0;
-  if (colon == absl::string_view::npos ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+  if (colon == absl::string_view::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
     return "not a host:port address";
   }
   std::string host(address.substr(0, colon));
@@ -71,8 +72,8 @@ void ConfigureBuilder(grpc::ServerBuilder& builder) {
 }
 
 absl::Status CannotListen(const std::string& listen, absl::string_view what) {
-  return absl::UnavailableError(absl::StrCat("cannot listen on ", listen, what, ": ",
-                                             DescribeBindFailure(listen)));
+  return absl::UnavailableError(
+      absl::StrCat("cannot listen on ", listen, what, ": ", DescribeBindFailure(listen)));
 }
 
 }  // namespace

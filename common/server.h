@@ -105,8 +105,7 @@ class GrpcServer {
   void Shutdown(absl::Duration grace);
 
  private:
-  GrpcServer(std::unique_ptr<grpc::Server> server, int port,
-             std::unique_ptr<HealthServer> health)
+  GrpcServer(std::unique_ptr<grpc::Server> server, int port, std::unique_ptr<HealthServer> health)
       : server_(std::move(server)), port_(port), health_(std::move(health)) {}
 
   std::unique_ptr<grpc::Server> server_;

@@ -38,8 +38,8 @@ absl::StatusOr<ServiceFlags> ReadServiceFlags() {
   out.health_listen = absl::GetFlag(FLAGS_health_listen);
   out.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   if (out.max_message_bytes < 1024) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max-message-bytes: ", out.max_message_bytes, " is below the minimum of 1024"));
+    return absl::InvalidArgumentError(absl::StrCat("--max-message-bytes: ", out.max_message_bytes,
+                                                   " is below the minimum of 1024"));
   }
   return out;
 }

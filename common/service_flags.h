@@ -3,10 +3,10 @@
 // binaries (flamefleet::service_flags), so the flags exist nowhere else.
 //
 //   int main(int argc, char** argv) {
-//     InitServiceMain(argc, argv, "flamefleet-renderer [--listen ADDR] " FLAMEFLEET_SERVICE_FLAGS_USAGE);
-//     absl::StatusOr<ServiceFlags> flags = ReadServiceFlags();
-//     if (!flags.ok()) { LOG(ERROR) << flags.status(); return 2; }
-//     LogServiceSecurity(flags->security, /*serves=*/true, /*calls=*/false);
+//     InitServiceMain(argc, argv, "flamefleet-renderer [--listen ADDR] "
+//     FLAMEFLEET_SERVICE_FLAGS_USAGE); absl::StatusOr<ServiceFlags> flags = ReadServiceFlags(); if
+//     (!flags.ok()) { LOG(ERROR) << flags.status(); return 2; } LogServiceSecurity(flags->security,
+//     /*serves=*/true, /*calls=*/false);
 //
 // Flags: --tls-cert FILE, --tls-key FILE, --tls-ca FILE, --tls-client-auth,
 // --auth-token-file FILE, --health-listen ADDR, --max-message-bytes N (see common/security.h
@@ -20,14 +20,14 @@
 #include "common/security.h"
 
 // The usage text of the shared flags, for InitServiceMain.
-#define FLAMEFLEET_SERVICE_FLAGS_USAGE                                                   \
-  "[--tls-cert FILE --tls-key FILE] [--tls-ca FILE] [--tls-client-auth] "                \
+#define FLAMEFLEET_SERVICE_FLAGS_USAGE                                    \
+  "[--tls-cert FILE --tls-key FILE] [--tls-ca FILE] [--tls-client-auth] " \
   "[--auth-token-file FILE] [--health-listen ADDR] [--max-message-bytes N]"
 
 namespace flamefleet {
 
 struct ServiceFlags {
-  Security security;        // loaded from the --tls-* and --auth-token-file files
+  Security security;          // loaded from the --tls-* and --auth-token-file files
   std::string health_listen;  // --health-listen; empty: no health-only port
   int max_message_bytes = 0;  // --max-message-bytes
 };

@@ -36,8 +36,8 @@ void AnnounceListening(int port) {
 }
 
 void AnnounceHealthListening(const std::string& requested, int port) {
-  LOG(INFO) << "health-only port (plaintext, grpc.health.v1.Health) on " << requested
-            << ", port " << port;
+  LOG(INFO) << "health-only port (plaintext, grpc.health.v1.Health) on " << requested << ", port "
+            << port;
   if (absl::EndsWith(requested, ":0")) {
     std::printf("HEALTH_LISTENING %d\n", port);
     std::fflush(stdout);

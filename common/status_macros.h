@@ -16,10 +16,10 @@
 #include "absl/status/statusor.h"
 
 // Evaluates `expr` (an absl::Status) and returns it from the enclosing function if not OK.
-#define FLAMEFLEET_RETURN_IF_ERROR(expr)                        \
-  do {                                                          \
-    ::absl::Status flamefleet_status_ = (expr);                 \
-    if (!flamefleet_status_.ok()) return flamefleet_status_;    \
+#define FLAMEFLEET_RETURN_IF_ERROR(expr)                     \
+  do {                                                       \
+    ::absl::Status flamefleet_status_ = (expr);              \
+    if (!flamefleet_status_.ok()) return flamefleet_status_; \
   } while (false)
 
 #define FLAMEFLEET_STATUS_MACROS_CONCAT_INNER_(x, y) x##y
@@ -27,8 +27,8 @@
 
 // Evaluates `rexpr` (an absl::StatusOr<T>); on error returns its status, otherwise moves the
 // value into `lhs`, which may be a declaration (`auto x`, `std::string s`) or an lvalue.
-#define FLAMEFLEET_ASSIGN_OR_RETURN(lhs, rexpr)                                             \
-  FLAMEFLEET_ASSIGN_OR_RETURN_IMPL_(                                                        \
+#define FLAMEFLEET_ASSIGN_OR_RETURN(lhs, rexpr) \
+  FLAMEFLEET_ASSIGN_OR_RETURN_IMPL_(            \
       FLAMEFLEET_STATUS_MACROS_CONCAT_(flamefleet_statusor_, __LINE__), lhs, rexpr)
 
 #define FLAMEFLEET_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \

@@ -154,8 +154,8 @@ absl::StatusOr<std::string> FindServiceBinary(const std::string& name,
   for (const std::string& c : candidates) {
     if (access(c.c_str(), X_OK) == 0) return std::filesystem::path(c).lexically_normal().string();
   }
-  return absl::NotFoundError(absl::StrCat("cannot find ", name, " next to ", dir,
-                                          ", in the build tree or on PATH"));
+  return absl::NotFoundError(
+      absl::StrCat("cannot find ", name, " next to ", dir, ", in the build tree or on PATH"));
 }
 
 }  // namespace flamefleet

@@ -32,8 +32,7 @@ Artifacts::Artifacts(JobStore* store, RenderClient* render,
     : store_(store), render_(render), aggregate_render_deadline_(aggregate_render_deadline) {}
 
 absl::Status Artifacts::MergeStoredProfiles(
-    const std::vector<std::pair<std::string, std::string>>& profiles,
-    ProfileMerger* merger) const {
+    const std::vector<std::pair<std::string, std::string>>& profiles, ProfileMerger* merger) const {
   for (const auto& [task_id, digest] : profiles) {
     absl::StatusOr<std::string> bytes = store_->GetArtifact(digest);
     if (!bytes.ok()) {
@@ -73,9 +72,8 @@ void Artifacts::RenderAggregateSvg(const BatchRecord& batch, const profile::Prof
   absl::StatusOr<std::string> svg_digest =
       svg.ok() ? store_->PutArtifact(*svg) : absl::StatusOr<std::string>(svg.status());
   absl::Status indexed =
-      svg_digest.ok()
-          ? store_->IndexArtifact(batch.id, "", v1::ARTIFACT_FORMAT_SVG, *svg_digest)
-          : svg_digest.status();
+      svg_digest.ok() ? store_->IndexArtifact(batch.id, "", v1::ARTIFACT_FORMAT_SVG, *svg_digest)
+                      : svg_digest.status();
   if (!indexed.ok()) {
     // Not fatal: FetchArtifact renders it again on demand.
     LOG(WARNING) << "batch " << batch.id << ": aggregate SVG not rendered yet: " << indexed;
@@ -83,8 +81,7 @@ void Artifacts::RenderAggregateSvg(const BatchRecord& batch, const profile::Prof
 }
 
 absl::StatusOr<std::string> Artifacts::Fetch(const std::string& batch_id,
-                                             const std::string& job_name,
-                                             v1::ArtifactFormat format,
+                                             const std::string& job_name, v1::ArtifactFormat format,
                                              std::string profile_digest,
                                              const v1::RenderOptions& render_options) {
   absl::StatusOr<std::string> digest = store_->FindArtifact(batch_id, job_name, format);
@@ -120,8 +117,7 @@ absl::StatusOr<std::string> Artifacts::Derive(const std::string& batch_id,
       }
       FLAMEFLEET_ASSIGN_OR_RETURN(data, render_->RenderSvg(profile, render_options));
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("format: unknown artifact format ", format));
+      return absl::InvalidArgumentError(absl::StrCat("format: unknown artifact format ", format));
     }
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(std::string digest, store_->PutArtifact(data));

@@ -68,9 +68,8 @@ class Artifacts {
   // (not null, not kept), each task once. The first unreadable or unmergeable profile is the
   // error, its message prefixed with its task id; the code is the store's (e.g. NotFound,
   // DataLoss) or the merger's (InvalidArgument).
-  absl::Status MergeStoredProfiles(
-      const std::vector<std::pair<std::string, std::string>>& profiles,
-      ProfileMerger* merger) const;
+  absl::Status MergeStoredProfiles(const std::vector<std::pair<std::string, std::string>>& profiles,
+                                   ProfileMerger* merger) const;
 
   // Stores `aggregate` as the PROFILE and FOLDED artifacts of batch `batch_id` and indexes
   // both. Returns the first error of the store (or of writing the folded text).
@@ -80,8 +79,7 @@ class Artifacts {
   // `aggregate` of `jobs` jobs, within the aggregate render deadline, and stores and indexes
   // it. A failure (renderer down or hung, store error) is logged, not returned: Fetch renders
   // it on demand.
-  void RenderAggregateSvg(const BatchRecord& batch, const profile::Profile& aggregate,
-                          size_t jobs);
+  void RenderAggregateSvg(const BatchRecord& batch, const profile::Profile& aggregate, size_t jobs);
 
   // Returns the `format` artifact of job `job_name` of batch `batch_id` ("" = the aggregate):
   // the stored one if indexed, else derived from the profile `profile_digest` ("" = the
@@ -104,8 +102,7 @@ class Artifacts {
  private:
   // Derives the `format` artifact from the profile `profile_digest`, stores and indexes it.
   absl::StatusOr<std::string> Derive(const std::string& batch_id, const std::string& job_name,
-                                     v1::ArtifactFormat format,
-                                     const std::string& profile_digest,
+                                     v1::ArtifactFormat format, const std::string& profile_digest,
                                      const v1::RenderOptions& render_options);
 
   JobStore* const store_;

@@ -18,8 +18,8 @@ namespace flamefleet::coordinator {
 namespace {
 
 bool IsTerminal(v1::BatchState state) {
-  return state == v1::BATCH_STATE_SUCCEEDED ||
-         state == v1::BATCH_STATE_FAILED || state == v1::BATCH_STATE_CANCELLED;
+  return state == v1::BATCH_STATE_SUCCEEDED || state == v1::BATCH_STATE_FAILED ||
+         state == v1::BATCH_STATE_CANCELLED;
 }
 
 bool IsTerminal(v1::JobState state) {
@@ -28,14 +28,12 @@ bool IsTerminal(v1::JobState state) {
 }
 
 // Splits "<batch>/<index>".
-absl::StatusOr<std::pair<std::string, uint32_t>> ParseTaskId(
-    absl::string_view task_id) {
+absl::StatusOr<std::pair<std::string, uint32_t>> ParseTaskId(absl::string_view task_id) {
   size_t slash = task_id.rfind('/');
   uint32_t index = 0;
   if (slash == absl::string_view::npos || slash == 0 ||
       !absl::SimpleAtoi(task_id.substr(slash + 1), &index)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("task_id: malformed \"", task_id, "\""));
+    return absl::InvalidArgumentError(absl::StrCat("task_id: malformed \"", task_id, "\""));
   }
   return std::make_pair(std::string(task_id.substr(0, slash)), index);
 }
@@ -43,16 +41,14 @@ absl::StatusOr<std::pair<std::string, uint32_t>> ParseTaskId(
 // The error CompleteTask returns when the store failed: the store's code (so a
 // worker does not retry a result that was already given up on), with context.
 absl::Status ResultNotStoredError(const absl::Status& status) {
-  return absl::Status(status.code(),
-                      absl::StrCat("result not stored (the task is queued again): ",
-                                   status.message()));
+  return absl::Status(status.code(), absl::StrCat("result not stored (the task is queued again): ",
+                                                  status.message()));
 }
 
 }  // namespace
 
-BatchManager::BatchManager(JobStore* store, JobScheduler* scheduler,
-                           RenderClient* render, Clock* clock,
-                           BatchManagerOptions options)
+BatchManager::BatchManager(JobStore* store, JobScheduler* scheduler, RenderClient* render,
+                           Clock* clock, BatchManagerOptions options)
     : store_(store),
       scheduler_(scheduler),
       clock_(clock),
@@ -78,8 +74,7 @@ void BatchManager::SweeperLoop() {
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&shutdown_),
-                           options_.sweep_interval);
+      mu_.AwaitWithTimeout(absl::Condition(&shutdown_), options_.sweep_interval);
       if (shutdown_) return;
     }
     SweepExpiredLeases();
@@ -91,8 +86,8 @@ BatchManager::Batch* BatchManager::FindLocked(absl::string_view batch_id) {
   return history_.Find(batch_id);
 }
 
-absl::StatusOr<std::pair<BatchManager::Batch*, JobRecord*>>
-BatchManager::FindTaskLocked(absl::string_view task_id) {
+absl::StatusOr<std::pair<BatchManager::Batch*, JobRecord*>> BatchManager::FindTaskLocked(
+    absl::string_view task_id) {
   FLAMEFLEET_ASSIGN_OR_RETURN(auto parsed, ParseTaskId(task_id));
   Batch* batch = FindLocked(parsed.first);
   if (batch == nullptr || parsed.second >= batch->record.jobs.size()) {
@@ -101,8 +96,7 @@ BatchManager::FindTaskLocked(absl::string_view task_id) {
   return std::make_pair(batch, &batch->record.jobs[parsed.second]);
 }
 
-void BatchManager::SetJobStateLocked(Batch* batch, JobRecord* job,
-                                     v1::JobState state) {
+void BatchManager::SetJobStateLocked(Batch* batch, JobRecord* job, v1::JobState state) {
   --batch->counts[job->state];
   ++batch->counts[state];
   if (state == v1::JOB_STATE_SUCCEEDED) batch->aggregate_cycles += job->cycles;
@@ -124,8 +118,7 @@ void BatchManager::RememberResultLocked(const Batch& batch, const JobRecord& job
 
 bool BatchManager::StartFinalizeLocked(Batch* batch) {
   if (batch->finalizing || IsTerminal(batch->record.state)) return false;
-  uint32_t ended = batch->counts[v1::JOB_STATE_SUCCEEDED] +
-                   batch->counts[v1::JOB_STATE_FAILED] +
+  uint32_t ended = batch->counts[v1::JOB_STATE_SUCCEEDED] + batch->counts[v1::JOB_STATE_FAILED] +
                    batch->counts[v1::JOB_STATE_CANCELLED];
   if (ended < batch->record.jobs.size()) return false;
   batch->finalizing = true;
@@ -143,14 +136,13 @@ absl::Status BatchManager::Recover() {
       Batch* batch = AddBatchLocked(std::move(record));
       if (IsTerminal(batch->record.state)) continue;
       for (JobRecord& job : batch->record.jobs) {
-        if (job.state ==
-            v1::JOB_STATE_RUNNING) {  // a store that does not recover by itself
+        if (job.state == v1::JOB_STATE_RUNNING) {  // a store that does not recover by itself
           SetJobStateLocked(batch, &job, v1::JOB_STATE_QUEUED);
           FLAMEFLEET_RETURN_IF_ERROR(store_->UpdateJob(id, job));
         }
         if (job.state == v1::JOB_STATE_QUEUED) {
-          FLAMEFLEET_RETURN_IF_ERROR(scheduler_->Enqueue(
-              TaskId(id, job.index), job.attempts, history_.ExpectedCost(job)));
+          FLAMEFLEET_RETURN_IF_ERROR(
+              scheduler_->Enqueue(TaskId(id, job.index), job.attempts, history_.ExpectedCost(job)));
         }
       }
       if (StartFinalizeLocked(batch)) to_finalize.push_back(id);
@@ -160,8 +152,7 @@ absl::Status BatchManager::Recover() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> BatchManager::SubmitBatch(
-    const v1::SubmitBatchRequest& request) {
+absl::StatusOr<std::string> BatchManager::SubmitBatch(const v1::SubmitBatchRequest& request) {
   BatchRecord record;
   record.request_id = request.request_id();
   if (!record.request_id.empty()) {
@@ -183,10 +174,9 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
                                 internal::ResolveJobDialect(job.spec, i, record.options));
     const vm::DialectSpec& dialect_spec = vm::GetDialectSpec(dialect);
     job.spec.set_dialect(std::string(dialect_spec.name));
-    job.program_digest =
-        internal::JobProgramDigest(job.spec, record.libraries.digest());
-    job.cache_key = internal::ResultCacheKey(job.program_digest, dialect_spec.engine_version,
-                                             record.options);
+    job.program_digest = internal::JobProgramDigest(job.spec, record.libraries.digest());
+    job.cache_key =
+        internal::ResultCacheKey(job.program_digest, dialect_spec.engine_version, record.options);
     record.jobs.push_back(std::move(job));
   }
   std::string id;
@@ -224,8 +214,8 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
     for (const JobRecord& job : batch->record.jobs) {
       if (job.state != v1::JOB_STATE_QUEUED) continue;
       // A fresh task id cannot be known to the scheduler.
-      FLAMEFLEET_RETURN_IF_ERROR(scheduler_->Enqueue(
-          TaskId(id, job.index), 0, history_.ExpectedCost(job)));
+      FLAMEFLEET_RETURN_IF_ERROR(
+          scheduler_->Enqueue(TaskId(id, job.index), 0, history_.ExpectedCost(job)));
     }
     finalize = StartFinalizeLocked(batch);
   }
@@ -233,24 +223,21 @@ absl::StatusOr<std::string> BatchManager::SubmitBatch(
   return id;
 }
 
-absl::StatusOr<v1::Batch> BatchManager::GetBatch(absl::string_view batch_id,
-                                                 bool with_jobs) {
+absl::StatusOr<v1::Batch> BatchManager::GetBatch(absl::string_view batch_id, bool with_jobs) {
   absl::MutexLock lock(&mu_);
   Batch* batch = FindLocked(batch_id);
-  if (batch == nullptr)
-    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+  if (batch == nullptr) return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
   return batch->ToProto(with_jobs);
 }
 
-std::vector<v1::Batch> BatchManager::ListBatches(
-    const v1::ListBatchesRequest& request) {
+std::vector<v1::Batch> BatchManager::ListBatches(const v1::ListBatchesRequest& request) {
   absl::MutexLock lock(&mu_);
   return history_.List(request);
 }
 
-absl::StatusOr<BatchSnapshot> BatchManager::WaitForChange(
-    absl::string_view batch_id, uint64_t after_version,
-    absl::Duration timeout) {
+absl::StatusOr<BatchSnapshot> BatchManager::WaitForChange(absl::string_view batch_id,
+                                                          uint64_t after_version,
+                                                          absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   if (FindLocked(batch_id) == nullptr)
     return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
@@ -266,23 +253,19 @@ absl::StatusOr<BatchSnapshot> BatchManager::WaitForChange(
     return absl::NotFoundError(absl::StrCat("batch ", batch_id, " was removed (retention)"));
   }
   bool ended = IsTerminal(batch->record.state);
-  return BatchSnapshot{batch->ToProto(/*with_jobs=*/ended),
-                       batch->version};
+  return BatchSnapshot{batch->ToProto(/*with_jobs=*/ended), batch->version};
 }
 
-absl::StatusOr<v1::Batch> BatchManager::CancelBatch(
-    absl::string_view batch_id) {
+absl::StatusOr<v1::Batch> BatchManager::CancelBatch(absl::string_view batch_id) {
   absl::MutexLock lock(&mu_);
   Batch* batch = FindLocked(batch_id);
-  if (batch == nullptr)
-    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+  if (batch == nullptr) return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
   if (IsTerminal(batch->record.state) || batch->finalizing) {
     return batch->ToProto(/*with_jobs=*/true);
   }
   std::vector<std::string> task_ids;
   for (const JobRecord& job : batch->record.jobs) {
-    if (!IsTerminal(job.state))
-      task_ids.push_back(TaskId(batch->record.id, job.index));
+    if (!IsTerminal(job.state)) task_ids.push_back(TaskId(batch->record.id, job.index));
   }
   scheduler_->Cancel(task_ids);
   for (JobRecord& job : batch->record.jobs) {
@@ -292,26 +275,23 @@ absl::StatusOr<v1::Batch> BatchManager::CancelBatch(
   }
   batch->record.state = v1::BATCH_STATE_CANCELLED;
   batch->record.finished = clock_->Now();
-  FLAMEFLEET_RETURN_IF_ERROR(store_->UpdateBatchState(
-      batch->record.id, batch->record.state, batch->record.finished));
+  FLAMEFLEET_RETURN_IF_ERROR(
+      store_->UpdateBatchState(batch->record.id, batch->record.state, batch->record.finished));
   ++batch->version;
   return batch->ToProto(/*with_jobs=*/true);
 }
 
 absl::StatusOr<std::optional<v1::Task>> BatchManager::LeaseTask(
     absl::string_view worker_id, absl::Duration wait,
-    const std::vector<std::string>& cached_library_digests,
-    const std::function<bool()>& gone) {
+    const std::vector<std::string>& cached_library_digests, const std::function<bool()>& gone) {
   absl::Time deadline = absl::Now() + wait;
   while (true) {
     std::optional<Lease> lease = scheduler_->LeaseTask(deadline - absl::Now(), gone);
     if (!lease) return std::optional<v1::Task>();
     absl::MutexLock lock(&mu_);
-    absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
-        FindTaskLocked(lease->task_id);
+    absl::StatusOr<std::pair<Batch*, JobRecord*>> found = FindTaskLocked(lease->task_id);
     if (!found.ok() || found->second->state != v1::JOB_STATE_QUEUED) {
-      scheduler_->Cancel(
-          {lease->task_id});  // cancelled meanwhile: drop it, try the next one
+      scheduler_->Cancel({lease->task_id});  // cancelled meanwhile: drop it, try the next one
       continue;
     }
     auto [batch, job] = *found;
@@ -319,9 +299,9 @@ absl::StatusOr<std::optional<v1::Task>> BatchManager::LeaseTask(
     job->attempts = lease->attempt;
     absl::Status stored = store_->UpdateJob(batch->record.id, *job);
     if (stored.ok()) {
-      stored = store_->RecordAttempt(AttemptRecord{
-          batch->record.id, job->index, lease->attempt, std::string(worker_id),
-          lease->lease_id, clock_->Now()});
+      stored = store_->RecordAttempt(AttemptRecord{batch->record.id, job->index, lease->attempt,
+                                                   std::string(worker_id), lease->lease_id,
+                                                   clock_->Now()});
     }
     if (!stored.ok()) {
       SetJobStateLocked(batch, job, v1::JOB_STATE_QUEUED);
@@ -338,27 +318,24 @@ absl::StatusOr<std::optional<v1::Task>> BatchManager::LeaseTask(
     *task.mutable_options() = batch->record.options;
     const std::string& digest = batch->record.libraries.digest();
     task.set_library_digest(digest);
-    if (std::find(cached_library_digests.begin(), cached_library_digests.end(),
-                  digest) == cached_library_digests.end()) {
+    if (std::find(cached_library_digests.begin(), cached_library_digests.end(), digest) ==
+        cached_library_digests.end()) {
       *task.mutable_libraries() = batch->record.libraries;
     }
-    task.set_lease_ms(static_cast<uint32_t>(
-        absl::ToInt64Milliseconds(scheduler_->options().lease_duration)));
+    task.set_lease_ms(
+        static_cast<uint32_t>(absl::ToInt64Milliseconds(scheduler_->options().lease_duration)));
     return std::optional<v1::Task>(std::move(task));
   }
 }
 
-void BatchManager::ReleaseTask(const std::string& task_id,
-                               const std::string& lease_id) {
+void BatchManager::ReleaseTask(const std::string& task_id, const std::string& lease_id) {
   absl::MutexLock lock(&mu_);
   if (!scheduler_->Release(task_id, lease_id)) return;
   absl::StatusOr<std::pair<Batch*, JobRecord*>> found = FindTaskLocked(task_id);
   if (!found.ok() || found->second->state != v1::JOB_STATE_RUNNING) return;
   auto [batch, job] = *found;
   SetJobStateLocked(batch, job, v1::JOB_STATE_QUEUED);
-  store_
-      ->FinishAttempt(batch->record.id, job->index, job->attempts,
-                      "not delivered", clock_->Now())
+  store_->FinishAttempt(batch->record.id, job->index, job->attempts, "not delivered", clock_->Now())
       .IgnoreError();  // history only (the next lease reuses the attempt number)
   if (job->attempts > 0) --job->attempts;  // never delivered: not an attempt
   absl::Status stored = store_->UpdateJob(batch->record.id, *job);
@@ -366,14 +343,14 @@ void BatchManager::ReleaseTask(const std::string& task_id,
   ++batch->version;
 }
 
-std::optional<absl::Duration> BatchManager::RenewLease(
-    const std::string& task_id, const std::string& lease_id) {
+std::optional<absl::Duration> BatchManager::RenewLease(const std::string& task_id,
+                                                       const std::string& lease_id) {
   if (!scheduler_->RenewLease(task_id, lease_id)) return std::nullopt;
   return scheduler_->options().lease_duration;
 }
 
-absl::StatusOr<bool> BatchManager::CompleteTask(
-    const v1::TaskHeader& header, const std::string& profile_bytes) {
+absl::StatusOr<bool> BatchManager::CompleteTask(const v1::TaskHeader& header,
+                                                const std::string& profile_bytes) {
   FLAMEFLEET_RETURN_IF_ERROR(ParseTaskId(header.task_id()).status());
   // Check and store the profile before claiming the task, so that a bad upload
   // leaves the lease live and a stored result is never half-written. Identical
@@ -385,15 +362,13 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
   uint64_t cycle_cap = 0;  // 0: none known (the worker applies its default)
   {
     absl::MutexLock lock(&mu_);
-    absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
-        FindTaskLocked(header.task_id());
+    absl::StatusOr<std::pair<Batch*, JobRecord*>> found = FindTaskLocked(header.task_id());
     if (found.ok()) cycle_cap = found->first->record.options.max_cycles();
   }
   if (header.succeeded() && cycle_cap != 0 && header.cycles() > cycle_cap) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "header.cycles: ", header.cycles(),
-        " exceeds the batch's cycle cap of ", cycle_cap,
-        " (options.max_cycles), so the run cannot have succeeded"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("header.cycles: ", header.cycles(), " exceeds the batch's cycle cap of ",
+                     cycle_cap, " (options.max_cycles), so the run cannot have succeeded"));
   }
   std::string digest;
   if (header.succeeded() && profile_bytes.empty()) {
@@ -402,16 +377,14 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
         "(header.profile_bytes is 0)");
   }
   if (header.succeeded() || !profile_bytes.empty()) {
-    absl::StatusOr<profile::Profile> parsed =
-        profile::ParseProfile(profile_bytes);
+    absl::StatusOr<profile::Profile> parsed = profile::ParseProfile(profile_bytes);
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("profile_data: ", parsed.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("profile_data: ", parsed.status().message()));
     }
     if (header.succeeded() && parsed->total() != header.cycles()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "profile_data: the profile's total of ", parsed->total(),
-          " cycles differs from header.cycles = ", header.cycles()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("profile_data: the profile's total of ", parsed->total(),
+                       " cycles differs from header.cycles = ", header.cycles()));
     }
     absl::StatusOr<std::string> put = store_->PutArtifact(profile_bytes);
     if (!put.ok()) return ResultNotStored(header, put.status());
@@ -438,8 +411,7 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
     updated.stack.assign(header.stack().begin(), header.stack().end());
     updated.error = header.succeeded() ? "" : header.error();
     updated.profile_digest = digest;
-    updated.state =
-        header.succeeded() ? v1::JOB_STATE_SUCCEEDED : v1::JOB_STATE_FAILED;
+    updated.state = header.succeeded() ? v1::JOB_STATE_SUCCEEDED : v1::JOB_STATE_FAILED;
     stored = store_->UpdateJob(batch->record.id, updated);
     if (stored.ok() && !digest.empty()) {
       stored = store_->IndexArtifact(batch->record.id, job->spec.name(),
@@ -452,11 +424,10 @@ absl::StatusOr<bool> BatchManager::CompleteTask(
     } else {
       scheduler_->Complete(header.task_id(), header.lease_id());
       store_
-          ->FinishAttempt(batch->record.id, job->index, job->attempts,
-                          header.succeeded()
-                              ? "succeeded"
-                              : absl::StrCat("failed: ", header.error()),
-                          clock_->Now())
+          ->FinishAttempt(
+              batch->record.id, job->index, job->attempts,
+              header.succeeded() ? "succeeded" : absl::StrCat("failed: ", header.error()),
+              clock_->Now())
           .IgnoreError();  // history only; the job row above is what counts
       job->cycles = updated.cycles;
       job->stack = std::move(updated.stack);
@@ -479,8 +450,7 @@ absl::Status BatchManager::ResultNotStored(const v1::TaskHeader& header,
   bool finalize = false;
   {
     absl::MutexLock lock(&mu_);
-    absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
-        FindTaskLocked(header.task_id());
+    absl::StatusOr<std::pair<Batch*, JobRecord*>> found = FindTaskLocked(header.task_id());
     if (found.ok() && scheduler_->IsLeased(header.task_id(), header.lease_id())) {
       batch_id = found->first->record.id;
       finalize = LoseLeaseLocked(found->first, found->second, header.lease_id(), status);
@@ -490,18 +460,15 @@ absl::Status BatchManager::ResultNotStored(const v1::TaskHeader& header,
   return ResultNotStoredError(status);
 }
 
-bool BatchManager::LoseLeaseLocked(Batch* batch, JobRecord* job,
-                                   const std::string& lease_id,
+bool BatchManager::LoseLeaseLocked(Batch* batch, JobRecord* job, const std::string& lease_id,
                                    const absl::Status& status) {
   const std::string task_id = TaskId(batch->record.id, job->index);
-  const std::string reason =
-      absl::StrCat("result not stored: ", status.message());
+  const std::string reason = absl::StrCat("result not stored: ", status.message());
   std::optional<ExpiredLease> lost = scheduler_->LoseLease(task_id, lease_id, reason);
   if (!lost) return false;
   LOG(ERROR) << "task " << task_id << " attempt " << lost->attempt << ": " << reason
              << (lost->failed ? "; " + lost->reason : "; queued again");
-  store_
-      ->FinishAttempt(batch->record.id, job->index, lost->attempt, reason, clock_->Now())
+  store_->FinishAttempt(batch->record.id, job->index, lost->attempt, reason, clock_->Now())
       .IgnoreError();  // history only (the store is failing anyway)
   if (lost->failed) {
     job->error = lost->reason;
@@ -523,14 +490,12 @@ void BatchManager::SweepExpiredLeases() {
   {
     absl::MutexLock lock(&mu_);
     for (const ExpiredLease& expired : scheduler_->SweepExpired()) {
-      absl::StatusOr<std::pair<Batch*, JobRecord*>> found =
-          FindTaskLocked(expired.task_id);
+      absl::StatusOr<std::pair<Batch*, JobRecord*>> found = FindTaskLocked(expired.task_id);
       if (!found.ok()) continue;
       auto [batch, job] = *found;
       if (IsTerminal(job->state)) continue;
       store_
-          ->FinishAttempt(batch->record.id, job->index, expired.attempt,
-                          "lease expired",
+          ->FinishAttempt(batch->record.id, job->index, expired.attempt, "lease expired",
                           clock_->Now())
           .IgnoreError();  // history only
       if (expired.failed) {
@@ -543,9 +508,8 @@ void BatchManager::SweepExpiredLeases() {
       if (!stored.ok()) {
         LOG(ERROR) << "task " << expired.task_id << ": " << stored;
       }
-      LOG(WARNING) << "task " << expired.task_id << " attempt "
-                   << expired.attempt << ": lease expired"
-                   << (expired.failed ? "; " + expired.reason : "");
+      LOG(WARNING) << "task " << expired.task_id << " attempt " << expired.attempt
+                   << ": lease expired" << (expired.failed ? "; " + expired.reason : "");
       ++batch->version;
       if (StartFinalizeLocked(batch)) to_finalize.push_back(batch->record.id);
     }
@@ -572,20 +536,18 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
   absl::Status status = artifacts_.MergeStoredProfiles(profiles, &merger);
   if (status.ok()) status = artifacts_.StoreAggregate(batch_id, merger.aggregate());
   const bool render_aggregate = status.ok() && merger.aggregate().total() > 0;
-  if (!status.ok())
-    LOG(ERROR) << "batch " << batch_id << ": aggregate failed: " << status;
+  if (!status.ok()) LOG(ERROR) << "batch " << batch_id << ": aggregate failed: " << status;
 
   {
     absl::MutexLock lock(&mu_);
     Batch* batch = FindLocked(batch_id);
     batch->finalizing = false;
-    bool all_succeeded =
-        batch->counts[v1::JOB_STATE_SUCCEEDED] == batch->record.jobs.size();
-    batch->record.state = all_succeeded && status.ok() ? v1::BATCH_STATE_SUCCEEDED
-                                                       : v1::BATCH_STATE_FAILED;
+    bool all_succeeded = batch->counts[v1::JOB_STATE_SUCCEEDED] == batch->record.jobs.size();
+    batch->record.state =
+        all_succeeded && status.ok() ? v1::BATCH_STATE_SUCCEEDED : v1::BATCH_STATE_FAILED;
     batch->record.finished = clock_->Now();
-    absl::Status stored = store_->UpdateBatchState(batch_id, batch->record.state,
-                                                   batch->record.finished);
+    absl::Status stored =
+        store_->UpdateBatchState(batch_id, batch->record.state, batch->record.finished);
     if (!stored.ok()) LOG(ERROR) << "batch " << batch_id << ": " << stored;
     // The sources are only needed to run jobs.
     for (JobRecord& job : batch->record.jobs) {
@@ -595,42 +557,37 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
     }
     batch->record.libraries.clear_libraries();
     ++batch->version;
-    LOG(INFO) << "batch " << batch_id << " "
-              << v1::BatchState_Name(batch->record.state) << ": "
-              << batch->counts[v1::JOB_STATE_SUCCEEDED] << "/"
-              << batch->record.jobs.size() << " jobs succeeded, "
-              << batch->aggregate_cycles << " cycles";
+    LOG(INFO) << "batch " << batch_id << " " << v1::BatchState_Name(batch->record.state) << ": "
+              << batch->counts[v1::JOB_STATE_SUCCEEDED] << "/" << batch->record.jobs.size()
+              << " jobs succeeded, " << batch->aggregate_cycles << " cycles";
   }
   if (render_aggregate) {
     artifacts_.RenderAggregateSvg(header, merger.aggregate(), profiles.size());
   }
 }
 
-absl::StatusOr<std::string> BatchManager::FetchArtifact(
-    absl::string_view batch_id, absl::string_view job_name,
-    v1::ArtifactFormat format) {
+absl::StatusOr<std::string> BatchManager::FetchArtifact(absl::string_view batch_id,
+                                                        absl::string_view job_name,
+                                                        v1::ArtifactFormat format) {
   std::string profile_digest;
   v1::RenderOptions render_options;
   {
     absl::MutexLock lock(&mu_);
     Batch* batch = FindLocked(batch_id);
     if (batch == nullptr) {
-      return absl::NotFoundError(
-          absl::StrCat("batch ", batch_id, " not found"));
+      return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
     }
     if (job_name.empty()) {
       if (batch->record.state == v1::BATCH_STATE_CANCELLED) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "batch ", batch_id, " was cancelled; it has no aggregate"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("batch ", batch_id, " was cancelled; it has no aggregate"));
       }
       if (!IsTerminal(batch->record.state)) {
         return absl::FailedPreconditionError(absl::StrCat(
-            "batch ", batch_id,
-            " is still running; the aggregate is ready when it ends"));
+            "batch ", batch_id, " is still running; the aggregate is ready when it ends"));
       }
-      render_options = BatchRenderOptions(
-          batch->record, batch->counts[v1::JOB_STATE_SUCCEEDED],
-          batch->aggregate_cycles);
+      render_options = BatchRenderOptions(batch->record, batch->counts[v1::JOB_STATE_SUCCEEDED],
+                                          batch->aggregate_cycles);
     } else {
       auto it = batch->job_by_name.find(job_name);
       if (it == batch->job_by_name.end()) {
@@ -639,28 +596,24 @@ absl::StatusOr<std::string> BatchManager::FetchArtifact(
       }
       const JobRecord& job = batch->record.jobs[it->second];
       if (!IsTerminal(job.state)) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("job \"", job_name, "\" is ",
-                         v1::JobState_Name(job.state), "; no result yet"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "job \"", job_name, "\" is ", v1::JobState_Name(job.state), "; no result yet"));
       }
       if (job.profile_digest.empty()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("job \"", job_name, "\" is ",
-                         v1::JobState_Name(job.state), " and has no profile"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "job \"", job_name, "\" is ", v1::JobState_Name(job.state), " and has no profile"));
       }
       profile_digest = job.profile_digest;
       render_options = JobRenderOptions(job.spec.name());
     }
   }
   return artifacts_.Fetch(std::string(batch_id), std::string(job_name), format,
-                         std::move(profile_digest), render_options);
+                          std::move(profile_digest), render_options);
 }
 
-absl::StatusOr<AggregateResult> BatchManager::Aggregate(
-    const v1::AggregateRequest& request) {
+absl::StatusOr<AggregateResult> BatchManager::Aggregate(const v1::AggregateRequest& request) {
   if (!v1::ArtifactFormat_IsValid(request.format())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("format: unknown value ", request.format()));
+    return absl::InvalidArgumentError(absl::StrCat("format: unknown value ", request.format()));
   }
   AggregateSelection selection;
   {
@@ -695,9 +648,9 @@ size_t BatchManager::PruneExpiredBatches() {
   absl::StatusOr<size_t> collected = store_->CollectGarbage(options_.garbage_min_age);
   LOG(INFO) << "retention: removed " << removed.size() << " batches ended before "
             << absl::FormatTime(cutoff) << ", "
-            << (collected.ok() ? absl::StrCat(*collected, " artifacts")
-                               : absl::StrCat("artifacts not collected: ",
-                                              collected.status().ToString()));
+            << (collected.ok()
+                    ? absl::StrCat(*collected, " artifacts")
+                    : absl::StrCat("artifacts not collected: ", collected.status().ToString()));
   return removed.size();
 }
 

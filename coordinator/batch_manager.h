@@ -91,8 +91,8 @@ struct BatchSnapshot {
 class BatchManager {
  public:
   // None of the pointers is owned; all must outlive the manager.
-  BatchManager(JobStore* store, JobScheduler* scheduler, RenderClient* render,
-               Clock* clock, BatchManagerOptions options);
+  BatchManager(JobStore* store, JobScheduler* scheduler, RenderClient* render, Clock* clock,
+               BatchManagerOptions options);
   ~BatchManager();
   BatchManager(const BatchManager&) = delete;
   BatchManager& operator=(const BatchManager&) = delete;
@@ -109,13 +109,11 @@ class BatchManager {
   // returns the existing batch's id without creating anything; with different
   // content it is AlreadyExists naming the batch. Returns the batch id, or the
   // store's error.
-  absl::StatusOr<std::string> SubmitBatch(
-      const v1::SubmitBatchRequest& request);
+  absl::StatusOr<std::string> SubmitBatch(const v1::SubmitBatchRequest& request);
 
   // Returns the batch with its counts, and with per-job statuses if
   // `with_jobs`. NotFound if unknown.
-  absl::StatusOr<v1::Batch> GetBatch(absl::string_view batch_id,
-                                     bool with_jobs);
+  absl::StatusOr<v1::Batch> GetBatch(absl::string_view batch_id, bool with_jobs);
 
   // Returns batches matching every label of `request`, its state (UNSPECIFIED =
   // any) and created at or after since_unix_ms, newest first, at most `limit`
@@ -126,8 +124,7 @@ class BatchManager {
   // then returns its current snapshot (the same version if nothing changed in
   // time). Per-job statuses are included when the batch has ended. NotFound if
   // unknown; Unavailable after Shutdown().
-  absl::StatusOr<BatchSnapshot> WaitForChange(absl::string_view batch_id,
-                                              uint64_t after_version,
+  absl::StatusOr<BatchSnapshot> WaitForChange(absl::string_view batch_id, uint64_t after_version,
                                               absl::Duration timeout);
 
   // Cancels every unfinished job (their leases become invalid) and marks the
@@ -140,8 +137,7 @@ class BatchManager {
   // unknown batch or job; FailedPrecondition while the batch (for the
   // aggregate) or the job is unfinished, for a cancelled batch's aggregate, a
   // job without a profile, or an empty profile's SVG.
-  absl::StatusOr<std::string> FetchArtifact(absl::string_view batch_id,
-                                            absl::string_view job_name,
+  absl::StatusOr<std::string> FetchArtifact(absl::string_view batch_id, absl::string_view job_name,
                                             v1::ArtifactFormat format);
 
   // Merges the profiles of the succeeded jobs of every ended (SUCCEEDED or
@@ -174,8 +170,7 @@ class BatchManager {
   void ReleaseTask(const std::string& task_id, const std::string& lease_id);
 
   // Extends a lease. Returns the lease length, or nullopt if the lease is gone.
-  std::optional<absl::Duration> RenewLease(const std::string& task_id,
-                                           const std::string& lease_id);
+  std::optional<absl::Duration> RenewLease(const std::string& task_id, const std::string& lease_id);
 
   // Records the result of a task: `profile_bytes` is the serialized Profile
   // (may be empty for a failed program). Returns true if accepted, false for a
@@ -184,8 +179,7 @@ class BatchManager {
   // error: then the lease counts as lost (the job is queued again, or FAILED
   // once it lost SchedulerOptions::max_lost_leases leases), so a failing disk
   // never leaves a job RUNNING.
-  absl::StatusOr<bool> CompleteTask(const v1::TaskHeader& header,
-                                    const std::string& profile_bytes);
+  absl::StatusOr<bool> CompleteTask(const v1::TaskHeader& header, const std::string& profile_bytes);
 
   // Re-queues tasks whose lease expired, and fails those that lost too many.
   // Called by the background thread; tests with a FakeClock call it directly.
@@ -198,10 +192,9 @@ class BatchManager {
  private:
   using Batch = BatchEntry;
 
-  Batch* FindLocked(absl::string_view batch_id)
+  Batch* FindLocked(absl::string_view batch_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::pair<Batch*, JobRecord*>> FindTaskLocked(absl::string_view task_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::pair<Batch*, JobRecord*>> FindTaskLocked(
-      absl::string_view task_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves `job` to `state` in the counts (the caller persists it).
   void SetJobStateLocked(Batch* batch, JobRecord* job, v1::JobState state)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -218,8 +211,8 @@ class BatchManager {
   void SweeperLoop();
   // The store could not record the result of `header`'s lease (PutArtifact
   // failed): ends the lease as lost (LoseLeaseLocked) and returns the error.
-  absl::Status ResultNotStored(const v1::TaskHeader& header,
-                               const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status ResultNotStored(const v1::TaskHeader& header, const absl::Status& status)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the job's live lease `lease_id` as lost because the store failed with
   // `status`: re-queued or FAILED (JobScheduler::LoseLease), persisted as far as
   // the store allows. Returns true if the caller must now call FinalizeBatch.

@@ -32,8 +32,7 @@ class RealClock : public Clock {
 // A clock that stands still until Advance() or Set() is called.
 class FakeClock : public Clock {
  public:
-  explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1700000000))
-      : now_(start) {}
+  explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1700000000)) : now_(start) {}
 
   absl::Time Now() override {
     absl::MutexLock lock(&mu_);

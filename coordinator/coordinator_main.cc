@@ -42,24 +42,20 @@
 #include "common/service_main.h"
 #include "coordinator/coordinator_service.h"
 
-ABSL_FLAG(std::string, listen, "127.0.0.1:0",
-          "host:port to listen on (port 0: OS-chosen)");
-ABSL_FLAG(std::string, state_dir, "",
-          "directory for state.db and artifacts (required)");
-ABSL_FLAG(std::string, renderer, "",
-          "renderer service address; empty: render in process");
-ABSL_FLAG(std::string, port_file, "",
-          "write the chosen port here as \"PORT\\n\"");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "host:port to listen on (port 0: OS-chosen)");
+ABSL_FLAG(std::string, state_dir, "", "directory for state.db and artifacts (required)");
+ABSL_FLAG(std::string, renderer, "", "renderer service address; empty: render in process");
+ABSL_FLAG(std::string, port_file, "", "write the chosen port here as \"PORT\\n\"");
 ABSL_FLAG(int, lease_ms, 10000, "task lease length in milliseconds");
 ABSL_FLAG(int, render_deadline_ms, 120000, "deadline of one Render call");
-ABSL_FLAG(int, render_retry_ms,
-          static_cast<int>(absl::ToInt64Milliseconds(
-              flamefleet::coordinator::kDefaultRenderRetryFor)),
-          "how long a Render call that fails with UNAVAILABLE (renderer "
-          "restarting) is retried with backoff, within its deadline");
+ABSL_FLAG(
+    int, render_retry_ms,
+    static_cast<int>(absl::ToInt64Milliseconds(flamefleet::coordinator::kDefaultRenderRetryFor)),
+    "how long a Render call that fails with UNAVAILABLE (renderer "
+    "restarting) is retried with backoff, within its deadline");
 ABSL_FLAG(int, aggregate_render_deadline_ms,
-          static_cast<int>(absl::ToInt64Milliseconds(
-              flamefleet::coordinator::kDefaultAggregateRenderDeadline)),
+          static_cast<int>(
+              absl::ToInt64Milliseconds(flamefleet::coordinator::kDefaultAggregateRenderDeadline)),
           "deadline of the aggregate SVG render when a batch ends (the batch "
           "ends first; on failure the first fetch renders it)");
 ABSL_FLAG(std::string, renderer_lb, "",
@@ -74,8 +70,7 @@ ABSL_FLAG(std::string, schedule, "longest-first",
 ABSL_FLAG(int64_t, max_jobs_per_batch, 10000, "most jobs in one SubmitBatch");
 ABSL_FLAG(int64_t, max_program_bytes, 1 << 20,
           "largest program, inputs file or library file of a batch, in bytes");
-ABSL_FLAG(int64_t, max_request_bytes, 48 << 20,
-          "largest serialized SubmitBatch request, in bytes");
+ABSL_FLAG(int64_t, max_request_bytes, 48 << 20, "largest serialized SubmitBatch request, in bytes");
 ABSL_FLAG(uint64_t, max_cycle_cap, 0,
           "ceiling of a batch's max_cycles; batches without a cap get it (0: none, "
           "workers default to 2^32)");
@@ -146,18 +141,15 @@ absl::StatusOr<CoordinatorServiceOptions> ServiceOptionsFromFlags() {
           absl::StrCat(c.name, ": ", c.value, " is below the minimum of ", c.min));
     }
   }
-  options.submit_limits.max_jobs =
-      static_cast<size_t>(absl::GetFlag(FLAGS_max_jobs_per_batch));
+  options.submit_limits.max_jobs = static_cast<size_t>(absl::GetFlag(FLAGS_max_jobs_per_batch));
   options.submit_limits.max_source_bytes =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_program_bytes));
   options.submit_limits.max_request_bytes =
       static_cast<size_t>(absl::GetFlag(FLAGS_max_request_bytes));
   options.submit_limits.max_cycle_cap = absl::GetFlag(FLAGS_max_cycle_cap);
   options.submit_limits.max_memory_cap = absl::GetFlag(FLAGS_max_memory_cap);
-  options.max_leases_per_worker =
-      static_cast<size_t>(absl::GetFlag(FLAGS_max_leases_per_worker));
-  options.submit_limits.max_name_bytes =
-      static_cast<size_t>(absl::GetFlag(FLAGS_max_name_bytes));
+  options.max_leases_per_worker = static_cast<size_t>(absl::GetFlag(FLAGS_max_leases_per_worker));
+  options.submit_limits.max_name_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_name_bytes));
   options.submit_limits.max_labels = static_cast<size_t>(absl::GetFlag(FLAGS_max_labels));
   options.max_error_bytes = static_cast<size_t>(absl::GetFlag(FLAGS_max_error_bytes));
   options.max_lease_wait = absl::Milliseconds(absl::GetFlag(FLAGS_max_lease_wait_ms));
@@ -175,8 +167,7 @@ int Run() {
     LOG(ERROR) << flags.status().message();
     return 2;
   }
-  absl::StatusOr<CoordinatorServiceOptions> service_options =
-      ServiceOptionsFromFlags();
+  absl::StatusOr<CoordinatorServiceOptions> service_options = ServiceOptionsFromFlags();
   if (!service_options.ok()) {
     LOG(ERROR) << service_options.status().message();
     return 2;
@@ -194,8 +185,7 @@ int Run() {
   for (const auto& [name, value] :
        {std::pair<const char*, int>{"--render-deadline-ms",
                                     absl::GetFlag(FLAGS_render_deadline_ms)},
-        {"--aggregate-render-deadline-ms",
-         absl::GetFlag(FLAGS_aggregate_render_deadline_ms)}}) {
+        {"--aggregate-render-deadline-ms", absl::GetFlag(FLAGS_aggregate_render_deadline_ms)}}) {
     if (value <= 0) {
       LOG(ERROR) << name << " must be positive, not " << value;
       return 2;
@@ -215,8 +205,7 @@ int Run() {
     LOG(ERROR) << "--schedule must be longest-first or fifo, not \"" << schedule << "\"";
     return 2;
   }
-  absl::StatusOr<std::unique_ptr<SqliteJobStore>> store =
-      SqliteJobStore::Open(state_dir);
+  absl::StatusOr<std::unique_ptr<SqliteJobStore>> store = SqliteJobStore::Open(state_dir);
   if (!store.ok()) {
     LOG(ERROR) << "cannot open state dir: " << store.status();
     return 1;
@@ -235,17 +224,15 @@ int Run() {
         absl::Milliseconds(absl::GetFlag(FLAGS_render_retry_ms)));
   }
   RealClock clock;
-  JobScheduler scheduler(
-      &clock, SchedulerOptions{.lease_duration = absl::Milliseconds(lease_ms),
-                               .longest_first = schedule == "longest-first"});
+  JobScheduler scheduler(&clock, SchedulerOptions{.lease_duration = absl::Milliseconds(lease_ms),
+                                                  .longest_first = schedule == "longest-first"});
   BatchManager manager(
       store->get(), &scheduler, render.get(), &clock,
       BatchManagerOptions{
-          .sweep_interval =
-              std::min(absl::Seconds(1), absl::Milliseconds(lease_ms) / 4),
+          .sweep_interval = std::min(absl::Seconds(1), absl::Milliseconds(lease_ms) / 4),
           .keep_for = absl::Hours(24 * keep_days),
-          .aggregate_render_deadline = absl::Milliseconds(
-              absl::GetFlag(FLAGS_aggregate_render_deadline_ms))});
+          .aggregate_render_deadline =
+              absl::Milliseconds(absl::GetFlag(FLAGS_aggregate_render_deadline_ms))});
   absl::Status recovered = manager.Recover();
   if (!recovered.ok()) {
     LOG(ERROR) << "cannot load state: " << recovered;
@@ -258,18 +245,16 @@ int Run() {
   server_options.max_message_bytes = flags->max_message_bytes;
   server_options.security = flags->security;
   server_options.health_listen = flags->health_listen;
-  server_options.max_threads = static_cast<int>(
-      std::min<int64_t>(absl::GetFlag(FLAGS_max_server_threads), 1 << 20));
+  server_options.max_threads =
+      static_cast<int>(std::min<int64_t>(absl::GetFlag(FLAGS_max_server_threads), 1 << 20));
   absl::StatusOr<std::unique_ptr<GrpcServer>> server =
       GrpcServer::Start(server_options, {&service});
   if (!server.ok()) {
     LOG(ERROR) << "cannot start server: " << server.status();
     return 1;
   }
-  LOG(INFO) << "coordinator listening on port " << (*server)->port()
-            << ", state in " << state_dir << ", rendering "
-            << (renderer.empty() ? std::string("in process")
-                                 : "via " + renderer);
+  LOG(INFO) << "coordinator listening on port " << (*server)->port() << ", state in " << state_dir
+            << ", rendering " << (renderer.empty() ? std::string("in process") : "via " + renderer);
   AnnounceListening((*server)->port());
   if (!flags->health_listen.empty()) {
     AnnounceHealthListening(flags->health_listen, (*server)->health_port());
@@ -292,7 +277,8 @@ int main(int argc, char** argv) {
       "[--aggregate-render-deadline-ms N] " FLAMEFLEET_SERVICE_FLAGS_USAGE
       " [--max-jobs-per-batch N] [--max-program-bytes N] [--max-request-bytes N] "
       "[--max-cycle-cap N] [--max-memory-cap BYTES] [--max-leases-per-worker N] "
-      "[--max-name-bytes N] [--max-labels N] [--max-error-bytes N] [--max-lease-wait-ms N] [--max-lease-polls N] "
+      "[--max-name-bytes N] [--max-labels N] [--max-error-bytes N] [--max-lease-wait-ms N] "
+      "[--max-lease-polls N] "
       "[--max-server-threads N] [--max-profile-bytes N] [--max-inflight-result-bytes N] "
       "[--result-budget-wait-ms N]");
   return flamefleet::coordinator::Run();

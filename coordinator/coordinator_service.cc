@@ -39,8 +39,8 @@ class RpcLog {
 };
 
 bool IsTerminal(v1::BatchState state) {
-  return state == v1::BATCH_STATE_SUCCEEDED ||
-         state == v1::BATCH_STATE_FAILED || state == v1::BATCH_STATE_CANCELLED;
+  return state == v1::BATCH_STATE_SUCCEEDED || state == v1::BATCH_STATE_FAILED ||
+         state == v1::BATCH_STATE_CANCELLED;
 }
 
 // A result at least this large is followed by malloc_trim(0).
@@ -53,37 +53,33 @@ absl::Status RequireBatchId(const std::string& batch_id) {
 
 }  // namespace
 
-CoordinatorServiceImpl::CoordinatorServiceImpl(
-    BatchManager* manager, CoordinatorServiceOptions options)
+CoordinatorServiceImpl::CoordinatorServiceImpl(BatchManager* manager,
+                                               CoordinatorServiceOptions options)
     : manager_(manager),
       options_(std::move(options)),
       worker_leases_(options_.max_leases_per_worker),
       result_budget_(options_.max_inflight_result_bytes) {}
 
-grpc::Status CoordinatorServiceImpl::SubmitBatch(
-    grpc::ServerContext* /*context*/, const v1::SubmitBatchRequest* request,
-    v1::SubmitBatchResponse* response) {
+grpc::Status CoordinatorServiceImpl::SubmitBatch(grpc::ServerContext* /*context*/,
+                                                 const v1::SubmitBatchRequest* request,
+                                                 v1::SubmitBatchResponse* response) {
   RpcLog log("SubmitBatch", request->request_id());
-  absl::Status status =
-      internal::ValidateSubmitBatchRequest(*request, options_.submit_limits);
+  absl::Status status = internal::ValidateSubmitBatchRequest(*request, options_.submit_limits);
   std::optional<v1::SubmitBatchRequest> capped;
   if (status.ok() && request->options().max_cycles() == 0 &&
       options_.submit_limits.max_cycle_cap != 0) {
     // No cap asked for: the ceiling is the cap (workers otherwise use 2^32).
     capped = *request;
-    capped->mutable_options()->set_max_cycles(
-        options_.submit_limits.max_cycle_cap);
+    capped->mutable_options()->set_max_cycles(options_.submit_limits.max_cycle_cap);
   }
   if (status.ok() && request->options().max_memory_bytes() == 0 &&
       options_.submit_limits.max_memory_cap != 0) {
     // No budget asked for: the ceiling is the budget (workers otherwise use 1 GiB).
     if (!capped) capped = *request;
-    capped->mutable_options()->set_max_memory_bytes(
-        options_.submit_limits.max_memory_cap);
+    capped->mutable_options()->set_max_memory_bytes(options_.submit_limits.max_memory_cap);
   }
   if (status.ok()) {
-    absl::StatusOr<std::string> id =
-        manager_->SubmitBatch(capped ? *capped : *request);
+    absl::StatusOr<std::string> id = manager_->SubmitBatch(capped ? *capped : *request);
     status = id.status();
     if (id.ok()) {
       log.set_id(absl::StrCat(*id, " (", request->jobs_size(), " jobs)"));
@@ -93,23 +89,22 @@ grpc::Status CoordinatorServiceImpl::SubmitBatch(
   return ToGrpcStatus(log.Done(status));
 }
 
-grpc::Status CoordinatorServiceImpl::GetBatch(
-    grpc::ServerContext* /*context*/, const v1::GetBatchRequest* request,
-    v1::Batch* response) {
+grpc::Status CoordinatorServiceImpl::GetBatch(grpc::ServerContext* /*context*/,
+                                              const v1::GetBatchRequest* request,
+                                              v1::Batch* response) {
   RpcLog log("GetBatch", request->batch_id());
   absl::Status status = RequireBatchId(request->batch_id());
   if (status.ok()) {
-    absl::StatusOr<v1::Batch> batch =
-        manager_->GetBatch(request->batch_id(), true);
+    absl::StatusOr<v1::Batch> batch = manager_->GetBatch(request->batch_id(), true);
     status = batch.status();
     if (batch.ok()) *response = std::move(*batch);
   }
   return ToGrpcStatus(log.Done(status));
 }
 
-grpc::Status CoordinatorServiceImpl::ListBatches(
-    grpc::ServerContext* /*context*/, const v1::ListBatchesRequest* request,
-    v1::ListBatchesResponse* response) {
+grpc::Status CoordinatorServiceImpl::ListBatches(grpc::ServerContext* /*context*/,
+                                                 const v1::ListBatchesRequest* request,
+                                                 v1::ListBatchesResponse* response) {
   RpcLog log("ListBatches", "");
   for (v1::Batch& batch : manager_->ListBatches(*request)) {
     *response->add_batches() = std::move(batch);
@@ -117,74 +112,67 @@ grpc::Status CoordinatorServiceImpl::ListBatches(
   return ToGrpcStatus(log.Done(absl::OkStatus()));
 }
 
-grpc::Status CoordinatorServiceImpl::WatchBatch(
-    grpc::ServerContext* context, const v1::WatchBatchRequest* request,
-    grpc::ServerWriter<v1::Batch>* writer) {
+grpc::Status CoordinatorServiceImpl::WatchBatch(grpc::ServerContext* context,
+                                                const v1::WatchBatchRequest* request,
+                                                grpc::ServerWriter<v1::Batch>* writer) {
   RpcLog log("WatchBatch", request->batch_id());
   absl::Status status = RequireBatchId(request->batch_id());
   uint64_t version = 0;
   bool first = true;
   while (status.ok() && !context->IsCancelled()) {
-    absl::StatusOr<BatchSnapshot> snapshot = manager_->WaitForChange(
-        request->batch_id(), version, options_.watch_poll);
+    absl::StatusOr<BatchSnapshot> snapshot =
+        manager_->WaitForChange(request->batch_id(), version, options_.watch_poll);
     if (!snapshot.ok()) {
       status = snapshot.status();
       break;
     }
-    if (snapshot->version == version)
-      continue;  // nothing new; check the client is still there
+    if (snapshot->version == version) continue;  // nothing new; check the client is still there
     version = snapshot->version;
     bool ended = IsTerminal(snapshot->batch.state());
     if (first && !ended) {
       // The first event carries the per-job statuses too.
-      absl::StatusOr<v1::Batch> full =
-          manager_->GetBatch(request->batch_id(), true);
+      absl::StatusOr<v1::Batch> full = manager_->GetBatch(request->batch_id(), true);
       if (full.ok()) snapshot->batch = std::move(*full);
     }
     first = false;
     if (!writer->Write(snapshot->batch)) break;  // the client went away
     if (ended) break;
   }
-  if (status.ok() && context->IsCancelled())
-    status = absl::CancelledError("client cancelled");
+  if (status.ok() && context->IsCancelled()) status = absl::CancelledError("client cancelled");
   return ToGrpcStatus(log.Done(status));
 }
 
-grpc::Status CoordinatorServiceImpl::CancelBatch(
-    grpc::ServerContext* /*context*/, const v1::CancelBatchRequest* request,
-    v1::Batch* response) {
+grpc::Status CoordinatorServiceImpl::CancelBatch(grpc::ServerContext* /*context*/,
+                                                 const v1::CancelBatchRequest* request,
+                                                 v1::Batch* response) {
   RpcLog log("CancelBatch", request->batch_id());
   absl::Status status = RequireBatchId(request->batch_id());
   if (status.ok()) {
-    absl::StatusOr<v1::Batch> batch =
-        manager_->CancelBatch(request->batch_id());
+    absl::StatusOr<v1::Batch> batch = manager_->CancelBatch(request->batch_id());
     status = batch.status();
     if (batch.ok()) *response = std::move(*batch);
   }
   return ToGrpcStatus(log.Done(status));
 }
 
-grpc::Status CoordinatorServiceImpl::FetchArtifact(
-    grpc::ServerContext* /*context*/, const v1::FetchArtifactRequest* request,
-    grpc::ServerWriter<v1::ArtifactChunk>* writer) {
+grpc::Status CoordinatorServiceImpl::FetchArtifact(grpc::ServerContext* /*context*/,
+                                                   const v1::FetchArtifactRequest* request,
+                                                   grpc::ServerWriter<v1::ArtifactChunk>* writer) {
   RpcLog log("FetchArtifact",
              absl::StrCat(request->batch_id(), " ",
-                          request->job_name().empty() ? "(aggregate)"
-                                                      : request->job_name(),
-                          " ", v1::ArtifactFormat_Name(request->format())));
+                          request->job_name().empty() ? "(aggregate)" : request->job_name(), " ",
+                          v1::ArtifactFormat_Name(request->format())));
   absl::Status status = RequireBatchId(request->batch_id());
   if (status.ok() && !v1::ArtifactFormat_IsValid(request->format())) {
-    status = absl::InvalidArgumentError(
-        absl::StrCat("format: unknown value ", request->format()));
+    status = absl::InvalidArgumentError(absl::StrCat("format: unknown value ", request->format()));
   }
   if (status.ok()) {
-    absl::StatusOr<std::string> data = manager_->FetchArtifact(
-        request->batch_id(), request->job_name(), request->format());
+    absl::StatusOr<std::string> data =
+        manager_->FetchArtifact(request->batch_id(), request->job_name(), request->format());
     status = data.status();
     if (data.ok()) {
       v1::ArtifactChunk chunk;
-      for (size_t offset = 0; offset < data->size();
-           offset += options_.chunk_bytes) {
+      for (size_t offset = 0; offset < data->size(); offset += options_.chunk_bytes) {
         chunk.set_data(data->substr(offset, options_.chunk_bytes));
         if (!writer->Write(chunk)) {
           status = absl::CancelledError("client went away");
@@ -196,9 +184,9 @@ grpc::Status CoordinatorServiceImpl::FetchArtifact(
   return ToGrpcStatus(log.Done(status));
 }
 
-grpc::Status CoordinatorServiceImpl::Aggregate(
-    grpc::ServerContext* /*context*/, const v1::AggregateRequest* request,
-    grpc::ServerWriter<v1::AggregateChunk>* writer) {
+grpc::Status CoordinatorServiceImpl::Aggregate(grpc::ServerContext* /*context*/,
+                                               const v1::AggregateRequest* request,
+                                               grpc::ServerWriter<v1::AggregateChunk>* writer) {
   RpcLog log("Aggregate", v1::ArtifactFormat_Name(request->format()));
   absl::Status status;
   for (const auto& [key, value] : request->labels()) {
@@ -219,8 +207,7 @@ grpc::Status CoordinatorServiceImpl::Aggregate(
     header->set_cycles(result->cycles);
     header->set_bytes(result->data.size());
     bool sent = writer->Write(chunk);
-    for (size_t offset = 0; sent && offset < result->data.size();
-         offset += options_.chunk_bytes) {
+    for (size_t offset = 0; sent && offset < result->data.size(); offset += options_.chunk_bytes) {
       chunk.set_data(result->data.substr(offset, options_.chunk_bytes));
       sent = writer->Write(chunk);
     }
@@ -229,9 +216,9 @@ grpc::Status CoordinatorServiceImpl::Aggregate(
   return ToGrpcStatus(log.Done(status));
 }
 
-grpc::Status CoordinatorServiceImpl::LeaseTask(
-    grpc::ServerContext* context, const v1::LeaseTaskRequest* request,
-    v1::LeaseTaskResponse* response) {
+grpc::Status CoordinatorServiceImpl::LeaseTask(grpc::ServerContext* context,
+                                               const v1::LeaseTaskRequest* request,
+                                               v1::LeaseTaskResponse* response) {
   RpcLog log("LeaseTask", request->worker_id());
   // Bounded long-polls: each one holds a server thread while it waits.
   const size_t polls = lease_polls_.fetch_add(1) + 1;
@@ -246,13 +233,11 @@ grpc::Status CoordinatorServiceImpl::LeaseTask(
   }
   if (!worker_leases_.TryReserve(request->worker_id(), absl::Now())) {
     return ToGrpcStatus(log.Done(absl::ResourceExhaustedError(absl::StrCat(
-        "worker \"", request->worker_id(), "\": already holds ",
-        options_.max_leases_per_worker,
+        "worker \"", request->worker_id(), "\": already holds ", options_.max_leases_per_worker,
         " leases, the limit of max_leases_per_worker; no more until one "
         "ends"))));
   }
-  absl::Duration wait =
-      std::min(absl::Milliseconds(request->wait_ms()), options_.max_lease_wait);
+  absl::Duration wait = std::min(absl::Milliseconds(request->wait_ms()), options_.max_lease_wait);
   std::vector<std::string> cached(request->cached_library_digests().begin(),
                                   request->cached_library_digests().end());
   absl::StatusOr<std::optional<v1::Task>> task = manager_->LeaseTask(
@@ -269,56 +254,50 @@ grpc::Status CoordinatorServiceImpl::LeaseTask(
     return ToGrpcStatus(log.Done(absl::CancelledError("worker went away")));
   }
   if (task.ok() && task->has_value()) {
-    worker_leases_.Commit(request->worker_id(), (*task)->task_id(),
-                          (*task)->lease_id(),
+    worker_leases_.Commit(request->worker_id(), (*task)->task_id(), (*task)->lease_id(),
                           absl::Now() + absl::Milliseconds((*task)->lease_ms()));
   } else {
     worker_leases_.CancelReservation(request->worker_id());
   }
   if (task.ok() && task->has_value()) {
-    log.set_id(absl::StrCat(request->worker_id(), " -> ", (*task)->task_id(),
-                            " attempt ", (*task)->attempt()));
+    log.set_id(absl::StrCat(request->worker_id(), " -> ", (*task)->task_id(), " attempt ",
+                            (*task)->attempt()));
     *response->mutable_task() = std::move(**task);
   }
   return ToGrpcStatus(log.Done(task.status()));
 }
 
-grpc::Status CoordinatorServiceImpl::RenewLease(
-    grpc::ServerContext* /*context*/, const v1::RenewLeaseRequest* request,
-    v1::RenewLeaseResponse* response) {
+grpc::Status CoordinatorServiceImpl::RenewLease(grpc::ServerContext* /*context*/,
+                                                const v1::RenewLeaseRequest* request,
+                                                v1::RenewLeaseResponse* response) {
   RpcLog log("RenewLease", request->task_id());
   std::optional<absl::Duration> lease =
       manager_->RenewLease(request->task_id(), request->lease_id());
   response->set_ok(lease.has_value());
   if (lease) {
-    worker_leases_.Renew(request->task_id(), request->lease_id(),
-                         absl::Now() + *lease);
+    worker_leases_.Renew(request->task_id(), request->lease_id(), absl::Now() + *lease);
   } else {
     worker_leases_.End(request->task_id(), request->lease_id());
   }
-  if (lease)
-    response->set_lease_ms(
-        static_cast<uint32_t>(absl::ToInt64Milliseconds(*lease)));
+  if (lease) response->set_lease_ms(static_cast<uint32_t>(absl::ToInt64Milliseconds(*lease)));
   return ToGrpcStatus(log.Done(absl::OkStatus()));
 }
 
-grpc::Status CoordinatorServiceImpl::CompleteTask(
-    grpc::ServerContext* context,
-    grpc::ServerReader<v1::CompleteTaskChunk>* reader,
-    v1::CompleteTaskResponse* response) {
+grpc::Status CoordinatorServiceImpl::CompleteTask(grpc::ServerContext* context,
+                                                  grpc::ServerReader<v1::CompleteTaskChunk>* reader,
+                                                  v1::CompleteTaskResponse* response) {
   RpcLog log("CompleteTask", "");
   v1::CompleteTaskChunk chunk;
   absl::Status status;
   if (!reader->Read(&chunk) || !chunk.has_header()) {
-    status = absl::InvalidArgumentError(
-        "header: the first chunk must carry the TaskHeader");
+    status = absl::InvalidArgumentError("header: the first chunk must carry the TaskHeader");
   }
   v1::TaskHeader header = chunk.header();
   log.set_id(header.task_id());
   if (status.ok() && header.profile_bytes() > options_.max_profile_bytes) {
     status = absl::ResourceExhaustedError(absl::StrCat(
-        "header.profile_bytes: ", header.profile_bytes(),
-        " bytes exceeds the limit of ", options_.max_profile_bytes, " bytes (--max-profile-bytes)"));
+        "header.profile_bytes: ", header.profile_bytes(), " bytes exceeds the limit of ",
+        options_.max_profile_bytes, " bytes (--max-profile-bytes)"));
   }
   // What a worker reports is stored and served in every GetBatch/WatchBatch: bounded.
   if (header.error().size() > options_.max_error_bytes) {
@@ -334,8 +313,8 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(
     status = result_budget_.Acquire(reserved, options_.result_budget_wait,
                                     [context] { return context->IsCancelled(); });
     if (!status.ok()) {
-      status = absl::Status(status.code(),
-                            absl::StrCat("header.profile_bytes: ", status.message()));
+      status =
+          absl::Status(status.code(), absl::StrCat("header.profile_bytes: ", status.message()));
     }
   }
   const bool budgeted = status.ok();
@@ -344,19 +323,17 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(
   while (status.ok() && reader->Read(&chunk)) {
     if (!chunk.has_profile_data()) {
       status = absl::InvalidArgumentError("header: sent twice");
-    } else if (profile.size() + chunk.profile_data().size() >
-               header.profile_bytes()) {
+    } else if (profile.size() + chunk.profile_data().size() > header.profile_bytes()) {
       status = absl::InvalidArgumentError(
-          absl::StrCat("profile_data: more than header.profile_bytes = ",
-                       header.profile_bytes()));
+          absl::StrCat("profile_data: more than header.profile_bytes = ", header.profile_bytes()));
     } else {
       profile += chunk.profile_data();
     }
   }
   if (status.ok() && profile.size() != header.profile_bytes()) {
-    status = absl::InvalidArgumentError(absl::StrCat(
-        "profile_data: received ", profile.size(),
-        " bytes, header.profile_bytes says ", header.profile_bytes()));
+    status = absl::InvalidArgumentError(absl::StrCat("profile_data: received ", profile.size(),
+                                                     " bytes, header.profile_bytes says ",
+                                                     header.profile_bytes()));
   }
   if (status.ok()) {
     absl::StatusOr<bool> accepted = manager_->CompleteTask(header, profile);
@@ -365,9 +342,7 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(
     if (accepted.ok()) worker_leases_.End(header.task_id(), header.lease_id());
     if (accepted.ok()) {
       response->set_accepted(*accepted);
-      if (!*accepted)
-        log.set_id(
-            absl::StrCat(header.task_id(), " (rejected: stale or duplicate)"));
+      if (!*accepted) log.set_id(absl::StrCat(header.task_id(), " (rejected: stale or duplicate)"));
     }
   }
   if (budgeted) {

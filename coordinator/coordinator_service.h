@@ -99,35 +99,25 @@ struct CoordinatorServiceOptions {
 class CoordinatorServiceImpl final : public v1::Coordinator::Service {
  public:
   // `manager` is not owned and must outlive the service.
-  CoordinatorServiceImpl(BatchManager* manager,
-                         CoordinatorServiceOptions options);
+  CoordinatorServiceImpl(BatchManager* manager, CoordinatorServiceOptions options);
 
-  grpc::Status SubmitBatch(grpc::ServerContext* context,
-                           const v1::SubmitBatchRequest* request,
+  grpc::Status SubmitBatch(grpc::ServerContext* context, const v1::SubmitBatchRequest* request,
                            v1::SubmitBatchResponse* response) override;
-  grpc::Status GetBatch(grpc::ServerContext* context,
-                        const v1::GetBatchRequest* request,
+  grpc::Status GetBatch(grpc::ServerContext* context, const v1::GetBatchRequest* request,
                         v1::Batch* response) override;
-  grpc::Status ListBatches(grpc::ServerContext* context,
-                           const v1::ListBatchesRequest* request,
+  grpc::Status ListBatches(grpc::ServerContext* context, const v1::ListBatchesRequest* request,
                            v1::ListBatchesResponse* response) override;
-  grpc::Status WatchBatch(grpc::ServerContext* context,
-                          const v1::WatchBatchRequest* request,
+  grpc::Status WatchBatch(grpc::ServerContext* context, const v1::WatchBatchRequest* request,
                           grpc::ServerWriter<v1::Batch>* writer) override;
-  grpc::Status CancelBatch(grpc::ServerContext* context,
-                           const v1::CancelBatchRequest* request,
+  grpc::Status CancelBatch(grpc::ServerContext* context, const v1::CancelBatchRequest* request,
                            v1::Batch* response) override;
-  grpc::Status FetchArtifact(
-      grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
-      grpc::ServerWriter<v1::ArtifactChunk>* writer) override;
-  grpc::Status Aggregate(grpc::ServerContext* context,
-                         const v1::AggregateRequest* request,
+  grpc::Status FetchArtifact(grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
+                             grpc::ServerWriter<v1::ArtifactChunk>* writer) override;
+  grpc::Status Aggregate(grpc::ServerContext* context, const v1::AggregateRequest* request,
                          grpc::ServerWriter<v1::AggregateChunk>* writer) override;
-  grpc::Status LeaseTask(grpc::ServerContext* context,
-                         const v1::LeaseTaskRequest* request,
+  grpc::Status LeaseTask(grpc::ServerContext* context, const v1::LeaseTaskRequest* request,
                          v1::LeaseTaskResponse* response) override;
-  grpc::Status RenewLease(grpc::ServerContext* context,
-                          const v1::RenewLeaseRequest* request,
+  grpc::Status RenewLease(grpc::ServerContext* context, const v1::RenewLeaseRequest* request,
                           v1::RenewLeaseResponse* response) override;
   grpc::Status CompleteTask(grpc::ServerContext* context,
                             grpc::ServerReader<v1::CompleteTaskChunk>* reader,

@@ -30,9 +30,7 @@ namespace {
 int64_t ToUnixMs(absl::Time t) { return absl::ToUnixMillis(t); }
 absl::Time FromUnixMs(int64_t ms) { return absl::FromUnixMillis(ms); }
 
-std::string JoinStack(const std::vector<uint64_t>& stack) {
-  return absl::StrJoin(stack, ",");
-}
+std::string JoinStack(const std::vector<uint64_t>& stack) { return absl::StrJoin(stack, ","); }
 
 std::vector<uint64_t> SplitStack(absl::string_view text) {
   std::vector<uint64_t> stack;
@@ -44,8 +42,8 @@ std::vector<uint64_t> SplitStack(absl::string_view text) {
 }
 
 bool IsTerminal(v1::BatchState state) {
-  return state == v1::BATCH_STATE_SUCCEEDED ||
-         state == v1::BATCH_STATE_FAILED || state == v1::BATCH_STATE_CANCELLED;
+  return state == v1::BATCH_STATE_SUCCEEDED || state == v1::BATCH_STATE_FAILED ||
+         state == v1::BATCH_STATE_CANCELLED;
 }
 
 // A prepared statement, finalized on destruction.
@@ -60,17 +58,14 @@ class Statement {
 
   absl::Status status() const {
     if (rc_ == SQLITE_OK) return absl::OkStatus();
-    return absl::InternalError(
-        absl::StrCat("sqlite prepare: ", sqlite3_errmsg(db_)));
+    return absl::InternalError(absl::StrCat("sqlite prepare: ", sqlite3_errmsg(db_)));
   }
   Statement& Bind(int i, absl::string_view text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()),
-                      SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
     return *this;
   }
   Statement& BindBlob(int i, absl::string_view data) {
-    sqlite3_bind_blob(stmt_, i, data.data(), static_cast<int>(data.size()),
-                      SQLITE_TRANSIENT);
+    sqlite3_bind_blob(stmt_, i, data.data(), static_cast<int>(data.size()), SQLITE_TRANSIENT);
     return *this;
   }
   Statement& Bind(int i, int64_t value) {
@@ -83,11 +78,9 @@ class Statement {
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
     if (rc == SQLITE_CONSTRAINT) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("sqlite: ", sqlite3_errmsg(db_)));
+      return absl::AlreadyExistsError(absl::StrCat("sqlite: ", sqlite3_errmsg(db_)));
     }
-    return absl::InternalError(
-        absl::StrCat("sqlite step: ", sqlite3_errmsg(db_)));
+    return absl::InternalError(absl::StrCat("sqlite step: ", sqlite3_errmsg(db_)));
   }
   // Runs to completion, ignoring rows.
   absl::Status Run() {
@@ -100,8 +93,7 @@ class Statement {
   std::string Text(int col) {
     const void* data = sqlite3_column_blob(stmt_, col);
     int size = sqlite3_column_bytes(stmt_, col);
-    return data == nullptr ? std::string()
-                           : std::string(static_cast<const char*>(data), size);
+    return data == nullptr ? std::string() : std::string(static_cast<const char*>(data), size);
   }
 
  private:
@@ -126,8 +118,7 @@ absl::Status InTransaction(sqlite3* db, Body body) {
   FLAMEFLEET_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE"));
   absl::Status status = body();
   if (!status.ok()) {
-    Exec(db, "ROLLBACK")
-        .IgnoreError();  // the original error is the one to report
+    Exec(db, "ROLLBACK").IgnoreError();  // the original error is the one to report
     return status;
   }
   return Exec(db, "COMMIT");
@@ -189,8 +180,7 @@ CREATE TABLE IF NOT EXISTS artifacts (
 )sql";
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
-  return absl::InternalError(
-      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+  return absl::InternalError(absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
 // Takes DIR/LOCK with flock(LOCK_EX | LOCK_NB) and writes our pid into it; the returned fd
@@ -211,9 +201,9 @@ absl::StatusOr<int> LockStateDir(const std::string& dir) {
     }
     std::string holder(buf, n > 0 ? static_cast<size_t>(n) : 0);
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "state dir ", dir, " is in use by another coordinator (pid ",
-        holder.empty() ? "unknown" : holder, " holds ", path, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("state dir ", dir, " is in use by another coordinator (pid ",
+                     holder.empty() ? "unknown" : holder, " holds ", path, ")"));
   }
   const std::string pid = absl::StrCat(::getpid(), "\n");
   if (::ftruncate(fd, 0) != 0 ||
@@ -242,22 +232,17 @@ absl::Status CheckDatabaseNotLost(const std::string& dir) {
   fs::directory_iterator it(fs::path(dir) / "artifacts", ec);
   if (ec || it == fs::directory_iterator()) return absl::OkStatus();
   return absl::DataLossError(absl::StrCat(
-      "state dir ", dir, ": ", db.string(),
-      fs::exists(db, ec) ? " is empty" : " is missing",
+      "state dir ", dir, ": ", db.string(), fs::exists(db, ec) ? " is empty" : " is missing",
       " but artifacts/ holds results: the database was lost or truncated; restore it from a "
       "backup, or move the directory away to start with an empty store"));
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(
-    const std::string& dir) {
+absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(dir) / "artifacts",
-                                      ec);
-  if (ec)
-    return absl::InternalError(
-        absl::StrCat("state dir ", dir, ": ", ec.message()));
+  std::filesystem::create_directories(std::filesystem::path(dir) / "artifacts", ec);
+  if (ec) return absl::InternalError(absl::StrCat("state dir ", dir, ": ", ec.message()));
   FLAMEFLEET_ASSIGN_OR_RETURN(int lock_fd, LockStateDir(dir));
   absl::Status intact = CheckDatabaseNotLost(dir);
   if (!intact.ok()) {
@@ -266,11 +251,9 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(
   }
   std::string path = (std::filesystem::path(dir) / "state.db").string();
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   if (rc != SQLITE_OK) {
-    std::string message =
-        db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
     ::close(lock_fd);
     return absl::InternalError(absl::StrCat("open ", path, ": ", message));
@@ -298,13 +281,11 @@ absl::Status SqliteJobStore::Init() {
     FLAMEFLEET_ASSIGN_OR_RETURN(bool has_version, version.Step());
     int64_t schema = has_version ? version.Int(0) : 1;
     if (!has_version) {
-      FLAMEFLEET_RETURN_IF_ERROR(
-          Exec(db_, "INSERT INTO schema_version VALUES (1)"));
+      FLAMEFLEET_RETURN_IF_ERROR(Exec(db_, "INSERT INTO schema_version VALUES (1)"));
     }
     if (schema > kSchemaVersion) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("state.db has schema version ", schema, "; this build reads up to ",
-                       kSchemaVersion));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "state.db has schema version ", schema, "; this build reads up to ", kSchemaVersion));
     }
     if (schema < 2) {
       // 1 -> 2: result cache and history keys, cache provenance.
@@ -330,10 +311,9 @@ UPDATE schema_version SET version = 3;
     FLAMEFLEET_RETURN_IF_ERROR(requeue.Bind(1, int64_t{v1::JOB_STATE_QUEUED})
                                    .Bind(2, int64_t{v1::JOB_STATE_RUNNING})
                                    .Run());
-    Statement close(
-        db_,
-        "UPDATE attempts SET outcome = 'coordinator restarted', ended_ms = ? "
-        "WHERE outcome IS NULL");
+    Statement close(db_,
+                    "UPDATE attempts SET outcome = 'coordinator restarted', ended_ms = ? "
+                    "WHERE outcome IS NULL");
     FLAMEFLEET_RETURN_IF_ERROR(close.status());
     return close.Bind(1, ToUnixMs(absl::Now())).Run();
   });
@@ -342,35 +322,29 @@ UPDATE schema_version SET version = 3;
 absl::Status SqliteJobStore::CreateBatch(const BatchRecord& batch) {
   absl::MutexLock lock(&mu_);
   return InTransaction(db_, [&]() -> absl::Status {
-    Statement insert(
-        db_,
-        "INSERT INTO batches (id, request_id, options, libraries, created_ms, "
-        "finished_ms, state, request_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement insert(db_,
+                     "INSERT INTO batches (id, request_id, options, libraries, created_ms, "
+                     "finished_ms, state, request_digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     FLAMEFLEET_RETURN_IF_ERROR(insert.status());
-    FLAMEFLEET_RETURN_IF_ERROR(
-        insert.Bind(1, batch.id)
-            .Bind(2, batch.request_id)
-            .BindBlob(3, batch.options.SerializeAsString())
-            .BindBlob(4, batch.libraries.SerializeAsString())
-            .Bind(5, ToUnixMs(batch.created))
-            .Bind(6, ToUnixMs(batch.finished))
-            .Bind(7, int64_t{batch.state})
-            .Bind(8, batch.request_digest)
-            .Run());
+    FLAMEFLEET_RETURN_IF_ERROR(insert.Bind(1, batch.id)
+                                   .Bind(2, batch.request_id)
+                                   .BindBlob(3, batch.options.SerializeAsString())
+                                   .BindBlob(4, batch.libraries.SerializeAsString())
+                                   .Bind(5, ToUnixMs(batch.created))
+                                   .Bind(6, ToUnixMs(batch.finished))
+                                   .Bind(7, int64_t{batch.state})
+                                   .Bind(8, batch.request_digest)
+                                   .Run());
     for (const auto& [key, value] : batch.labels) {
-      Statement label(
-          db_,
-          "INSERT INTO batch_labels (batch_id, key, value) VALUES (?, ?, ?)");
+      Statement label(db_, "INSERT INTO batch_labels (batch_id, key, value) VALUES (?, ?, ?)");
       FLAMEFLEET_RETURN_IF_ERROR(label.status());
-      FLAMEFLEET_RETURN_IF_ERROR(
-          label.Bind(1, batch.id).Bind(2, key).Bind(3, value).Run());
+      FLAMEFLEET_RETURN_IF_ERROR(label.Bind(1, batch.id).Bind(2, key).Bind(3, value).Run());
     }
     for (const JobRecord& job : batch.jobs) {
-      Statement insert_job(
-          db_,
-          "INSERT INTO jobs (batch_id, idx, name, spec, state, attempts, "
-          "cycles, stack, error, profile_digest, program_digest, cache_key, "
-          "cached_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      Statement insert_job(db_,
+                           "INSERT INTO jobs (batch_id, idx, name, spec, state, attempts, "
+                           "cycles, stack, error, profile_digest, program_digest, cache_key, "
+                           "cached_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       FLAMEFLEET_RETURN_IF_ERROR(insert_job.status());
       FLAMEFLEET_RETURN_IF_ERROR(insert_job.Bind(1, batch.id)
                                      .Bind(2, int64_t{job.index})
@@ -404,8 +378,8 @@ absl::Status SqliteJobStore::LoadJobs(BatchRecord* batch, bool with_sources) {
     JobRecord job;
     job.index = static_cast<uint32_t>(select.Int(0));
     if (!job.spec.ParseFromString(select.Text(1))) {
-      return absl::DataLossError(absl::StrCat("batch ", batch->id, " job ",
-                                              job.index, ": unreadable spec"));
+      return absl::DataLossError(
+          absl::StrCat("batch ", batch->id, " job ", job.index, ": unreadable spec"));
     }
     if (!with_sources) {
       job.spec.clear_source();
@@ -423,8 +397,7 @@ absl::Status SqliteJobStore::LoadJobs(BatchRecord* batch, bool with_sources) {
     job.cached_from = select.Text(10);
     batch->jobs.push_back(std::move(job));
   }
-  Statement labels(db_,
-                   "SELECT key, value FROM batch_labels WHERE batch_id = ?");
+  Statement labels(db_, "SELECT key, value FROM batch_labels WHERE batch_id = ?");
   FLAMEFLEET_RETURN_IF_ERROR(labels.status());
   labels.Bind(1, batch->id);
   while (true) {
@@ -443,8 +416,7 @@ absl::StatusOr<BatchRecord> ReadBatchRow(Statement& select) {
   batch.request_id = select.Text(1);
   if (!batch.options.ParseFromString(select.Text(2)) ||
       !batch.libraries.ParseFromString(select.Text(3))) {
-    return absl::DataLossError(
-        absl::StrCat("batch ", batch.id, ": unreadable options"));
+    return absl::DataLossError(absl::StrCat("batch ", batch.id, ": unreadable options"));
   }
   batch.created = FromUnixMs(select.Int(4));
   batch.finished = FromUnixMs(select.Int(5));
@@ -459,11 +431,9 @@ constexpr const char* kSelectBatch =
 
 }  // namespace
 
-absl::StatusOr<std::vector<BatchRecord>> SqliteJobStore::LoadBatches(
-    bool with_sources) {
+absl::StatusOr<std::vector<BatchRecord>> SqliteJobStore::LoadBatches(bool with_sources) {
   absl::MutexLock lock(&mu_);
-  Statement select(
-      db_, absl::StrCat(kSelectBatch, " ORDER BY created_ms, rowid").c_str());
+  Statement select(db_, absl::StrCat(kSelectBatch, " ORDER BY created_ms, rowid").c_str());
   FLAMEFLEET_RETURN_IF_ERROR(select.status());
   std::vector<BatchRecord> batches;
   while (true) {
@@ -488,15 +458,13 @@ absl::StatusOr<BatchRecord> SqliteJobStore::GetBatch(absl::string_view id) {
   FLAMEFLEET_RETURN_IF_ERROR(select.status());
   select.Bind(1, id);
   FLAMEFLEET_ASSIGN_OR_RETURN(bool row, select.Step());
-  if (!row)
-    return absl::NotFoundError(absl::StrCat("batch ", id, " not found"));
+  if (!row) return absl::NotFoundError(absl::StrCat("batch ", id, " not found"));
   FLAMEFLEET_ASSIGN_OR_RETURN(BatchRecord batch, ReadBatchRow(select));
   FLAMEFLEET_RETURN_IF_ERROR(LoadJobs(&batch, /*with_sources=*/true));
   return batch;
 }
 
-absl::Status SqliteJobStore::UpdateJob(absl::string_view batch_id,
-                                       const JobRecord& job) {
+absl::Status SqliteJobStore::UpdateJob(absl::string_view batch_id, const JobRecord& job) {
   absl::MutexLock lock(&mu_);
   Statement update(db_,
                    "UPDATE jobs SET state = ?, attempts = ?, cycles = ?, stack "
@@ -514,23 +482,18 @@ absl::Status SqliteJobStore::UpdateJob(absl::string_view batch_id,
                                  .Bind(9, int64_t{job.index})
                                  .Run());
   if (sqlite3_changes(db_) == 0) {
-    return absl::NotFoundError(
-        absl::StrCat("job ", batch_id, "/", job.index, " not found"));
+    return absl::NotFoundError(absl::StrCat("job ", batch_id, "/", job.index, " not found"));
   }
   return absl::OkStatus();
 }
 
-absl::Status SqliteJobStore::UpdateBatchState(absl::string_view batch_id,
-                                              v1::BatchState state,
+absl::Status SqliteJobStore::UpdateBatchState(absl::string_view batch_id, v1::BatchState state,
                                               absl::Time finished) {
   absl::MutexLock lock(&mu_);
-  Statement update(
-      db_, "UPDATE batches SET state = ?, finished_ms = ? WHERE id = ?");
+  Statement update(db_, "UPDATE batches SET state = ?, finished_ms = ? WHERE id = ?");
   FLAMEFLEET_RETURN_IF_ERROR(update.status());
-  FLAMEFLEET_RETURN_IF_ERROR(update.Bind(1, int64_t{state})
-                                 .Bind(2, ToUnixMs(finished))
-                                 .Bind(3, batch_id)
-                                 .Run());
+  FLAMEFLEET_RETURN_IF_ERROR(
+      update.Bind(1, int64_t{state}).Bind(2, ToUnixMs(finished)).Bind(3, batch_id).Run());
   if (sqlite3_changes(db_) == 0) {
     return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
   }
@@ -539,10 +502,9 @@ absl::Status SqliteJobStore::UpdateBatchState(absl::string_view batch_id,
 
 absl::Status SqliteJobStore::RecordAttempt(const AttemptRecord& attempt) {
   absl::MutexLock lock(&mu_);
-  Statement insert(
-      db_,
-      "INSERT OR REPLACE INTO attempts (batch_id, idx, attempt, worker_id, "
-      "lease_id, started_ms) VALUES (?, ?, ?, ?, ?, ?)");
+  Statement insert(db_,
+                   "INSERT OR REPLACE INTO attempts (batch_id, idx, attempt, worker_id, "
+                   "lease_id, started_ms) VALUES (?, ?, ?, ?, ?, ?)");
   FLAMEFLEET_RETURN_IF_ERROR(insert.status());
   return insert.Bind(1, attempt.batch_id)
       .Bind(2, int64_t{attempt.job_index})
@@ -553,9 +515,8 @@ absl::Status SqliteJobStore::RecordAttempt(const AttemptRecord& attempt) {
       .Run();
 }
 
-absl::Status SqliteJobStore::FinishAttempt(absl::string_view batch_id,
-                                           uint32_t job_index, uint32_t attempt,
-                                           absl::string_view outcome,
+absl::Status SqliteJobStore::FinishAttempt(absl::string_view batch_id, uint32_t job_index,
+                                           uint32_t attempt, absl::string_view outcome,
                                            absl::Time ended) {
   absl::MutexLock lock(&mu_);
   Statement update(db_,
@@ -571,12 +532,10 @@ absl::Status SqliteJobStore::FinishAttempt(absl::string_view batch_id,
 }
 
 std::string SqliteJobStore::ArtifactPath(absl::string_view digest) const {
-  return (std::filesystem::path(dir_) / "artifacts" / std::string(digest))
-      .string();
+  return (std::filesystem::path(dir_) / "artifacts" / std::string(digest)).string();
 }
 
-absl::StatusOr<std::string> SqliteJobStore::PutArtifact(
-    absl::string_view data) {
+absl::StatusOr<std::string> SqliteJobStore::PutArtifact(absl::string_view data) {
   std::string digest = internal::Sha256Hex(data);
   std::string path = ArtifactPath(digest);
   std::error_code ec;
@@ -586,59 +545,46 @@ absl::StatusOr<std::string> SqliteJobStore::PutArtifact(
   return digest;
 }
 
-absl::StatusOr<std::string> SqliteJobStore::GetArtifact(
-    absl::string_view digest) {
+absl::StatusOr<std::string> SqliteJobStore::GetArtifact(absl::string_view digest) {
   if (!internal::IsSha256Hex(digest)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not an artifact digest: ", digest));
+    return absl::InvalidArgumentError(absl::StrCat("not an artifact digest: ", digest));
   }
   std::string path = ArtifactPath(digest);
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat("artifact ", digest, " not found"));
+  if (!in) return absl::NotFoundError(absl::StrCat("artifact ", digest, " not found"));
   std::ostringstream data;
   data << in.rdbuf();
   if (in.bad()) return absl::DataLossError(absl::StrCat("read ", path));
   std::string bytes = std::move(data).str();
   if (internal::Sha256Hex(bytes) != digest) {
-    return absl::DataLossError(
-        absl::StrCat("artifact ", digest, " is corrupt"));
+    return absl::DataLossError(absl::StrCat("artifact ", digest, " is corrupt"));
   }
   return bytes;
 }
 
-absl::Status SqliteJobStore::IndexArtifact(absl::string_view batch_id,
-                                           absl::string_view job_name,
-                                           v1::ArtifactFormat format,
-                                           absl::string_view digest) {
+absl::Status SqliteJobStore::IndexArtifact(absl::string_view batch_id, absl::string_view job_name,
+                                           v1::ArtifactFormat format, absl::string_view digest) {
   absl::MutexLock lock(&mu_);
-  Statement insert(
-      db_,
-      "INSERT OR REPLACE INTO artifacts (batch_id, job_name, format, digest) "
-      "VALUES (?, ?, ?, ?)");
+  Statement insert(db_,
+                   "INSERT OR REPLACE INTO artifacts (batch_id, job_name, format, digest) "
+                   "VALUES (?, ?, ?, ?)");
   FLAMEFLEET_RETURN_IF_ERROR(insert.status());
-  return insert.Bind(1, batch_id)
-      .Bind(2, job_name)
-      .Bind(3, int64_t{format})
-      .Bind(4, digest)
-      .Run();
+  return insert.Bind(1, batch_id).Bind(2, job_name).Bind(3, int64_t{format}).Bind(4, digest).Run();
 }
 
-absl::StatusOr<std::string> SqliteJobStore::FindArtifact(
-    absl::string_view batch_id, absl::string_view job_name,
-    v1::ArtifactFormat format) {
+absl::StatusOr<std::string> SqliteJobStore::FindArtifact(absl::string_view batch_id,
+                                                         absl::string_view job_name,
+                                                         v1::ArtifactFormat format) {
   absl::MutexLock lock(&mu_);
-  Statement select(
-      db_,
-      "SELECT digest FROM artifacts WHERE batch_id = ? AND job_name = ? AND "
-      "format = ?");
+  Statement select(db_,
+                   "SELECT digest FROM artifacts WHERE batch_id = ? AND job_name = ? AND "
+                   "format = ?");
   FLAMEFLEET_RETURN_IF_ERROR(select.status());
   select.Bind(1, batch_id).Bind(2, job_name).Bind(3, int64_t{format});
   FLAMEFLEET_ASSIGN_OR_RETURN(bool row, select.Step());
   if (!row) {
-    return absl::NotFoundError(
-        absl::StrCat("no ", v1::ArtifactFormat_Name(format), " artifact for ",
-                     batch_id, "/", job_name));
+    return absl::NotFoundError(absl::StrCat("no ", v1::ArtifactFormat_Name(format),
+                                            " artifact for ", batch_id, "/", job_name));
   }
   return select.Text(0);
 }
@@ -696,18 +642,16 @@ absl::StatusOr<size_t> SqliteJobStore::CollectGarbage(absl::Duration min_age) {
 absl::Status InMemoryJobStore::CreateBatch(const BatchRecord& batch) {
   absl::MutexLock lock(&mu_);
   for (const BatchRecord& existing : batches_) {
-    if (existing.id == batch.id || (!batch.request_id.empty() &&
-                                    existing.request_id == batch.request_id)) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("batch ", batch.id, " exists"));
+    if (existing.id == batch.id ||
+        (!batch.request_id.empty() && existing.request_id == batch.request_id)) {
+      return absl::AlreadyExistsError(absl::StrCat("batch ", batch.id, " exists"));
     }
   }
   batches_.push_back(batch);
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<BatchRecord>> InMemoryJobStore::LoadBatches(
-    bool /*with_sources*/) {
+absl::StatusOr<std::vector<BatchRecord>> InMemoryJobStore::LoadBatches(bool /*with_sources*/) {
   absl::MutexLock lock(&mu_);
   return batches_;
 }
@@ -720,8 +664,7 @@ absl::StatusOr<BatchRecord> InMemoryJobStore::GetBatch(absl::string_view id) {
   return absl::NotFoundError(absl::StrCat("batch ", id, " not found"));
 }
 
-absl::Status InMemoryJobStore::UpdateJob(absl::string_view batch_id,
-                                         const JobRecord& job) {
+absl::Status InMemoryJobStore::UpdateJob(absl::string_view batch_id, const JobRecord& job) {
   absl::MutexLock lock(&mu_);
   for (BatchRecord& batch : batches_) {
     if (batch.id != batch_id) continue;
@@ -732,12 +675,10 @@ absl::Status InMemoryJobStore::UpdateJob(absl::string_view batch_id,
     stored.spec = std::move(spec);
     return absl::OkStatus();
   }
-  return absl::NotFoundError(
-      absl::StrCat("job ", batch_id, "/", job.index, " not found"));
+  return absl::NotFoundError(absl::StrCat("job ", batch_id, "/", job.index, " not found"));
 }
 
-absl::Status InMemoryJobStore::UpdateBatchState(absl::string_view batch_id,
-                                                v1::BatchState state,
+absl::Status InMemoryJobStore::UpdateBatchState(absl::string_view batch_id, v1::BatchState state,
                                                 absl::Time finished) {
   absl::MutexLock lock(&mu_);
   for (BatchRecord& batch : batches_) {
@@ -755,22 +696,19 @@ absl::Status InMemoryJobStore::RecordAttempt(const AttemptRecord& attempt) {
   return absl::OkStatus();
 }
 
-absl::Status InMemoryJobStore::FinishAttempt(absl::string_view, uint32_t,
-                                             uint32_t, absl::string_view,
-                                             absl::Time) {
+absl::Status InMemoryJobStore::FinishAttempt(absl::string_view, uint32_t, uint32_t,
+                                             absl::string_view, absl::Time) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> InMemoryJobStore::PutArtifact(
-    absl::string_view data) {
+absl::StatusOr<std::string> InMemoryJobStore::PutArtifact(absl::string_view data) {
   std::string digest = internal::Sha256Hex(data);
   absl::MutexLock lock(&mu_);
   blobs_.try_emplace(digest, Blob{std::string(data), absl::Now()});
   return digest;
 }
 
-absl::StatusOr<std::string> InMemoryJobStore::GetArtifact(
-    absl::string_view digest) {
+absl::StatusOr<std::string> InMemoryJobStore::GetArtifact(absl::string_view digest) {
   absl::MutexLock lock(&mu_);
   auto it = blobs_.find(digest);
   if (it == blobs_.end()) {
@@ -779,25 +717,21 @@ absl::StatusOr<std::string> InMemoryJobStore::GetArtifact(
   return it->second.data;
 }
 
-absl::Status InMemoryJobStore::IndexArtifact(absl::string_view batch_id,
-                                             absl::string_view job_name,
-                                             v1::ArtifactFormat format,
-                                             absl::string_view digest) {
+absl::Status InMemoryJobStore::IndexArtifact(absl::string_view batch_id, absl::string_view job_name,
+                                             v1::ArtifactFormat format, absl::string_view digest) {
   absl::MutexLock lock(&mu_);
-  index_[{std::string(batch_id), std::string(job_name), format}] =
-      std::string(digest);
+  index_[{std::string(batch_id), std::string(job_name), format}] = std::string(digest);
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> InMemoryJobStore::FindArtifact(
-    absl::string_view batch_id, absl::string_view job_name,
-    v1::ArtifactFormat format) {
+absl::StatusOr<std::string> InMemoryJobStore::FindArtifact(absl::string_view batch_id,
+                                                           absl::string_view job_name,
+                                                           v1::ArtifactFormat format) {
   absl::MutexLock lock(&mu_);
   auto it = index_.find({std::string(batch_id), std::string(job_name), format});
   if (it == index_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("no ", v1::ArtifactFormat_Name(format), " artifact for ",
-                     batch_id, "/", job_name));
+    return absl::NotFoundError(absl::StrCat("no ", v1::ArtifactFormat_Name(format),
+                                            " artifact for ", batch_id, "/", job_name));
   }
   return it->second;
 }

@@ -52,16 +52,14 @@ namespace flamefleet::coordinator {
 
 // One job of a batch, as persisted.
 struct JobRecord {
-  uint32_t index =
-      0;             // position in the batch; the task id is "<batch>/<index>"
-  v1::JobSpec spec;  // name, source, inputs
+  uint32_t index = 0;  // position in the batch; the task id is "<batch>/<index>"
+  v1::JobSpec spec;    // name, source, inputs
   v1::JobState state = v1::JOB_STATE_QUEUED;
   uint32_t attempts = 0;  // leases handed out so far
   uint64_t cycles = 0;
   std::vector<uint64_t> stack;  // final operand stack, top first
   std::string error;            // why it FAILED
-  std::string
-      profile_digest;  // artifact digest of the serialized profile ("" if none)
+  std::string profile_digest;   // artifact digest of the serialized profile ("" if none)
   // internal::JobProgramDigest and internal::ResultCacheKey of the job (set at submission).
   std::string program_digest;
   std::string cache_key;
@@ -108,8 +106,7 @@ class JobStore {
   // job sources, inputs and library files of finished batches are left empty
   // (they are only needed to run jobs). Returns Internal/DataLoss on storage
   // errors.
-  virtual absl::StatusOr<std::vector<BatchRecord>> LoadBatches(
-      bool with_sources) = 0;
+  virtual absl::StatusOr<std::vector<BatchRecord>> LoadBatches(bool with_sources) = 0;
 
   // Returns the batch `id` with its jobs; NotFound if unknown.
   virtual absl::StatusOr<BatchRecord> GetBatch(absl::string_view id) = 0;
@@ -117,12 +114,10 @@ class JobStore {
   // Overwrites the mutable fields of job `job.index` of batch `batch_id`
   // (state, attempts, cycles, stack, error, profile digest). NotFound if there
   // is no such job.
-  virtual absl::Status UpdateJob(absl::string_view batch_id,
-                                 const JobRecord& job) = 0;
+  virtual absl::Status UpdateJob(absl::string_view batch_id, const JobRecord& job) = 0;
 
   // Records the state and finish time of batch `batch_id`. NotFound if unknown.
-  virtual absl::Status UpdateBatchState(absl::string_view batch_id,
-                                        v1::BatchState state,
+  virtual absl::Status UpdateBatchState(absl::string_view batch_id, v1::BatchState state,
                                         absl::Time finished) = 0;
 
   // Appends one attempt (lease) to the history.
@@ -130,9 +125,8 @@ class JobStore {
 
   // Closes an attempt with its outcome ("succeeded", "failed: ...", "lease
   // expired", ...).
-  virtual absl::Status FinishAttempt(absl::string_view batch_id,
-                                     uint32_t job_index, uint32_t attempt,
-                                     absl::string_view outcome,
+  virtual absl::Status FinishAttempt(absl::string_view batch_id, uint32_t job_index,
+                                     uint32_t attempt, absl::string_view outcome,
                                      absl::Time ended) = 0;
 
   // Stores `data` under its hex SHA-256 digest (idempotent) and returns the
@@ -146,15 +140,13 @@ class JobStore {
   // Indexes `digest` as the `format` artifact of job `job_name` of batch
   // `batch_id` (job_name "" is the batch aggregate), replacing any earlier
   // entry.
-  virtual absl::Status IndexArtifact(absl::string_view batch_id,
-                                     absl::string_view job_name,
-                                     v1::ArtifactFormat format,
-                                     absl::string_view digest) = 0;
+  virtual absl::Status IndexArtifact(absl::string_view batch_id, absl::string_view job_name,
+                                     v1::ArtifactFormat format, absl::string_view digest) = 0;
 
   // Returns the digest indexed by IndexArtifact; NotFound if none.
-  virtual absl::StatusOr<std::string> FindArtifact(
-      absl::string_view batch_id, absl::string_view job_name,
-      v1::ArtifactFormat format) = 0;
+  virtual absl::StatusOr<std::string> FindArtifact(absl::string_view batch_id,
+                                                   absl::string_view job_name,
+                                                   v1::ArtifactFormat format) = 0;
 
   // Removes batch `batch_id` with its labels, jobs, attempts and artifact index entries (the
   // artifact bytes stay until CollectGarbage). NotFound if unknown.
@@ -176,31 +168,23 @@ class SqliteJobStore : public JobStore {
   // the directory open, DataLoss if state.db is missing or empty while
   // artifacts/ holds files (a lost database, not a new directory), Internal if
   // the directory or database cannot be created or opened.
-  static absl::StatusOr<std::unique_ptr<SqliteJobStore>> Open(
-      const std::string& dir);
+  static absl::StatusOr<std::unique_ptr<SqliteJobStore>> Open(const std::string& dir);
   ~SqliteJobStore() override;
 
   absl::Status CreateBatch(const BatchRecord& batch) override;
-  absl::StatusOr<std::vector<BatchRecord>> LoadBatches(
-      bool with_sources) override;
+  absl::StatusOr<std::vector<BatchRecord>> LoadBatches(bool with_sources) override;
   absl::StatusOr<BatchRecord> GetBatch(absl::string_view id) override;
-  absl::Status UpdateJob(absl::string_view batch_id,
-                         const JobRecord& job) override;
-  absl::Status UpdateBatchState(absl::string_view batch_id,
-                                v1::BatchState state,
+  absl::Status UpdateJob(absl::string_view batch_id, const JobRecord& job) override;
+  absl::Status UpdateBatchState(absl::string_view batch_id, v1::BatchState state,
                                 absl::Time finished) override;
   absl::Status RecordAttempt(const AttemptRecord& attempt) override;
-  absl::Status FinishAttempt(absl::string_view batch_id, uint32_t job_index,
-                             uint32_t attempt, absl::string_view outcome,
-                             absl::Time ended) override;
+  absl::Status FinishAttempt(absl::string_view batch_id, uint32_t job_index, uint32_t attempt,
+                             absl::string_view outcome, absl::Time ended) override;
   absl::StatusOr<std::string> PutArtifact(absl::string_view data) override;
   absl::StatusOr<std::string> GetArtifact(absl::string_view digest) override;
-  absl::Status IndexArtifact(absl::string_view batch_id,
-                             absl::string_view job_name,
-                             v1::ArtifactFormat format,
-                             absl::string_view digest) override;
-  absl::StatusOr<std::string> FindArtifact(absl::string_view batch_id,
-                                           absl::string_view job_name,
+  absl::Status IndexArtifact(absl::string_view batch_id, absl::string_view job_name,
+                             v1::ArtifactFormat format, absl::string_view digest) override;
+  absl::StatusOr<std::string> FindArtifact(absl::string_view batch_id, absl::string_view job_name,
                                            v1::ArtifactFormat format) override;
   absl::Status DeleteBatch(absl::string_view batch_id) override;
   absl::StatusOr<size_t> CollectGarbage(absl::Duration min_age) override;
@@ -209,15 +193,13 @@ class SqliteJobStore : public JobStore {
   SqliteJobStore(std::string dir, sqlite3* db, int lock_fd)
       : dir_(std::move(dir)), db_(db), lock_fd_(lock_fd) {}
   absl::Status Init() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status LoadJobs(BatchRecord* batch, bool with_sources)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LoadJobs(BatchRecord* batch, bool with_sources) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string ArtifactPath(absl::string_view digest) const;
 
   const std::string dir_;
   absl::Mutex mu_;
-  sqlite3* const db_
-      ABSL_PT_GUARDED_BY(mu_);  // owned; closed by the destructor
-  const int lock_fd_;  // holds flock(DIR/LOCK) until the store is destroyed
+  sqlite3* const db_ ABSL_PT_GUARDED_BY(mu_);  // owned; closed by the destructor
+  const int lock_fd_;                          // holds flock(DIR/LOCK) until the store is destroyed
 };
 
 // Keeps everything in memory. For tests and for running without a state
@@ -225,26 +207,19 @@ class SqliteJobStore : public JobStore {
 class InMemoryJobStore : public JobStore {
  public:
   absl::Status CreateBatch(const BatchRecord& batch) override;
-  absl::StatusOr<std::vector<BatchRecord>> LoadBatches(
-      bool with_sources) override;
+  absl::StatusOr<std::vector<BatchRecord>> LoadBatches(bool with_sources) override;
   absl::StatusOr<BatchRecord> GetBatch(absl::string_view id) override;
-  absl::Status UpdateJob(absl::string_view batch_id,
-                         const JobRecord& job) override;
-  absl::Status UpdateBatchState(absl::string_view batch_id,
-                                v1::BatchState state,
+  absl::Status UpdateJob(absl::string_view batch_id, const JobRecord& job) override;
+  absl::Status UpdateBatchState(absl::string_view batch_id, v1::BatchState state,
                                 absl::Time finished) override;
   absl::Status RecordAttempt(const AttemptRecord& attempt) override;
-  absl::Status FinishAttempt(absl::string_view batch_id, uint32_t job_index,
-                             uint32_t attempt, absl::string_view outcome,
-                             absl::Time ended) override;
+  absl::Status FinishAttempt(absl::string_view batch_id, uint32_t job_index, uint32_t attempt,
+                             absl::string_view outcome, absl::Time ended) override;
   absl::StatusOr<std::string> PutArtifact(absl::string_view data) override;
   absl::StatusOr<std::string> GetArtifact(absl::string_view digest) override;
-  absl::Status IndexArtifact(absl::string_view batch_id,
-                             absl::string_view job_name,
-                             v1::ArtifactFormat format,
-                             absl::string_view digest) override;
-  absl::StatusOr<std::string> FindArtifact(absl::string_view batch_id,
-                                           absl::string_view job_name,
+  absl::Status IndexArtifact(absl::string_view batch_id, absl::string_view job_name,
+                             v1::ArtifactFormat format, absl::string_view digest) override;
+  absl::StatusOr<std::string> FindArtifact(absl::string_view batch_id, absl::string_view job_name,
                                            v1::ArtifactFormat format) override;
   absl::Status DeleteBatch(absl::string_view batch_id) override;
   absl::StatusOr<size_t> CollectGarbage(absl::Duration min_age) override;
@@ -261,8 +236,7 @@ class InMemoryJobStore : public JobStore {
     absl::Time stored;
   };
   absl::flat_hash_map<std::string, Blob> blobs_ ABSL_GUARDED_BY(mu_);
-  std::map<std::tuple<std::string, std::string, int>, std::string> index_
-      ABSL_GUARDED_BY(mu_);
+  std::map<std::tuple<std::string, std::string, int>, std::string> index_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace flamefleet::coordinator

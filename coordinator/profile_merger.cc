@@ -8,8 +8,7 @@
 
 namespace flamefleet::coordinator {
 
-absl::StatusOr<bool> ProfileMerger::Add(absl::string_view key,
-                                        const profile::Profile& profile) {
+absl::StatusOr<bool> ProfileMerger::Add(absl::string_view key, const profile::Profile& profile) {
   if (keys_.contains(key)) return false;
   absl::Status merged = aggregate_.MergeFromChecked(profile);
   if (!merged.ok()) {
@@ -19,8 +18,7 @@ absl::StatusOr<bool> ProfileMerger::Add(absl::string_view key,
   return true;
 }
 
-absl::Status ProfileMerger::AddSerialized(absl::string_view key,
-                                          absl::string_view serialized) {
+absl::Status ProfileMerger::AddSerialized(absl::string_view key, absl::string_view serialized) {
   if (keys_.contains(key)) return absl::OkStatus();
   absl::StatusOr<profile::Profile> profile = profile::ParseProfile(serialized);
   if (!profile.ok()) {

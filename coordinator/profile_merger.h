@@ -27,14 +27,12 @@ class ProfileMerger {
   // Adds `profile` as the result of `key` (a task id) unless `key` was added before. Returns true
   // if it was added, false if `key` was already counted, and InvalidArgument (prefixed with `key`,
   // nothing added) if the sum would overflow 64 bits.
-  absl::StatusOr<bool> Add(absl::string_view key,
-                           const profile::Profile& profile);
+  absl::StatusOr<bool> Add(absl::string_view key, const profile::Profile& profile);
 
   // Parses `serialized` (flamefleet.v1.Profile bytes) and adds it as Add() does. Returns
   // InvalidArgument (prefixed with `key`) if the bytes are not a valid profile or the sum would
   // overflow; nothing is added then.
-  absl::Status AddSerialized(absl::string_view key,
-                             absl::string_view serialized);
+  absl::Status AddSerialized(absl::string_view key, absl::string_view serialized);
 
   // Returns the number of profiles added.
   size_t count() const { return keys_.size(); }

@@ -35,13 +35,13 @@ class RenderClient {
   // Returns the SVG flame graph of `profile`. Returns InvalidArgument for bad options,
   // FailedPrecondition for an empty profile, Unavailable / DeadlineExceeded when a remote renderer
   // cannot be reached in time.
-  virtual absl::StatusOr<std::string> RenderSvg(
-      const profile::Profile& profile, const v1::RenderOptions& options) = 0;
+  virtual absl::StatusOr<std::string> RenderSvg(const profile::Profile& profile,
+                                                const v1::RenderOptions& options) = 0;
   // Like RenderSvg, but gives up after `deadline` in total (retries included) with DeadlineExceeded
   // or Unavailable. The default ignores `deadline` (an in-process render cannot hang on a peer).
-  virtual absl::StatusOr<std::string> RenderSvgWithin(
-      const profile::Profile& profile, const v1::RenderOptions& options,
-      absl::Duration deadline) {
+  virtual absl::StatusOr<std::string> RenderSvgWithin(const profile::Profile& profile,
+                                                      const v1::RenderOptions& options,
+                                                      absl::Duration deadline) {
     (void)deadline;
     return RenderSvg(profile, options);
   }
@@ -50,9 +50,8 @@ class RenderClient {
 // Calls flamefleet::renderer::RenderSvg directly.
 class InProcessRenderClient : public RenderClient {
  public:
-  absl::StatusOr<std::string> RenderSvg(
-      const profile::Profile& profile,
-      const v1::RenderOptions& options) override;
+  absl::StatusOr<std::string> RenderSvg(const profile::Profile& profile,
+                                        const v1::RenderOptions& options) override;
 };
 
 // How long GrpcRenderClient retries a Render call that fails with UNAVAILABLE (renderer restarting,
@@ -68,15 +67,13 @@ class GrpcRenderClient : public RenderClient {
   // `channel` is shared with the caller (it may serve other stubs); `target` is its address, for
   // error messages.
   explicit GrpcRenderClient(std::shared_ptr<grpc::Channel> channel,
-                            absl::Duration deadline = absl::Seconds(60),
-                            std::string target = "",
+                            absl::Duration deadline = absl::Seconds(60), std::string target = "",
                             absl::Duration retry_for = kDefaultRenderRetryFor);
-  absl::StatusOr<std::string> RenderSvg(
-      const profile::Profile& profile,
-      const v1::RenderOptions& options) override;
-  absl::StatusOr<std::string> RenderSvgWithin(
-      const profile::Profile& profile, const v1::RenderOptions& options,
-      absl::Duration deadline) override;
+  absl::StatusOr<std::string> RenderSvg(const profile::Profile& profile,
+                                        const v1::RenderOptions& options) override;
+  absl::StatusOr<std::string> RenderSvgWithin(const profile::Profile& profile,
+                                              const v1::RenderOptions& options,
+                                              absl::Duration deadline) override;
 
  private:
   std::unique_ptr<v1::Renderer::Stub> stub_;

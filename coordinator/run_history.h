@@ -46,7 +46,7 @@ std::string TaskId(absl::string_view batch_id, uint32_t index);
 struct BatchEntry {
   BatchRecord record;
   absl::flat_hash_map<std::string, uint32_t> job_by_name;  // job name -> index
-  uint32_t counts[6] = {0, 0, 0, 0, 0, 0};                  // jobs by v1::JobState
+  uint32_t counts[6] = {0, 0, 0, 0, 0, 0};                 // jobs by v1::JobState
   uint64_t aggregate_cycles = 0;  // sum of the cycles of the succeeded jobs
   uint64_t version = 1;           // bumped on every visible change (WatchBatch)
   bool finalizing = false;        // the aggregate is being built

@@ -20,46 +20,38 @@ std::string RandomPrefix() {
 JobScheduler::JobScheduler(Clock* clock, SchedulerOptions options)
     : clock_(clock), options_(options), lease_prefix_(RandomPrefix()) {}
 
-absl::Status JobScheduler::Enqueue(const std::string& task_id,
-                                   uint32_t attempts, uint64_t expected_cost) {
+absl::Status JobScheduler::Enqueue(const std::string& task_id, uint32_t attempts,
+                                   uint64_t expected_cost) {
   absl::MutexLock lock(&mu_);
   auto [it, inserted] = tasks_.try_emplace(task_id);
-  if (!inserted)
-    return absl::AlreadyExistsError(
-        absl::StrCat("task ", task_id, " is known"));
+  if (!inserted) return absl::AlreadyExistsError(absl::StrCat("task ", task_id, " is known"));
   it->second.attempts = attempts;
   QueueLocked(task_id, it->second,
               QueueKey{options_.longest_first ? expected_cost : 0, next_seq_++});
   return absl::OkStatus();
 }
 
-void JobScheduler::QueueLocked(const std::string& task_id, TaskEntry& task,
-                               QueueKey key) {
+void JobScheduler::QueueLocked(const std::string& task_id, TaskEntry& task, QueueKey key) {
   task.state = TaskState::kQueued;
   task.lease_id.clear();
   task.key = key;
   queue_.emplace(key, task_id);
 }
 
-bool JobScheduler::HasQueuedTask() const {
-  return shutdown_ || !queue_.empty();
-}
+bool JobScheduler::HasQueuedTask() const { return shutdown_ || !queue_.empty(); }
 
-std::string JobScheduler::NewLeaseId() {
-  return absl::StrCat(lease_prefix_, "-", ++next_lease_);
-}
+std::string JobScheduler::NewLeaseId() { return absl::StrCat(lease_prefix_, "-", ++next_lease_); }
 
-std::optional<Lease> JobScheduler::LeaseTask(
-    absl::Duration wait, const std::function<bool()>& gone) {
+std::optional<Lease> JobScheduler::LeaseTask(absl::Duration wait,
+                                             const std::function<bool()>& gone) {
   absl::MutexLock lock(&mu_);
   const absl::Time deadline = absl::Now() + wait;
   // Woken by Enqueue/Release/Shutdown; the slices notice a client that went
   // away while nothing else happens. `gone` runs only in this thread (the
   // condition is evaluated by whichever thread unlocks).
   while (true) {
-    const bool ready =
-        mu_.AwaitWithDeadline(absl::Condition(this, &JobScheduler::HasQueuedTask),
-                              std::min(deadline, absl::Now() + kGoneCheckInterval));
+    const bool ready = mu_.AwaitWithDeadline(absl::Condition(this, &JobScheduler::HasQueuedTask),
+                                             std::min(deadline, absl::Now() + kGoneCheckInterval));
     if (gone && gone()) return std::nullopt;
     if (ready || absl::Now() >= deadline) break;
   }
@@ -72,14 +64,13 @@ std::optional<Lease> JobScheduler::LeaseTask(
     ++task.attempts;
     task.lease_id = NewLeaseId();
     task.expires = clock_->Now() + options_.lease_duration;
-    return Lease{std::move(task_id), task.lease_id, task.attempts,
-                 task.expires};
+    return Lease{std::move(task_id), task.lease_id, task.attempts, task.expires};
   }
   return std::nullopt;
 }
 
-std::optional<absl::Time> JobScheduler::RenewLease(
-    const std::string& task_id, const std::string& lease_id) {
+std::optional<absl::Time> JobScheduler::RenewLease(const std::string& task_id,
+                                                   const std::string& lease_id) {
   absl::MutexLock lock(&mu_);
   TaskEntry* task = FindLeased(task_id, lease_id);
   if (task == nullptr) return std::nullopt;
@@ -97,16 +88,14 @@ JobScheduler::TaskEntry* JobScheduler::FindLeased(const std::string& task_id,
   return &it->second;
 }
 
-bool JobScheduler::Complete(const std::string& task_id,
-                            const std::string& lease_id) {
+bool JobScheduler::Complete(const std::string& task_id, const std::string& lease_id) {
   absl::MutexLock lock(&mu_);
   if (FindLeased(task_id, lease_id) == nullptr) return false;
   tasks_.erase(task_id);
   return true;
 }
 
-bool JobScheduler::Release(const std::string& task_id,
-                           const std::string& lease_id) {
+bool JobScheduler::Release(const std::string& task_id, const std::string& lease_id) {
   absl::MutexLock lock(&mu_);
   TaskEntry* task = FindLeased(task_id, lease_id);
   if (task == nullptr) return false;
@@ -115,8 +104,7 @@ bool JobScheduler::Release(const std::string& task_id,
   return true;
 }
 
-bool JobScheduler::IsLeased(const std::string& task_id,
-                            const std::string& lease_id) const {
+bool JobScheduler::IsLeased(const std::string& task_id, const std::string& lease_id) const {
   absl::MutexLock lock(&mu_);
   auto it = tasks_.find(task_id);
   return it != tasks_.end() && it->second.state == TaskState::kLeased &&
@@ -131,16 +119,14 @@ std::optional<ExpiredLease> JobScheduler::LoseLease(const std::string& task_id,
   return LoseLocked(task_id, reason);
 }
 
-ExpiredLease JobScheduler::LoseLocked(const std::string& task_id,
-                                      absl::string_view reason) {
+ExpiredLease JobScheduler::LoseLocked(const std::string& task_id, absl::string_view reason) {
   auto it = tasks_.find(task_id);
   TaskEntry& task = it->second;
   ++task.lost_leases;
   ExpiredLease event{task_id, task.attempts, false, ""};
   if (task.lost_leases >= options_.max_lost_leases) {
     event.failed = true;
-    event.reason = absl::StrCat("worker lost ", task.lost_leases, " times (last: ",
-                                reason, ")");
+    event.reason = absl::StrCat("worker lost ", task.lost_leases, " times (last: ", reason, ")");
     tasks_.erase(it);
   } else {
     // Back in its old place: it keeps its rank and sequence number.

@@ -70,9 +70,8 @@ struct Lease {
 struct ExpiredLease {
   std::string task_id;
   uint32_t attempt = 0;  // the attempt whose lease expired
-  bool failed =
-      false;  // true: the task is dropped and should fail with `reason`
-  std::string reason;  // for failed tasks
+  bool failed = false;   // true: the task is dropped and should fail with `reason`
+  std::string reason;    // for failed tasks
 };
 
 class JobScheduler {
@@ -98,8 +97,7 @@ class JobScheduler {
   // before a task is taken, so a dead poll is never handed a task. `gone` is
   // called only from the calling thread, with the scheduler's lock held; it must
   // be cheap and not block.
-  std::optional<Lease> LeaseTask(absl::Duration wait,
-                                 const std::function<bool()>& gone = nullptr);
+  std::optional<Lease> LeaseTask(absl::Duration wait, const std::function<bool()>& gone = nullptr);
 
   // Returns true if `lease_id` is the task's live lease.
   bool IsLeased(const std::string& task_id, const std::string& lease_id) const;
@@ -109,15 +107,13 @@ class JobScheduler {
   // counted and the task re-queued in its old place, or dropped once it lost
   // max_lost_leases (failed = true, with `reason` and the count). Returns nullopt
   // if `lease_id` is not the task's live lease.
-  std::optional<ExpiredLease> LoseLease(const std::string& task_id,
-                                        const std::string& lease_id,
+  std::optional<ExpiredLease> LoseLease(const std::string& task_id, const std::string& lease_id,
                                         absl::string_view reason);
 
   // Extends the lease by lease_duration from now. Returns the new expiry, or
   // nullopt if `lease_id` is not the task's live lease (expired, completed,
   // cancelled, unknown).
-  std::optional<absl::Time> RenewLease(const std::string& task_id,
-                                       const std::string& lease_id);
+  std::optional<absl::Time> RenewLease(const std::string& task_id, const std::string& lease_id);
 
   // Accepts the result of the task if `lease_id` is its live lease, and forgets
   // the task. Returns true exactly once per task; false for duplicates, stale
@@ -166,7 +162,7 @@ class JobScheduler {
     uint32_t lost_leases = 0;  // leases that expired
     std::string lease_id;      // live lease while kLeased
     absl::Time expires;
-    QueueKey key;              // its place in queue_ while kQueued
+    QueueKey key;  // its place in queue_ while kQueued
   };
   // Puts a task (already in tasks_) into the queue at `key`.
   void QueueLocked(const std::string& task_id, TaskEntry& task, QueueKey key)
@@ -184,8 +180,7 @@ class JobScheduler {
 
   Clock* const clock_;
   const SchedulerOptions options_;
-  const std::string
-      lease_prefix_;  // random per scheduler, so lease ids never repeat
+  const std::string lease_prefix_;  // random per scheduler, so lease ids never repeat
 
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, TaskEntry> tasks_ ABSL_GUARDED_BY(mu_);

@@ -23,27 +23,21 @@ absl::Status WriteFoldedDiff(const ProfileDiff& diff, std::ostream& out) {
   }
   for (size_t i = 1; i < n; ++i) {
     const Profile::NodeId parent = tree.parent(static_cast<Profile::NodeId>(i));
-    before_hidden[parent] -=
-        diff.before_inclusive(static_cast<Profile::NodeId>(i));
-    after_hidden[parent] -=
-        diff.after_inclusive(static_cast<Profile::NodeId>(i));
+    before_hidden[parent] -= diff.before_inclusive(static_cast<Profile::NodeId>(i));
+    after_hidden[parent] -= diff.after_inclusive(static_cast<Profile::NodeId>(i));
   }
   std::vector<std::string> path(n);  // parents come before children
   std::vector<std::tuple<std::string, uint64_t, uint64_t>> lines;
   auto add = [&](std::string stack, uint64_t before, uint64_t after) {
-    if (before != 0 || after != 0)
-      lines.emplace_back(std::move(stack), before, after);
+    if (before != 0 || after != 0) lines.emplace_back(std::move(stack), before, after);
   };
-  add("[unknown]", diff.before_self(Profile::kRoot),
-      diff.after_self(Profile::kRoot));
+  add("[unknown]", diff.before_self(Profile::kRoot), diff.after_self(Profile::kRoot));
   add("[hidden]", before_hidden[Profile::kRoot], after_hidden[Profile::kRoot]);
   for (size_t i = 1; i < n; ++i) {
     const auto node = static_cast<Profile::NodeId>(i);
     const Profile::NodeId parent = tree.parent(node);
-    const std::string name =
-        SanitizeFrameName(tree.frame_name(tree.frame(node)));
-    path[i] =
-        parent == Profile::kRoot ? name : absl::StrCat(path[parent], ";", name);
+    const std::string name = SanitizeFrameName(tree.frame_name(tree.frame(node)));
+    path[i] = parent == Profile::kRoot ? name : absl::StrCat(path[parent], ";", name);
     add(path[i], diff.before_self(node), diff.after_self(node));
     add(absl::StrCat(path[i], ";[hidden]"), before_hidden[i], after_hidden[i]);
   }

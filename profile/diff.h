@@ -37,13 +37,9 @@ class ProfileDiff {
   uint64_t before_total() const { return before_incl_[Profile::kRoot]; }
   uint64_t after_total() const { return after_incl_[Profile::kRoot]; }
   // Returns true if the node exists only in `after` (a new call path).
-  bool is_new(NodeId n) const {
-    return before_incl_[n] == 0 && after_incl_[n] != 0;
-  }
+  bool is_new(NodeId n) const { return before_incl_[n] == 0 && after_incl_[n] != 0; }
   // Returns true if the node exists only in `before` (a call path that disappeared).
-  bool is_vanished(NodeId n) const {
-    return after_incl_[n] == 0 && before_incl_[n] != 0;
-  }
+  bool is_vanished(NodeId n) const { return after_incl_[n] == 0 && before_incl_[n] != 0; }
 
  private:
   Profile tree_;

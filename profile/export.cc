@@ -39,8 +39,7 @@ class StackWalker {
     const size_t n = p.num_nodes();
     const bool by_name = p.child_matching() == Profile::ChildMatching::kByName;
     std::vector<uint32_t> first(n + 1, 0);
-    for (size_t i = 1; i < n; ++i)
-      ++first[p.parent(static_cast<NodeId>(i)) + 1];
+    for (size_t i = 1; i < n; ++i) ++first[p.parent(static_cast<NodeId>(i)) + 1];
     for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
     std::vector<NodeId> kids(n > 0 ? n - 1 : 0);
     {
@@ -51,10 +50,9 @@ class StackWalker {
     }
     if (by_name) {
       for (size_t i = 0; i < n; ++i) {
-        std::sort(kids.begin() + first[i], kids.begin() + first[i + 1],
-                  [&](NodeId a, NodeId b) {
-                    return p.frame_name(p.frame(a)) < p.frame_name(p.frame(b));
-                  });
+        std::sort(kids.begin() + first[i], kids.begin() + first[i + 1], [&](NodeId a, NodeId b) {
+          return p.frame_name(p.frame(a)) < p.frame_name(p.frame(b));
+        });
       }
     }
     std::vector<uint32_t> path;
@@ -64,8 +62,7 @@ class StackWalker {
       path.pop_back();
     };
     if (n == 0) return;
-    if (p.self(Profile::kRoot) != 0)
-      emit_extra(kUnknown, p.self(Profile::kRoot));
+    if (p.self(Profile::kRoot) != 0) emit_extra(kUnknown, p.self(Profile::kRoot));
     if (p.hidden(Profile::kRoot).cycles != 0) {
       emit_extra(kHidden, p.hidden(Profile::kRoot).cycles);
     }
@@ -84,10 +81,8 @@ class StackWalker {
       }
       const NodeId child = kids[e.next++];
       path.push_back(FrameNameId(p.frame(child)));
-      if (p.self(child) != 0)
-        fn(static_cast<const std::vector<uint32_t>&>(path), p.self(child));
-      if (p.hidden(child).cycles != 0)
-        emit_extra(kHidden, p.hidden(child).cycles);
+      if (p.self(child) != 0) fn(static_cast<const std::vector<uint32_t>&>(path), p.self(child));
+      if (p.hidden(child).cycles != 0) emit_extra(kHidden, p.hidden(child).cycles);
       stack.push_back({child, first[child]});
     }
   }
@@ -98,8 +93,7 @@ class StackWalker {
   static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 
   uint32_t NameId(absl::string_view name) {
-    auto [it, inserted] =
-        ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
+    auto [it, inserted] = ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
     if (inserted) names_.push_back(name);
     return it->second;
   }
@@ -110,20 +104,16 @@ class StackWalker {
   }
 
   const Profile& profile_;
-  std::vector<uint32_t>
-      frame_name_id_;  // FrameId -> name id (kNone: not seen yet)
-  std::vector<absl::string_view>
-      names_;  // name id -> text (views into the profile or
-               // the static synthetic names)
+  std::vector<uint32_t> frame_name_id_;   // FrameId -> name id (kNone: not seen yet)
+  std::vector<absl::string_view> names_;  // name id -> text (views into the profile or
+                                          // the static synthetic names)
   absl::flat_hash_map<absl::string_view, uint32_t> ids_;
 };
 
 // pprof's string table: "" first, each string once.
 class StringTable {
  public:
-  explicit StringTable(perftools::profiles::Profile* out) : out_(out) {
-    Index("");
-  }
+  explicit StringTable(perftools::profiles::Profile* out) : out_(out) { Index(""); }
   int64_t Index(absl::string_view s) {
     auto it = ids_.find(s);
     if (it != ids_.end()) return it->second;
@@ -153,37 +143,32 @@ void AppendJsonString(absl::string_view s, std::string* out) {
     out->push_back('"');
     return;
   }
-  out->append(
-      nlohmann::json(std::string(s))
-          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  out->append(nlohmann::json(std::string(s))
+                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace
 
-OutputFormat OutputFormatForPath(absl::string_view path,
-                                 ProfileFormat fallback) {
+OutputFormat OutputFormatForPath(absl::string_view path, ProfileFormat fallback) {
   const std::string lower = absl::AsciiStrToLower(path);
-  auto ends = [&](absl::string_view suffix) {
-    return absl::EndsWith(lower, suffix);
-  };
+  auto ends = [&](absl::string_view suffix) { return absl::EndsWith(lower, suffix); };
   if (ends(".pb.gz")) return {ProfileFormat::kPprof, true};
   if (ends(".speedscope.json")) return {ProfileFormat::kSpeedscope, false};
   if (ends(".svg")) return {ProfileFormat::kSvg, false};
   if (ends(".svgz") || ends(".svg.gz")) return {ProfileFormat::kSvg, true};
   if (ends(".folded") || ends(".txt")) return {ProfileFormat::kFolded, false};
-  if (ends(".folded.gz") || ends(".txt.gz"))
-    return {ProfileFormat::kFolded, true};
+  if (ends(".folded.gz") || ends(".txt.gz")) return {ProfileFormat::kFolded, true};
   if (fallback == ProfileFormat::kPprof) return {ProfileFormat::kPprof, true};
   return {fallback, ends(".gz")};
 }
 
 absl::StatusOr<ProfileFormat> ParseProfileFormat(absl::string_view name) {
-  for (ProfileFormat f : {ProfileFormat::kFolded, ProfileFormat::kSvg,
-                          ProfileFormat::kPprof, ProfileFormat::kSpeedscope}) {
+  for (ProfileFormat f : {ProfileFormat::kFolded, ProfileFormat::kSvg, ProfileFormat::kPprof,
+                          ProfileFormat::kSpeedscope}) {
     if (name == ProfileFormatName(f)) return f;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown format '", name, "' (want svg, folded, pprof or speedscope)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown format '", name, "' (want svg, folded, pprof or speedscope)"));
 }
 
 absl::string_view ProfileFormatName(ProfileFormat format) {
@@ -220,8 +205,7 @@ absl::string_view ModuleOfFrame(absl::string_view name) {
   return name.substr(0, pos);
 }
 
-absl::StatusOr<std::string> SerializePprof(const Profile& profile,
-                                           const ExportOptions& options) {
+absl::StatusOr<std::string> SerializePprof(const Profile& profile, const ExportOptions& options) {
   // Flame charts may hold the same stack several times; pprof wants each once.
   const Profile* source = &profile;
   Profile merged;
@@ -282,15 +266,13 @@ absl::StatusOr<std::string> SerializePprof(const Profile& profile,
   return bytes;
 }
 
-absl::StatusOr<std::string> EncodePprof(const Profile& profile,
-                                        const ExportOptions& options) {
+absl::StatusOr<std::string> EncodePprof(const Profile& profile, const ExportOptions& options) {
   absl::StatusOr<std::string> bytes = SerializePprof(profile, options);
   if (!bytes.ok()) return bytes.status();
   return GzipCompress(*bytes);
 }
 
-std::string EncodeSpeedscope(const Profile& profile,
-                             const ExportOptions& options) {
+std::string EncodeSpeedscope(const Profile& profile, const ExportOptions& options) {
   StackWalker walker(profile);
   std::string samples;
   std::string weights;
@@ -310,12 +292,10 @@ std::string EncodeSpeedscope(const Profile& profile,
     samples.push_back(']');
     absl::StrAppend(&weights, value);
   });
-  const std::string name =
-      options.name.empty() ? std::string("flamefleet profile") : options.name;
+  const std::string name = options.name.empty() ? std::string("flamefleet profile") : options.name;
   std::string out;
   out.reserve(samples.size() + weights.size() + 1024);
-  out.append(
-      R"({"$schema":"https://www.speedscope.app/file-format-schema.json",)");
+  out.append(R"({"$schema":"https://www.speedscope.app/file-format-schema.json",)");
   out.append(R"("exporter":"flamefleet","name":)");
   AppendJsonString(name, &out);
   out.append(R"(,"activeProfileIndex":0,"shared":{"frames":[)");
@@ -333,8 +313,8 @@ std::string EncodeSpeedscope(const Profile& profile,
   }
   out.append(R"(]},"profiles":[{"type":"sampled","name":)");
   AppendJsonString(name, &out);
-  absl::StrAppend(&out, R"(,"unit":"none","startValue":0,"endValue":)",
-                  profile.total(), R"(,"samples":[)");
+  absl::StrAppend(&out, R"(,"unit":"none","startValue":0,"endValue":)", profile.total(),
+                  R"(,"samples":[)");
   out.append(samples);
   out.append(R"(],"weights":[)");
   out.append(weights);
@@ -342,9 +322,7 @@ std::string EncodeSpeedscope(const Profile& profile,
   return out;
 }
 
-absl::StatusOr<std::string> GzipCompress(absl::string_view data) {
-  return Gzip(data);
-}
+absl::StatusOr<std::string> GzipCompress(absl::string_view data) { return Gzip(data); }
 
 absl::StatusOr<std::string> GzipDecompress(absl::string_view data) {
   return Gunzip(data, std::numeric_limits<size_t>::max());

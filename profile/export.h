@@ -64,8 +64,8 @@ struct OutputFormat {
 //   *.folded, *.txt (+ .gz)      -> folded (gzipped with .gz)
 //   anything else                -> `fallback`, gzipped if the name ends in .gz
 // `flamefleet profile` uses fallback kFolded; `render`, which draws by default, kSvg.
-OutputFormat OutputFormatForPath(
-    absl::string_view path, ProfileFormat fallback = ProfileFormat::kFolded);
+OutputFormat OutputFormatForPath(absl::string_view path,
+                                 ProfileFormat fallback = ProfileFormat::kFolded);
 
 // Parses a format name as `--format` takes it: "folded", "svg", "pprof" or "speedscope". Returns
 // InvalidArgument for anything else.
@@ -94,13 +94,11 @@ absl::StatusOr<std::string> SerializePprof(const Profile& profile,
 
 // Returns SerializePprof's bytes gzip-compressed: the contents of a *.pb.gz file. Errors as
 // SerializePprof, or Internal if compression fails.
-absl::StatusOr<std::string> EncodePprof(const Profile& profile,
-                                        const ExportOptions& options = {});
+absl::StatusOr<std::string> EncodePprof(const Profile& profile, const ExportOptions& options = {});
 
 // Returns speedscope JSON for `profile` (see the file comment). Names that are not valid UTF-8 have
 // the bad bytes replaced by U+FFFD. Never fails.
-std::string EncodeSpeedscope(const Profile& profile,
-                             const ExportOptions& options = {});
+std::string EncodeSpeedscope(const Profile& profile, const ExportOptions& options = {});
 
 // Returns `data` as a gzip stream (RFC 1952, level 6). Returns Internal if zlib fails.
 absl::StatusOr<std::string> GzipCompress(absl::string_view data);

@@ -25,9 +25,7 @@
 namespace flamefleet::profile {
 namespace {
 
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
 bool IsCountChar(char c) { return (c >= '0' && c <= '9') || c == '.'; }
 
 // Finds a trailing count token in [begin, end) (no trailing blanks). On success returns true
@@ -36,23 +34,19 @@ bool FindCount(const char* begin, const char* end, const char** token_begin) {
   const char* p = end;
   while (p > begin && IsCountChar(p[-1])) --p;
   if (p == end || p == begin || !IsSpace(p[-1])) return false;
-  if (*p < '0' || *p > '9')
-    return false;  // must start with a digit, like flamegraph.pl
+  if (*p < '0' || *p > '9') return false;  // must start with a digit, like flamegraph.pl
   if (std::count(p, end, '.') > 1) return false;
   *token_begin = p;
   return true;
 }
 
 // Parses a count token; returns false if it does not fit.
-bool ParseCount(const char* begin, const char* end, double scale, uint64_t* out,
-                bool* fractional) {
-  const bool has_dot =
-      std::memchr(begin, '.', static_cast<size_t>(end - begin)) != nullptr;
+bool ParseCount(const char* begin, const char* end, double scale, uint64_t* out, bool* fractional) {
+  const bool has_dot = std::memchr(begin, '.', static_cast<size_t>(end - begin)) != nullptr;
   if (!has_dot && scale == 1.0) {
     uint64_t v = 0;
     if (end - begin <= 19) {  // cannot overflow
-      for (const char* p = begin; p < end; ++p)
-        v = v * 10 + static_cast<uint64_t>(*p - '0');
+      for (const char* p = begin; p < end; ++p) v = v * 10 + static_cast<uint64_t>(*p - '0');
     } else {  // exact up to 2^64 - 1 (a double would round)
       for (const char* p = begin; p < end; ++p) {
         if (__builtin_mul_overflow(v, uint64_t{10}, &v) ||
@@ -66,8 +60,7 @@ bool ParseCount(const char* begin, const char* end, double scale, uint64_t* out,
     return true;
   }
   double d = 0;
-  if (!absl::SimpleAtod(
-          absl::string_view(begin, static_cast<size_t>(end - begin)), &d)) {
+  if (!absl::SimpleAtod(absl::string_view(begin, static_cast<size_t>(end - begin)), &d)) {
     return false;
   }
   d *= scale;
@@ -100,10 +93,8 @@ constexpr uint64_t kA0 = 0x9e3779b97f4a7c15ull, kA1 = 0xa0761d6478bd642full,
                    kA2 = 0xe7037ed1a0b428dbull, kA3 = 0x8ebc6af09c88c6e3ull;
 constexpr uint64_t kB0 = 0xc2b2ae3d27d4eb4full, kB1 = 0x589965cc75374cc3ull,
                    kB2 = 0x1d8e4e27c47d124full, kB3 = 0xd6e8feb86659fd93ull;
-constexpr uint64_t kPrefixSeed1 = 0x243f6a8885a308d3ull,
-                   kP1 = 0xa4093822299f31d1ull;
-constexpr uint64_t kPrefixSeed2 = 0x13198a2e03707344ull,
-                   kP2 = 0x082efa98ec4e6c89ull;
+constexpr uint64_t kPrefixSeed1 = 0x243f6a8885a308d3ull, kP1 = 0xa4093822299f31d1ull;
+constexpr uint64_t kPrefixSeed2 = 0x13198a2e03707344ull, kP2 = 0x082efa98ec4e6c89ull;
 
 // Lines are parsed and added to the profiles in batches of about this many input bytes (small
 // enough that the parsed frames stay in cache).
@@ -130,8 +121,8 @@ class MappedWindow {
     static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const uint64_t start = offset / page * page;
     const size_t length = size + static_cast<size_t>(offset - start);
-    void* base = mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE,
-                      fd, static_cast<off_t>(start));
+    void* base =
+        mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, static_cast<off_t>(start));
     if (base == MAP_FAILED) return false;
     base_ = base;
     length_ = length;
@@ -184,9 +175,7 @@ class HashIndex {
   HashIndex() : slots_(AllocateSlots(kInitial)), mask_(kInitial - 1) {}
 
   // Starts loading the slot where a Find or Insert of `key` begins.
-  void Prefetch(uint64_t key) const {
-    __builtin_prefetch(&slots_[Fix(key) & mask_]);
-  }
+  void Prefetch(uint64_t key) const { __builtin_prefetch(&slots_[Fix(key) & mask_]); }
 
   // Returns the value stored for (key, check), or kAbsent.
   uint32_t Find(uint64_t key, uint32_t check) const {
@@ -271,14 +260,12 @@ std::string FoldedReadStats::Summary() const {
   for (const Error& e : errors)
     absl::StrAppend(&s, "  ", e.source, ":", e.line, ": ", e.message, "\n");
   if (malformed_lines > errors.size()) {
-    absl::StrAppend(&s, "  ... and ", malformed_lines - errors.size(),
-                    " more\n");
+    absl::StrAppend(&s, "  ... and ", malformed_lines - errors.size(), " more\n");
   }
   return s;
 }
 
-FoldedReader::FoldedReader(Profile* after, Profile* before,
-                           FoldedReadOptions options)
+FoldedReader::FoldedReader(Profile* after, Profile* before, FoldedReadOptions options)
     : options_(options) {
   after_.profile = after;
   before_.profile = before;
@@ -302,8 +289,8 @@ void FoldedReader::Malformed(absl::string_view message) {
   }
 }
 
-uint32_t FoldedReader::ScanFrames(const char* begin, const char* end,
-                                  const char* readable_end, Batch* batch) {
+uint32_t FoldedReader::ScanFrames(const char* begin, const char* end, const char* readable_end,
+                                  Batch* batch) {
   // One pass, 16 bytes at a time: SSE2 finds the `;` separators, and each block is folded into both
   // hash lanes. Frames hash independently of each other, so the CPU overlaps consecutive frames'
   // multiplies.
@@ -320,17 +307,14 @@ uint32_t FoldedReader::ScanFrames(const char* begin, const char* end,
       unsigned stop;
       if (readable_end - p >= 16) [[likely]] {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        stop = static_cast<unsigned>(
-            _mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
+        stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
         lo = Load64(p);
         hi = Load64(p + 8);
       } else {  // near the end of the buffer: never read past it
         char block[16] = {};
         std::memcpy(block, p, std::min<size_t>(avail, 16));
-        const __m128i v =
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
-        stop = static_cast<unsigned>(
-            _mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
+        stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
         lo = Load64(block);
         hi = Load64(block + 8);
       }
@@ -371,8 +355,8 @@ uint32_t FoldedReader::ScanFrames(const char* begin, const char* end,
   return static_cast<uint32_t>(k - first);
 }
 
-void FoldedReader::ParseLine(const char* begin, const char* end,
-                             const char* readable_end, Batch* batch) {
+void FoldedReader::ParseLine(const char* begin, const char* end, const char* readable_end,
+                             Batch* batch) {
   while (end > begin && IsSpace(end[-1])) --end;
   if (end == begin) return;  // blank line
   ++stats_.lines;
@@ -383,8 +367,7 @@ void FoldedReader::ParseLine(const char* begin, const char* end,
   }
   uint64_t after_count = 0;
   bool fractional = false;
-  if (!ParseCount(count_begin, end, options_.scale, &after_count,
-                  &fractional)) {
+  if (!ParseCount(count_begin, end, options_.scale, &after_count, &fractional)) {
     Malformed("count out of range");
     return;
   }
@@ -395,8 +378,7 @@ void FoldedReader::ParseLine(const char* begin, const char* end,
   uint64_t before_count = 0;
   if (FindCount(begin, stack_end, &before_begin)) {
     bool before_fractional = false;
-    if (ParseCount(before_begin, stack_end, options_.scale, &before_count,
-                   &before_fractional)) {
+    if (ParseCount(before_begin, stack_end, options_.scale, &before_count, &before_fractional)) {
       two_column = true;
       fractional |= before_fractional;
       stack_end = before_begin;
@@ -406,22 +388,19 @@ void FoldedReader::ParseLine(const char* begin, const char* end,
   if (fractional) ++stats_.fractional_lines;
   if (two_column) ++stats_.two_column_lines;
   const auto first = static_cast<uint32_t>(batch->num_frames);
-  const uint32_t depth =
-      begin == stack_end ? 0
-                         : ScanFrames(begin, stack_end, readable_end, batch);
-  batch->lines.push_back(Line{begin, stack_end, first, depth, after_count,
-                              before_count, line_number_, two_column});
+  const uint32_t depth = begin == stack_end ? 0 : ScanFrames(begin, stack_end, readable_end, batch);
+  batch->lines.push_back(
+      Line{begin, stack_end, first, depth, after_count, before_count, line_number_, two_column});
 }
 
-size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last,
-                                size_t max_bytes, Batch* batch) {
+size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last, size_t max_bytes,
+                                Batch* batch) {
   batch->lines.clear();
   batch->num_frames = 0;
   const char* readable_end = data + size;
   size_t pos = 0;
   while (pos < size && pos < max_bytes) {
-    const char* nl =
-        static_cast<const char*>(std::memchr(data + pos, '\n', size - pos));
+    const char* nl = static_cast<const char*>(std::memchr(data + pos, '\n', size - pos));
     if (nl == nullptr) {
       if (!last) break;
       ++line_number_;
@@ -436,8 +415,8 @@ size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last,
   return pos;
 }
 
-Profile::FrameId FoldedReader::FrameOf(Target& target, const Line& line,
-                                       const Frame* frames, size_t k) {
+Profile::FrameId FoldedReader::FrameOf(Target& target, const Line& line, const Frame* frames,
+                                       size_t k) {
   const Frame& f = frames[k];
   uint32_t id = target.frames->Find(f.hash, f.hash_check);
   if (id == internal::HashIndex::kAbsent) {  // once per distinct name
@@ -460,33 +439,31 @@ absl::string_view FoldedReader::FrameName(const Line& line, size_t k) {
     while (p < line.end && *p == ';') ++p;  // leading empty frames
   }
   for (; i < k; ++i) {
-    p = static_cast<const char*>(
-            std::memchr(p, ';', static_cast<size_t>(line.end - p))) +
-        1;
+    p = static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(line.end - p))) + 1;
     while (p < line.end && *p == ';') ++p;  // empty frames were not counted
   }
   name_line_ = line.begin;
   name_index_ = k;
   name_pos_ = p;
-  const char* end = static_cast<const char*>(
-      std::memchr(p, ';', static_cast<size_t>(line.end - p)));
+  const char* end =
+      static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(line.end - p)));
   if (end == nullptr) end = line.end;
   return absl::string_view(p, static_cast<size_t>(end - p));
 }
 
-void FoldedReader::AddCount(Target& target, const Line& line,
-                            Profile::NodeId node, uint64_t count) {
-  if (target.profile->AddSelfChecked(node, count)) [[likely]] return;
+void FoldedReader::AddCount(Target& target, const Line& line, Profile::NodeId node,
+                            uint64_t count) {
+  if (target.profile->AddSelfChecked(node, count)) [[likely]]
+    return;
   if (overflow_.ok()) {
-    overflow_ = absl::InvalidArgumentError(absl::StrCat(
-        source_, ":", line.number, ": the count ", count,
-        " would take the profile total ", target.profile->total(),
-        " past 2^64 - 1 (counts must sum to at most 18446744073709551615)"));
+    overflow_ = absl::InvalidArgumentError(
+        absl::StrCat(source_, ":", line.number, ": the count ", count,
+                     " would take the profile total ", target.profile->total(),
+                     " past 2^64 - 1 (counts must sum to at most 18446744073709551615)"));
   }
 }
 
-void FoldedReader::AddStackFast(Target& target, const Line& line,
-                                const Frame* frames) {
+void FoldedReader::AddStackFast(Target& target, const Line& line, const Frame* frames) {
   Profile& profile = *target.profile;
   internal::HashIndex& table = *target.prefixes;
   const size_t depth = line.depth;
@@ -508,8 +485,7 @@ void FoldedReader::AddStackFast(Target& target, const Line& line,
   AddCount(target, line, node, line.after_count);
 }
 
-void FoldedReader::AddStackAdjacent(Target& target, const Line& line,
-                                    const Frame* frames) {
+void FoldedReader::AddStackAdjacent(Target& target, const Line& line, const Frame* frames) {
   // The most recent path (each node the last child of its parent) is the previous line's, so the
   // frames this line shares with it map to the same nodes; Child() takes over from the first frame
   // that differs.
@@ -517,13 +493,11 @@ void FoldedReader::AddStackAdjacent(Target& target, const Line& line,
   const size_t depth = line.depth;
   const size_t shared_limit = std::min(depth, target.path_nodes.size());
   size_t shared = 0;
-  while (shared < shared_limit &&
-         frames[shared].hash == target.path_frames[shared].hash &&
+  while (shared < shared_limit && frames[shared].hash == target.path_frames[shared].hash &&
          frames[shared].hash_check == target.path_frames[shared].hash_check) {
     ++shared;
   }
-  Profile::NodeId node =
-      shared == 0 ? Profile::kRoot : target.path_nodes[shared - 1];
+  Profile::NodeId node = shared == 0 ? Profile::kRoot : target.path_nodes[shared - 1];
   target.path_nodes.resize(depth);
   target.path_frames.resize(depth);
   for (size_t k = shared; k < depth; ++k) {
@@ -534,8 +508,7 @@ void FoldedReader::AddStackAdjacent(Target& target, const Line& line,
   AddCount(target, line, node, line.after_count);
 }
 
-void FoldedReader::AddStack(Target& target, const Line& line,
-                            const Frame* frames) {
+void FoldedReader::AddStack(Target& target, const Line& line, const Frame* frames) {
   Profile& profile = *target.profile;
   if (line.depth == 0) {
     AddCount(target, line, Profile::kRoot, line.after_count);
@@ -567,8 +540,7 @@ void FoldedReader::AddBatch(const Batch& batch) {
     if (prefixes != nullptr && i + kAhead < num_lines) {
       const Line& ahead = batch.lines[i + kAhead];
       const Frame* f = batch.frames.data() + ahead.first_frame;
-      for (size_t k = ahead.depth; k > 0 && ahead.depth - k < kPrefetchDepth;
-           --k) {
+      for (size_t k = ahead.depth; k > 0 && ahead.depth - k < kPrefetchDepth; --k) {
         prefixes->Prefetch(f[k - 1].prefix);
       }
     }
@@ -589,22 +561,20 @@ void FoldedReader::MaybePrune() {
       after->num_nodes() < next_prune_nodes_) {
     return;
   }
-  const auto min = static_cast<uint64_t>(options_.prune_fraction *
-                                         static_cast<double>(after->total()));
+  const auto min =
+      static_cast<uint64_t>(options_.prune_fraction * static_cast<double>(after->total()));
   *after = after->Pruned(min);
   // Node ids changed (frame ids did not: Pruned keeps the name order).
   after_.path_frames.clear();
   after_.path_nodes.clear();
-  next_prune_nodes_ =
-      std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
+  next_prune_nodes_ = std::max<uint64_t>(next_prune_nodes_, 2 * after->num_nodes());
   // The pruned copy is sized to fit; make room for growing to the next pruning point at once rather
   // than by repeated doubling (copies, and page faults on every new array). Unused capacity is
   // never touched, so it costs address space, not RSS.
   after->Reserve(static_cast<size_t>(next_prune_nodes_));
 }
 
-absl::Status FoldedReader::ReadString(absl::string_view text,
-                                      absl::string_view source) {
+absl::Status FoldedReader::ReadString(absl::string_view text, absl::string_view source) {
   source_ = std::string(source);
   line_number_ = 0;
   stats_.bytes += text.size();
@@ -612,8 +582,7 @@ absl::Status FoldedReader::ReadString(absl::string_view text,
   Batch batch;
   size_t pos = 0;
   while (pos < text.size()) {
-    pos += ParseChunk(text.data() + pos, text.size() - pos, /*last=*/true,
-                      kBatchBytes, &batch);
+    pos += ParseChunk(text.data() + pos, text.size() - pos, /*last=*/true, kBatchBytes, &batch);
     AddBatch(batch);
   }
   MaybePrune();
@@ -633,12 +602,10 @@ absl::Status FoldedReader::ReadChunks(ReadFn read) {
   size_t filled = 0;
   Batch batch;
   while (true) {
-    if (filled == buffer.size())
-      buffer.resize(buffer.size() * 2);  // one very long line
+    if (filled == buffer.size()) buffer.resize(buffer.size() * 2);  // one very long line
     size_t got = 0;
     bool eof = false;
-    absl::Status status =
-        read(buffer.data() + filled, buffer.size() - filled, &got, &eof);
+    absl::Status status = read(buffer.data() + filled, buffer.size() - filled, &got, &eof);
     if (!status.ok()) {
       overflow_ = absl::OkStatus();  // the read error is reported instead
       return status;
@@ -647,8 +614,7 @@ absl::Status FoldedReader::ReadChunks(ReadFn read) {
     filled += got;
     size_t used = 0;
     while (used < filled) {
-      const size_t n = ParseChunk(buffer.data() + used, filled - used, eof,
-                                  kBatchBytes, &batch);
+      const size_t n = ParseChunk(buffer.data() + used, filled - used, eof, kBatchBytes, &batch);
       AddBatch(batch);
       if (n == 0) break;
       used += n;
@@ -661,16 +627,14 @@ absl::Status FoldedReader::ReadChunks(ReadFn read) {
   return TakeOverflow();
 }
 
-absl::Status FoldedReader::ReadStream(std::istream& in,
-                                      absl::string_view source) {
+absl::Status FoldedReader::ReadStream(std::istream& in, absl::string_view source) {
   source_ = std::string(source);
   line_number_ = 0;
   return ReadChunks([&](char* data, size_t size, size_t* got, bool* eof) {
     in.read(data, static_cast<std::streamsize>(size));
     *got = static_cast<size_t>(in.gcount());
     *eof = in.eof();
-    if (!*eof && in.fail())
-      return absl::DataLossError(absl::StrCat(source, ": read error"));
+    if (!*eof && in.fail()) return absl::DataLossError(absl::StrCat(source, ": read error"));
     return absl::OkStatus();
   });
 }
@@ -687,8 +651,8 @@ bool FoldedReader::ReadMapped(int fd, uint64_t size, uint64_t* pos) {
     if (!mapped.Map(fd, *pos, static_cast<size_t>(end - *pos))) return false;
     size_t used = 0;
     while (used < mapped.size()) {
-      const size_t n = ParseChunk(mapped.data() + used, mapped.size() - used,
-                                  eof, kBatchBytes, &batch);
+      const size_t n =
+          ParseChunk(mapped.data() + used, mapped.size() - used, eof, kBatchBytes, &batch);
       AddBatch(batch);
       if (n == 0) break;
       used += n;
@@ -731,9 +695,8 @@ bool FoldedReader::ReadMappedThreaded(int fd, uint64_t size, uint64_t* pos) {
     auto acquire = [&]() -> Slot& {
       absl::MutexLock lock(&ring.mu);
       ring.mu.Await(absl::Condition(
-          +[](Ring* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu) {
-            return r->produced - r->consumed < kSlots;
-          },
+          +[](Ring* r)
+               ABSL_EXCLUSIVE_LOCKS_REQUIRED(r->mu) { return r->produced - r->consumed < kSlots; },
           &ring));
       return slots[next % kSlots];
     };
@@ -754,8 +717,7 @@ bool FoldedReader::ReadMappedThreaded(int fd, uint64_t size, uint64_t* pos) {
       while (used < mapped->size()) {
         Slot& slot = acquire();
         const size_t n =
-            ParseChunk(mapped->data() + used, mapped->size() - used, eof,
-                       kBatchBytes, &slot.batch);
+            ParseChunk(mapped->data() + used, mapped->size() - used, eof, kBatchBytes, &slot.batch);
         if (n == 0) break;  // no whole line left (nothing parsed)
         publish();
         used += n;
@@ -811,8 +773,8 @@ absl::Status FoldedReader::ReadFile(const std::string& path) {
     if (err == EACCES) return absl::PermissionDeniedError(message);
     return absl::InvalidArgumentError(message);
   }
-  const std::unique_ptr<const int, void (*)(const int*)> closer(
-      &fd, [](const int* f) { close(*f); });
+  const std::unique_ptr<const int, void (*)(const int*)> closer(&fd,
+                                                                [](const int* f) { close(*f); });
   source_ = path;
   line_number_ = 0;
   uint64_t pos = 0;
@@ -821,13 +783,10 @@ absl::Status FoldedReader::ReadFile(const std::string& path) {
     const auto size = static_cast<uint64_t>(st.st_size);
     int threads = options_.threads;
     if (threads <= 0) {
-      threads = size >= 4 * static_cast<uint64_t>(options_.chunk_size) &&
-                        SpareCoreLikely()
-                    ? 2
-                    : 1;
+      threads = size >= 4 * static_cast<uint64_t>(options_.chunk_size) && SpareCoreLikely() ? 2 : 1;
     }
-    const bool mapped = threads >= 2 ? ReadMappedThreaded(fd, size, &pos)
-                                     : ReadMapped(fd, size, &pos);
+    const bool mapped =
+        threads >= 2 ? ReadMappedThreaded(fd, size, &pos) : ReadMapped(fd, size, &pos);
     if (mapped) return TakeOverflow();
     // Mapping failed: read the rest, from the first line not yet added.
     if (lseek(fd, static_cast<off_t>(pos), SEEK_SET) < 0)
@@ -864,40 +823,33 @@ std::string SanitizeFrameName(absl::string_view name) {
 absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
   using NodeId = Profile::NodeId;
   const size_t n = profile.num_nodes();
-  const bool by_name =
-      profile.child_matching() == Profile::ChildMatching::kByName;
+  const bool by_name = profile.child_matching() == Profile::ChildMatching::kByName;
   // Children in CSR form (ids ascending = creation order), then sorted by name if merged.
   std::vector<uint32_t> first(n + 1, 0);
-  for (size_t i = 1; i < n; ++i)
-    ++first[profile.parent(static_cast<NodeId>(i)) + 1];
+  for (size_t i = 1; i < n; ++i) ++first[profile.parent(static_cast<NodeId>(i)) + 1];
   for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
   std::vector<NodeId> kids(n > 0 ? n - 1 : 0);
   {
     std::vector<uint32_t> fill(first.begin(), first.end() - 1);
     for (size_t i = 1; i < n; ++i)
-      kids[fill[profile.parent(static_cast<NodeId>(i))]++] =
-          static_cast<NodeId>(i);
+      kids[fill[profile.parent(static_cast<NodeId>(i))]++] = static_cast<NodeId>(i);
   }
   std::vector<std::string> clean(profile.num_frames());
   for (size_t f = 0; f < clean.size(); ++f) {
-    clean[f] =
-        SanitizeFrameName(profile.frame_name(static_cast<Profile::FrameId>(f)));
+    clean[f] = SanitizeFrameName(profile.frame_name(static_cast<Profile::FrameId>(f)));
   }
   if (by_name) {
     std::vector<uint32_t> order(clean.size());
-    for (size_t f = 0; f < order.size(); ++f)
-      order[f] = static_cast<uint32_t>(f);
+    for (size_t f = 0; f < order.size(); ++f) order[f] = static_cast<uint32_t>(f);
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       return clean[a] < clean[b] || (clean[a] == clean[b] && a < b);
     });
     std::vector<uint32_t> rank(clean.size());
-    for (size_t r = 0; r < order.size(); ++r)
-      rank[order[r]] = static_cast<uint32_t>(r);
+    for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<uint32_t>(r);
     for (size_t i = 0; i < n; ++i) {
-      std::sort(kids.begin() + first[i], kids.begin() + first[i + 1],
-                [&](NodeId a, NodeId b) {
-                  return rank[profile.frame(a)] < rank[profile.frame(b)];
-                });
+      std::sort(kids.begin() + first[i], kids.begin() + first[i + 1], [&](NodeId a, NodeId b) {
+        return rank[profile.frame(a)] < rank[profile.frame(b)];
+      });
     }
   }
 
@@ -919,8 +871,7 @@ absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
     }
   };
   constexpr absl::string_view kHidden = "[hidden]";
-  if (profile.self(Profile::kRoot) != 0)
-    emit("[unknown]", profile.self(Profile::kRoot));
+  if (profile.self(Profile::kRoot) != 0) emit("[unknown]", profile.self(Profile::kRoot));
 
   // Iterative DFS. Each entry: node, next child index, path length before this node, and
   // whether its "[hidden]" line is still to come.
@@ -931,13 +882,12 @@ absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
     bool hidden_pending;
   };
   std::vector<Entry> stack;
-  stack.push_back({Profile::kRoot, first[0], 0,
-                   profile.hidden(Profile::kRoot).cycles != 0});
+  stack.push_back({Profile::kRoot, first[0], 0, profile.hidden(Profile::kRoot).cycles != 0});
   while (!stack.empty()) {
     Entry& e = stack.back();
     const bool has_child = e.next < first[e.node + 1];
-    if (e.hidden_pending && (!has_child || !by_name ||
-                             clean[profile.frame(kids[e.next])] > kHidden)) {
+    if (e.hidden_pending &&
+        (!has_child || !by_name || clean[profile.frame(kids[e.next])] > kHidden)) {
       e.hidden_pending = false;
       emit(kHidden, profile.hidden(e.node).cycles);
       continue;
@@ -952,8 +902,7 @@ absl::Status WriteFolded(const Profile& profile, std::ostream& out) {
     if (!path.empty()) path.push_back(';');
     path.append(clean[profile.frame(child)]);
     if (profile.self(child) != 0) emit("", profile.self(child));
-    stack.push_back(
-        {child, first[child], len, profile.hidden(child).cycles != 0});
+    stack.push_back({child, first[child], len, profile.hidden(child).cycles != 0});
   }
   out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
   out.flush();

@@ -85,7 +85,7 @@ struct FoldedReadStats {
   uint64_t two_column_lines = 0;  // lines with a before and an after count
   uint64_t fractional_lines = 0;  // lines whose (scaled) count was rounded
   uint64_t bytes = 0;             // input bytes read
-  std::vector<Error> errors;  // the first max_reported_errors malformed lines
+  std::vector<Error> errors;      // the first max_reported_errors malformed lines
 
   // Returns a human-readable multi-line report of malformed lines ("" if none).
   std::string Summary() const;
@@ -104,8 +104,7 @@ class FoldedReader {
   // leaf end. kAdjacent profiles reuse the previous line's path for the frames it shares. Hash
   // tables match 96 bits (64-bit key and a 32-bit check), so a false match needs a 96-bit
   // collision; they are freed with the reader.
-  explicit FoldedReader(Profile* after, Profile* before = nullptr,
-                        FoldedReadOptions options = {});
+  explicit FoldedReader(Profile* after, Profile* before = nullptr, FoldedReadOptions options = {});
   ~FoldedReader();
   FoldedReader(const FoldedReader&) = delete;
   FoldedReader& operator=(const FoldedReader&) = delete;
@@ -122,8 +121,7 @@ class FoldedReader {
   absl::Status ReadStream(std::istream& in, absl::string_view source);
   // Reads folded text held in memory; `source` names it in error reports. Returns InvalidArgument
   // ("source:line: ...") if the counts overflow 64 bits, else OK.
-  absl::Status ReadString(absl::string_view text,
-                          absl::string_view source = "<string>");
+  absl::Status ReadString(absl::string_view text, absl::string_view source = "<string>");
 
   // Returns the counters accumulated over every Read* call so far.
   const FoldedReadStats& stats() const { return stats_; }
@@ -172,8 +170,7 @@ class FoldedReader {
     std::vector<Profile::NodeId> path_nodes;
   };
 
-  using ReadFn = absl::FunctionRef<absl::Status(char* data, size_t size,
-                                                size_t* got, bool* eof)>;
+  using ReadFn = absl::FunctionRef<absl::Status(char* data, size_t size, size_t* got, bool* eof)>;
   // Reads chunks with `read` (fills up to `size` bytes at `data`, sets *got and *eof; returns
   // DataLoss on a read error) and adds their lines.
   absl::Status ReadChunks(ReadFn read);
@@ -188,14 +185,11 @@ class FoldedReader {
   // Parses whole lines in [data, data+size) into `batch` (cleared first), stopping once
   // `max_bytes` are consumed; returns the bytes consumed (up to and including the last newline,
   // or everything if `last`).
-  size_t ParseChunk(const char* data, size_t size, bool last, size_t max_bytes,
-                    Batch* batch);
-  void ParseLine(const char* begin, const char* end, const char* readable_end,
-                 Batch* batch);
+  size_t ParseChunk(const char* data, size_t size, bool last, size_t max_bytes, Batch* batch);
+  void ParseLine(const char* begin, const char* end, const char* readable_end, Batch* batch);
   // Appends the frames of the non-empty stack [begin, end) to `batch`, hashed; returns how many.
   // Reads ahead up to 16 bytes, never at or past `readable_end`.
-  uint32_t ScanFrames(const char* begin, const char* end,
-                      const char* readable_end, Batch* batch);
+  uint32_t ScanFrames(const char* begin, const char* end, const char* readable_end, Batch* batch);
   void Malformed(absl::string_view message);
 
   // Adding: Batch -> profiles.
@@ -204,15 +198,13 @@ class FoldedReader {
   void AddStackFast(Target& target, const Line& line, const Frame* frames);
   void AddStackAdjacent(Target& target, const Line& line, const Frame* frames);
   // Returns the FrameId in `target` of frame `k` of `line`.
-  Profile::FrameId FrameOf(Target& target, const Line& line,
-                           const Frame* frames, size_t k);
+  Profile::FrameId FrameOf(Target& target, const Line& line, const Frame* frames, size_t k);
   // Returns the text of non-empty frame `k` of `line`. Amortised O(1) per frame when a line's
   // frames are asked for in increasing k (the callers do), O(k) otherwise.
   absl::string_view FrameName(const Line& line, size_t k);
   // Adds `count` to `node` of `target` unless the total would overflow 64 bits; then the line is
   // skipped and the first such line is remembered in overflow_ (source:line).
-  void AddCount(Target& target, const Line& line, Profile::NodeId node,
-                uint64_t count);
+  void AddCount(Target& target, const Line& line, Profile::NodeId node, uint64_t count);
   // Returns overflow_ and clears it (the result of one Read* call).
   absl::Status TakeOverflow();
   void MaybePrune();

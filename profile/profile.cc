@@ -22,9 +22,7 @@ Profile::Profile(ChildMatching matching) : matching_(matching) {
   if (matching_ == ChildMatching::kAdjacent) last_child_.push_back(kNoNode);
 }
 
-Profile::Profile(const Profile& other) : Profile(other.matching_) {
-  *this = other;
-}
+Profile::Profile(const Profile& other) : Profile(other.matching_) { *this = other; }
 
 Profile& Profile::operator=(const Profile& other) {
   if (this == &other) return *this;
@@ -123,8 +121,7 @@ void Profile::SyncIndex() {
   if (children_.empty()) children_.reserve(parent_.size());
   for (size_t i = indexed_; i < parent_.size(); ++i) {
     [[maybe_unused]] const bool inserted =
-        children_.emplace(Key(parent_[i], frame_[i]), static_cast<NodeId>(i))
-            .second;
+        children_.emplace(Key(parent_[i], frame_[i]), static_cast<NodeId>(i)).second;
     assert(inserted);
   }
   indexed_ = parent_.size();
@@ -176,8 +173,7 @@ void Profile::MergeFrom(const Profile& other) {
     if (other.self_[n] != 0) AddSelf(node_map[n], other.self_[n]);
   }
   // Sorted so the merged hash map is filled in a deterministic order.
-  std::vector<std::pair<NodeId, Hidden>> hidden(other.hidden_.begin(),
-                                                other.hidden_.end());
+  std::vector<std::pair<NodeId, Hidden>> hidden(other.hidden_.begin(), other.hidden_.end());
   std::sort(hidden.begin(), hidden.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [node, h] : hidden) AddHidden(node_map[node], h);
@@ -186,9 +182,8 @@ void Profile::MergeFrom(const Profile& other) {
 absl::Status Profile::MergeFromChecked(const Profile& other) {
   uint64_t total;
   if (__builtin_add_overflow(total_, other.total_, &total)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "profile totals overflow 64 bits when merged: ", total_, " + ",
-        other.total_));
+    return absl::InvalidArgumentError(
+        absl::StrCat("profile totals overflow 64 bits when merged: ", total_, " + ", other.total_));
   }
   MergeFrom(other);
   return absl::OkStatus();
@@ -205,8 +200,7 @@ Profile Profile::Pruned(uint64_t min_inclusive) const {
   std::vector<bool> pinned;
   if (matching_ == ChildMatching::kAdjacent) {
     pinned.assign(n, false);
-    for (NodeId c = last_child_[kRoot]; c != kNoNode; c = last_child_[c])
-      pinned[c] = true;
+    for (NodeId c = last_child_[kRoot]; c != kNoNode; c = last_child_[c]) pinned[c] = true;
   }
 
   Profile out(matching_);
@@ -218,29 +212,25 @@ Profile Profile::Pruned(uint64_t min_inclusive) const {
   for (size_t i = 1; i < n; ++i) {
     const NodeId p = map[parent_[i]];
     if (p == kNoNode) continue;  // inside a removed subtree
-    const bool keep =
-        incl[i] >= min_inclusive || (!pinned.empty() && pinned[i]);
+    const bool keep = incl[i] >= min_inclusive || (!pinned.empty() && pinned[i]);
     if (!keep) {
       hidden_out.push_back({p, Hidden{below[i] + 1, incl[i]}});
       continue;
     }
     const NodeId id = out.NewNode(p, frame_[i]);
     map[i] = id;
-    if (matching_ == ChildMatching::kAdjacent)
-      out.last_child_.push_back(kNoNode);
+    if (matching_ == ChildMatching::kAdjacent) out.last_child_.push_back(kNoNode);
     if (self_[i] != 0) out.AddSelf(id, self_[i]);
   }
   if (self_[kRoot] != 0) out.AddSelf(kRoot, self_[kRoot]);
   if (matching_ == ChildMatching::kAdjacent) {
     for (size_t i = 0; i < n; ++i) {
-      if (map[i] != kNoNode && last_child_[i] != kNoNode &&
-          map[last_child_[i]] != kNoNode) {
+      if (map[i] != kNoNode && last_child_[i] != kNoNode && map[last_child_[i]] != kNoNode) {
         out.last_child_[map[i]] = map[last_child_[i]];
       }
     }
   }
-  std::vector<std::pair<NodeId, Hidden>> old_hidden(hidden_.begin(),
-                                                    hidden_.end());
+  std::vector<std::pair<NodeId, Hidden>> old_hidden(hidden_.begin(), hidden_.end());
   std::sort(old_hidden.begin(), old_hidden.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [node, h] : old_hidden) {
@@ -254,13 +244,11 @@ Profile Profile::Pruned(uint64_t min_inclusive) const {
 Profile Profile::Reversed(uint64_t min_inclusive) const {
   Profile out;
   std::vector<FrameId> frame_map(names_.size());
-  for (size_t f = 0; f < names_.size(); ++f)
-    frame_map[f] = out.InternFrame(names_[f]);
+  for (size_t f = 0; f < names_.size(); ++f) frame_map[f] = out.InternFrame(names_[f]);
   if (self_[kRoot] != 0) out.AddSelf(kRoot, self_[kRoot]);
   {
     Hidden all;
-    std::vector<std::pair<NodeId, Hidden>> old_hidden(hidden_.begin(),
-                                                      hidden_.end());
+    std::vector<std::pair<NodeId, Hidden>> old_hidden(hidden_.begin(), hidden_.end());
     for (const auto& [node, h] : old_hidden) {
       all.nodes += h.nodes;
       all.cycles += h.cycles;
@@ -277,15 +265,13 @@ Profile Profile::Reversed(uint64_t min_inclusive) const {
   };
   std::vector<Member> members;
   for (size_t i = 1; i < num_nodes(); ++i) {
-    if (self_[i] != 0)
-      members.push_back({static_cast<NodeId>(i), kRoot, self_[i]});
+    if (self_[i] != 0) members.push_back({static_cast<NodeId>(i), kRoot, self_[i]});
   }
   absl::flat_hash_map<uint64_t, uint64_t> weights;
   absl::flat_hash_map<uint64_t, bool> dropped_keys;
   while (!members.empty()) {
     weights.clear();
-    for (const Member& m : members)
-      weights[Key(m.at, frame_map[frame_[m.cursor]])] += m.weight;
+    for (const Member& m : members) weights[Key(m.at, frame_map[frame_[m.cursor]])] += m.weight;
     dropped_keys.clear();
     size_t kept = 0;
     for (const Member& m : members) {
@@ -322,15 +308,11 @@ void Profile::Reserve(size_t nodes) {
 }
 
 size_t Profile::MemoryUsage() const {
-  size_t bytes = parent_.capacity() * sizeof(NodeId) +
-                 frame_.capacity() * sizeof(FrameId) +
-                 self_.capacity() * sizeof(uint64_t) +
-                 last_child_.capacity() * sizeof(NodeId);
+  size_t bytes = parent_.capacity() * sizeof(NodeId) + frame_.capacity() * sizeof(FrameId) +
+                 self_.capacity() * sizeof(uint64_t) + last_child_.capacity() * sizeof(NodeId);
   bytes += children_.bucket_count() * (sizeof(std::pair<uint64_t, NodeId>) + 1);
-  bytes += frame_ids_.bucket_count() *
-           (sizeof(std::pair<absl::string_view, FrameId>) + 1);
-  bytes += names_.capacity() * sizeof(absl::string_view) +
-           blocks_.size() * block_size_;
+  bytes += frame_ids_.bucket_count() * (sizeof(std::pair<absl::string_view, FrameId>) + 1);
+  bytes += names_.capacity() * sizeof(absl::string_view) + blocks_.size() * block_size_;
   bytes += hidden_.bucket_count() * (sizeof(std::pair<NodeId, Hidden>) + 1);
   return bytes;
 }
@@ -345,12 +327,10 @@ ProfileDiff ProfileDiff::Compute(const Profile& before, const Profile& after) {
   d.after_self_.assign(n, 0);
   d.before_incl_.assign(n, 0);
   d.after_incl_.assign(n, 0);
-  auto fill = [&d](const Profile& p, std::vector<uint64_t>& self,
-                   std::vector<uint64_t>& incl) {
+  auto fill = [&d](const Profile& p, std::vector<uint64_t>& self, std::vector<uint64_t>& incl) {
     std::vector<Profile::FrameId> frame_map(p.num_frames());
     for (size_t f = 0; f < p.num_frames(); ++f) {
-      frame_map[f] =
-          d.tree_.InternFrame(p.frame_name(static_cast<Profile::FrameId>(f)));
+      frame_map[f] = d.tree_.InternFrame(p.frame_name(static_cast<Profile::FrameId>(f)));
     }
     std::vector<NodeId> map(p.num_nodes());
     map[Profile::kRoot] = Profile::kRoot;

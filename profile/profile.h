@@ -52,9 +52,8 @@ class Profile {
 
   // Cycles and node count pruned away below one node (see `Pruned`).
   struct Hidden {
-    uint64_t nodes = 0;  // descendants removed, counting whole removed subtrees
-    uint64_t cycles =
-        0;  // their inclusive cycles, still included in the parent's inclusive
+    uint64_t nodes = 0;   // descendants removed, counting whole removed subtrees
+    uint64_t cycles = 0;  // their inclusive cycles, still included in the parent's inclusive
   };
 
   // Creates an empty profile holding only the root.

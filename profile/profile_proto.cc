@@ -16,8 +16,7 @@ void ToProto(const Profile& profile, v1::Profile* out) {
   const size_t nodes = profile.num_nodes();
   out->mutable_frames()->Reserve(static_cast<int>(profile.num_frames()));
   for (size_t f = 0; f < profile.num_frames(); ++f) {
-    out->add_frames(
-        std::string(profile.frame_name(static_cast<Profile::FrameId>(f))));
+    out->add_frames(std::string(profile.frame_name(static_cast<Profile::FrameId>(f))));
   }
   auto* parent = out->mutable_parent();
   auto* frame = out->mutable_frame();
@@ -45,20 +44,17 @@ absl::StatusOr<Profile> FromProto(const v1::Profile& proto) {
   const int nodes = proto.parent_size();
   if (proto.frame_size() != nodes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("profile: frame has ", proto.frame_size(),
-                     " entries, parent has ", nodes));
+        absl::StrCat("profile: frame has ", proto.frame_size(), " entries, parent has ", nodes));
   }
   if (proto.self_cycles_size() != nodes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("profile: self_cycles has ", proto.self_cycles_size(),
-                     " entries, parent has ", nodes));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "profile: self_cycles has ", proto.self_cycles_size(), " entries, parent has ", nodes));
   }
   Profile out;
   if (nodes == 0) {
     if (proto.total_cycles() != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("profile: total_cycles is ", proto.total_cycles(),
-                       " but the profile has no nodes"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "profile: total_cycles is ", proto.total_cycles(), " but the profile has no nodes"));
     }
     return out;
   }
@@ -71,8 +67,8 @@ absl::StatusOr<Profile> FromProto(const v1::Profile& proto) {
   for (int f = 0; f < num_frames; ++f) {
     const std::string& name = proto.frames(f);
     if (name.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "profile: frames[", f, "] is empty (frame names must be non-empty)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("profile: frames[", f, "] is empty (frame names must be non-empty)"));
     }
     frame_ids.push_back(out.InternFrame(name));
   }
@@ -88,14 +84,12 @@ absl::StatusOr<Profile> FromProto(const v1::Profile& proto) {
       const uint32_t parent = proto.parent(i);
       if (parent >= static_cast<uint32_t>(i)) {
         return absl::InvalidArgumentError(
-            absl::StrCat("profile: parent[", i, "] is ", parent,
-                         ", not less than the node index"));
+            absl::StrCat("profile: parent[", i, "] is ", parent, ", not less than the node index"));
       }
       const uint32_t frame = proto.frame(i);
       if (frame >= static_cast<uint32_t>(num_frames)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("profile: frame[", i, "] is ", frame,
-                         ", but there are ", num_frames, " frames"));
+        return absl::InvalidArgumentError(absl::StrCat("profile: frame[", i, "] is ", frame,
+                                                       ", but there are ", num_frames, " frames"));
       }
       ids[static_cast<size_t>(i)] = out.Child(ids[parent], frame_ids[frame]);
     }
@@ -107,9 +101,8 @@ absl::StatusOr<Profile> FromProto(const v1::Profile& proto) {
     if (cycles != 0) out.AddSelf(ids[static_cast<size_t>(i)], cycles);
   }
   if (sum != proto.total_cycles()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("profile: total_cycles is ", proto.total_cycles(),
-                     " but self_cycles sum to ", sum));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "profile: total_cycles is ", proto.total_cycles(), " but self_cycles sum to ", sum));
   }
   return out;
 }
@@ -122,13 +115,13 @@ std::string SerializeProfile(const Profile& profile) {
 
 absl::StatusOr<Profile> ParseProfile(absl::string_view bytes) {
   if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "profile: ", bytes.size(), " bytes exceed the 2 GiB message limit"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("profile: ", bytes.size(), " bytes exceed the 2 GiB message limit"));
   }
   v1::Profile proto;
   if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "profile: ", bytes.size(), " bytes are not a flamefleet.v1.Profile"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("profile: ", bytes.size(), " bytes are not a flamefleet.v1.Profile"));
   }
   return FromProto(proto);
 }

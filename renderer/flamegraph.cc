@@ -63,8 +63,7 @@ void AppendCount(std::string* out, double count, double factor) {
   AppendGrouped(out, milli / 1000);
   if (milli % 1000 != 0) {
     char frac[8];
-    std::snprintf(frac, sizeof(frac), ".%03u",
-                  static_cast<unsigned>(milli % 1000));
+    std::snprintf(frac, sizeof(frac), ".%03u", static_cast<unsigned>(milli % 1000));
     std::string f(frac);
     while (f.back() == '0') f.pop_back();
     out->append(f);
@@ -111,8 +110,8 @@ std::string CleanText(absl::string_view s) {
       cp = (cp << 6) | (cc & 0x3f);
     }
     const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
-    ok = ok && cp >= min_cp[len] && cp <= 0x10ffff &&
-         !(cp >= 0xd800 && cp <= 0xdfff) && cp != 0xfffe && cp != 0xffff;
+    ok = ok && cp >= min_cp[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff) &&
+         cp != 0xfffe && cp != 0xffff;
     if (!ok) {
       out.push_back('?');
       ++i;
@@ -147,8 +146,8 @@ void AppendEscaped(std::string* out, absl::string_view s) {
 }
 
 // Returns the label that fits `width_px`: the whole name, a prefix plus "..", or "".
-absl::string_view FitLabel(absl::string_view name, double width_px,
-                           const RenderOptions& o, std::string* scratch) {
+absl::string_view FitLabel(absl::string_view name, double width_px, const RenderOptions& o,
+                           std::string* scratch) {
   const double chars_fit = (width_px - 3) / (o.font_size * o.font_width);
   if (chars_fit < 3) return {};
   const auto chars = static_cast<size_t>(chars_fit);
@@ -204,8 +203,8 @@ std::string JsString(absl::string_view s) {
 std::string CssFont(absl::string_view font) {
   std::string out;
   for (char c : font) {
-    if (c == ';' || c == '{' || c == '}' || c == '<' || c == '>' || c == '&' ||
-        c == ']' || static_cast<unsigned char>(c) < 0x20) {
+    if (c == ';' || c == '{' || c == '}' || c == '<' || c == '>' || c == '&' || c == ']' ||
+        static_cast<unsigned char>(c) < 0x20) {
       continue;
     }
     out.push_back(c);
@@ -229,8 +228,7 @@ std::string CommentText(absl::string_view s) {
 struct FrameLook {
   std::string fill;       // "rgb(...)"
   const char* css_class;  // nullptr or a class name for the <g>
-  std::string
-      details;  // tooltip text inside the parentheses; must not contain '('
+  std::string details;    // tooltip text inside the parentheses; must not contain '('
 };
 using DescribeFn = std::function<void(NodeId node, FrameLook* look)>;
 
@@ -249,63 +247,57 @@ Geometry ComputeGeometry(const RenderOptions& o, uint64_t total) {
   return g;
 }
 
-void WriteHeader(const RenderOptions& o, int image_height, uint64_t denom,
-                 std::string* s) {
+void WriteHeader(const RenderOptions& o, int image_height, uint64_t denom, std::string* s) {
   absl::StrAppend(s, "<?xml version=\"1.0\"");
   if (!o.encoding.empty()) {
     s->append(" encoding=\"");
     AppendEscaped(s, CleanText(o.encoding));
     s->append("\"");
   }
-  absl::StrAppend(
-      s, " standalone=\"no\"?>\n",
-      "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
-      "\"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n",
-      "<svg version=\"1.1\" width=\"", o.width, "\" height=\"", image_height,
-      "\" onload=\"init(evt)\" viewBox=\"0 0 ", o.width, " ", image_height,
-      "\" xmlns=\"http://www.w3.org/2000/svg\" "
-      "xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
-      "xmlns:ff=\"https://github.com/flamefleet/flamefleet/svg\">\n",
-      "<!-- Flame graph rendered by flamefleet. -->\n",
-      "<!-- NOTES: ", CommentText(o.notes), " -->\n");
+  absl::StrAppend(s, " standalone=\"no\"?>\n",
+                  "<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" "
+                  "\"http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd\">\n",
+                  "<svg version=\"1.1\" width=\"", o.width, "\" height=\"", image_height,
+                  "\" onload=\"init(evt)\" viewBox=\"0 0 ", o.width, " ", image_height,
+                  "\" xmlns=\"http://www.w3.org/2000/svg\" "
+                  "xmlns:xlink=\"http://www.w3.org/1999/xlink\" "
+                  "xmlns:ff=\"https://github.com/flamefleet/flamefleet/svg\">\n",
+                  "<!-- Flame graph rendered by flamefleet. -->\n",
+                  "<!-- NOTES: ", CommentText(o.notes), " -->\n");
   std::string top, bottom;
   internal::BackgroundStops(o.palette, o.bg_colors, &top, &bottom);
-  absl::StrAppend(
-      s,
-      "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" "
-      "x2=\"0\"><stop stop-color=\"",
-      top, "\" offset=\"5%\"/><stop stop-color=\"", bottom,
-      "\" offset=\"95%\"/></linearGradient></defs>\n");
+  absl::StrAppend(s,
+                  "<defs><linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" "
+                  "x2=\"0\"><stop stop-color=\"",
+                  top, "\" offset=\"5%\"/><stop stop-color=\"", bottom,
+                  "\" offset=\"95%\"/></linearGradient></defs>\n");
   const std::string font = CssFont(o.font_type);
-  absl::StrAppend(
-      s, "<style type=\"text/css\"><![CDATA[\n", "text { font-family: ", font,
-      "; font-size: ", o.font_size, "px; fill: rgb(0,0,0); }\n",
-      "#title { text-anchor: middle; font-size: ", o.font_size + 5, "px; }\n",
-      "#subtitle { text-anchor: middle; fill: rgb(160,160,160); }\n",
-      "#unzoom, #search, #ignorecase { cursor: pointer; opacity: 0.1; }\n",
-      "#unzoom:hover, #search:hover, #ignorecase:hover, .show { opacity: 1; "
-      "}\n",
-      "#unzoom { display: none; } #unzoom.show { display: inline; }\n",
-      "#frames > g:hover > rect { stroke: black; stroke-width: 0.5; cursor: "
-      "pointer; }\n",
-      "#frames > g > text { pointer-events: none; }\n",
-      "#frames > g.new > rect { stroke: rgb(170,0,0); stroke-width: 1.2; "
-      "stroke-dasharray: 4 2; }\n",
-      "#frames > g.gone > rect { fill-opacity: 0.45; stroke: rgb(0,0,150); "
-      "stroke-dasharray: 2 2; }\n",
-      ".hide { display: none; }\n.parent { opacity: 0.5; }\n]]></style>\n");
-  absl::StrAppend(
-      s, "<script type=\"text/ecmascript\"><![CDATA[\n", "var W = ", o.width,
-      ", XPAD = ", kXPad, ", FONT_SIZE = ", o.font_size,
-      ", FONT_WIDTH = ", o.font_width,
-      ", INVERTED = ", o.inverted ? "true" : "false", ", TOTAL = ", denom,
-      ";\n", "var NAME_TYPE = ", JsString(CleanText(o.name_type)),
-      ", SEARCH_COLOR = ", JsString(CleanText(o.search_color)), ";",
-      internal::SvgScript(), "]]></script>\n");
-  absl::StrAppend(s, "<rect x=\"0\" y=\"0\" width=\"", o.width, "\" height=\"",
-                  image_height, "\" fill=\"url(#background)\"/>\n");
-  auto text = [&](absl::string_view id, double x, double y,
-                  absl::string_view body, absl::string_view cls) {
+  absl::StrAppend(s, "<style type=\"text/css\"><![CDATA[\n", "text { font-family: ", font,
+                  "; font-size: ", o.font_size, "px; fill: rgb(0,0,0); }\n",
+                  "#title { text-anchor: middle; font-size: ", o.font_size + 5, "px; }\n",
+                  "#subtitle { text-anchor: middle; fill: rgb(160,160,160); }\n",
+                  "#unzoom, #search, #ignorecase { cursor: pointer; opacity: 0.1; }\n",
+                  "#unzoom:hover, #search:hover, #ignorecase:hover, .show { opacity: 1; "
+                  "}\n",
+                  "#unzoom { display: none; } #unzoom.show { display: inline; }\n",
+                  "#frames > g:hover > rect { stroke: black; stroke-width: 0.5; cursor: "
+                  "pointer; }\n",
+                  "#frames > g > text { pointer-events: none; }\n",
+                  "#frames > g.new > rect { stroke: rgb(170,0,0); stroke-width: 1.2; "
+                  "stroke-dasharray: 4 2; }\n",
+                  "#frames > g.gone > rect { fill-opacity: 0.45; stroke: rgb(0,0,150); "
+                  "stroke-dasharray: 2 2; }\n",
+                  ".hide { display: none; }\n.parent { opacity: 0.5; }\n]]></style>\n");
+  absl::StrAppend(s, "<script type=\"text/ecmascript\"><![CDATA[\n", "var W = ", o.width,
+                  ", XPAD = ", kXPad, ", FONT_SIZE = ", o.font_size,
+                  ", FONT_WIDTH = ", o.font_width, ", INVERTED = ", o.inverted ? "true" : "false",
+                  ", TOTAL = ", denom, ";\n", "var NAME_TYPE = ", JsString(CleanText(o.name_type)),
+                  ", SEARCH_COLOR = ", JsString(CleanText(o.search_color)), ";",
+                  internal::SvgScript(), "]]></script>\n");
+  absl::StrAppend(s, "<rect x=\"0\" y=\"0\" width=\"", o.width, "\" height=\"", image_height,
+                  "\" fill=\"url(#background)\"/>\n");
+  auto text = [&](absl::string_view id, double x, double y, absl::string_view body,
+                  absl::string_view cls) {
     absl::StrAppend(s, "<text id=\"", id, "\"");
     if (!cls.empty()) absl::StrAppend(s, " class=\"", cls, "\"");
     s->append(" x=\"");
@@ -318,8 +310,7 @@ void WriteHeader(const RenderOptions& o, int image_height, uint64_t denom,
   };
   const double bottom_y = image_height - (o.font_size * 2 + 10) / 2;
   text("title", o.width / 2.0, o.font_size * 2, o.title, "");
-  if (!o.subtitle.empty())
-    text("subtitle", o.width / 2.0, o.font_size * 4, o.subtitle, "");
+  if (!o.subtitle.empty()) text("subtitle", o.width / 2.0, o.font_size * 4, o.subtitle, "");
   text("details", kXPad, bottom_y, " ", "");
   text("unzoom", kXPad, o.font_size * 2, "Reset Zoom", "");
   text("search", o.width - kXPad - 100, o.font_size * 2, "Search", "");
@@ -347,15 +338,14 @@ absl::Status WriteEmpty(const RenderOptions& o, std::ostream& out) {
       "provided</text>\n</svg>\n");
   absl::Status st = Flush(&s, out);
   if (!st.ok()) return st;
-  return absl::FailedPreconditionError(
-      "no valid input: the profile's total is 0");
+  return absl::FailedPreconditionError("no valid input: the profile's total is 0");
 }
 
 // Lays out and writes the frames of `tree` whose inclusive widths are `incl`.
 // `own_hidden(node)` gives hidden cycles already recorded on the node.
 absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
-                        const RenderOptions& o, const DescribeFn& describe,
-                        bool add_own_hidden, std::ostream& out) {
+                        const RenderOptions& o, const DescribeFn& describe, bool add_own_hidden,
+                        std::ostream& out) {
   const size_t n = tree.num_nodes();
   const Geometry geo = ComputeGeometry(o, incl[Profile::kRoot]);
   if (incl[Profile::kRoot] == 0) return WriteEmpty(o, out);
@@ -368,9 +358,7 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
   for (size_t i = 1; i < n; ++i) {
     const NodeId p = tree.parent(static_cast<NodeId>(i));
     if (compact[p] == UINT32_MAX) continue;
-    if (incl[i] == 0 ||
-        static_cast<double>(incl[i]) * geo.px_per_count < geo.min_px)
-      continue;
+    if (incl[i] == 0 || static_cast<double>(incl[i]) * geo.px_per_count < geo.min_px) continue;
     compact[i] = static_cast<uint32_t>(nodes.size());
     nodes.push_back(static_cast<NodeId>(i));
   }
@@ -411,8 +399,7 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
   for (size_t c = 1; c < m; ++c) frame_used[tree.frame(nodes[c])] = true;
   for (size_t f = 0; f < clean_names.size(); ++f) {
     if (frame_used[f])
-      clean_names[f] =
-          CleanText(tree.frame_name(static_cast<Profile::FrameId>(f)));
+      clean_names[f] = CleanText(tree.frame_name(static_cast<Profile::FrameId>(f)));
   }
   if (!o.flamechart) {
     std::vector<uint32_t> order;
@@ -420,18 +407,14 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
       if (frame_used[f]) order.push_back(static_cast<uint32_t>(f));
     }
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return clean_names[a] != clean_names[b] ? clean_names[a] < clean_names[b]
-                                              : a < b;
+      return clean_names[a] != clean_names[b] ? clean_names[a] < clean_names[b] : a < b;
     });
     std::vector<uint32_t> rank(clean_names.size(), 0);
-    for (size_t r = 0; r < order.size(); ++r)
-      rank[order[r]] = static_cast<uint32_t>(r);
+    for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<uint32_t>(r);
     for (size_t c = 0; c < m; ++c) {
-      std::sort(kids.begin() + first[c], kids.begin() + first[c + 1],
-                [&](uint32_t a, uint32_t b) {
-                  return rank[tree.frame(nodes[a])] <
-                         rank[tree.frame(nodes[b])];
-                });
+      std::sort(kids.begin() + first[c], kids.begin() + first[c + 1], [&](uint32_t a, uint32_t b) {
+        return rank[tree.frame(nodes[a])] < rank[tree.frame(nodes[b])];
+      });
     }
   }
   // Offsets (in counts) and depths.
@@ -444,17 +427,15 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
       const uint32_t kid = kids[k];
       x[kid] = at;
       at += incl[nodes[kid]];
-      depth[kid] =
-          static_cast<uint16_t>(std::min<int>(depth[c] + 1, UINT16_MAX));
+      depth[kid] = static_cast<uint16_t>(std::min<int>(depth[c] + 1, UINT16_MAX));
       max_depth = std::max<int>(max_depth, depth[kid]);
     }
   }
 
-  const double ypad1 =
-      o.font_size * 3 + (o.subtitle.empty() ? 0 : o.font_size * 2);
+  const double ypad1 = o.font_size * 3 + (o.subtitle.empty() ? 0 : o.font_size * 2);
   const double ypad2 = o.font_size * 2 + 10;
-  const int image_height = static_cast<int>(
-      std::ceil((max_depth + 1) * o.frame_height + ypad1 + ypad2));
+  const int image_height =
+      static_cast<int>(std::ceil((max_depth + 1) * o.frame_height + ypad1 + ypad2));
   std::string s;
   s.reserve(1 << 20);
   WriteHeader(o, image_height, static_cast<uint64_t>(geo.denom), &s);
@@ -467,35 +448,28 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
   while (!stack.empty()) {
     const uint32_t c = stack.back();
     stack.pop_back();
-    for (uint32_t k = first[c + 1]; k > first[c]; --k)
-      stack.push_back(kids[k - 1]);
+    for (uint32_t k = first[c + 1]; k > first[c]; --k) stack.push_back(kids[k - 1]);
     const NodeId node = nodes[c];
-    const absl::string_view name =
-        c == 0 ? absl::string_view(name_for_root)
-               : absl::string_view(clean_names[tree.frame(node)]);
+    const absl::string_view name = c == 0 ? absl::string_view(name_for_root)
+                                          : absl::string_view(clean_names[tree.frame(node)]);
     look.css_class = nullptr;
     look.details.clear();
     describe(node, &look);
     if (hidden_nodes[c] != 0) {
       absl::StrAppend(&look.details, "; ");
       AppendGrouped(&look.details, hidden_nodes[c]);
-      absl::StrAppend(&look.details, hidden_nodes[c] == 1 ? " hidden frame, "
-                                                          : " hidden frames, ");
-      AppendCount(&look.details, static_cast<double>(hidden_cycles[c]),
-                  o.factor);
+      absl::StrAppend(&look.details, hidden_nodes[c] == 1 ? " hidden frame, " : " hidden frames, ");
+      AppendCount(&look.details, static_cast<double>(hidden_cycles[c]), o.factor);
       absl::StrAppend(&look.details, " ", CleanText(o.count_name), " pruned");
     }
     const double fx = kXPad + static_cast<double>(x[c]) * geo.px_per_count;
     const double fw = static_cast<double>(incl[node]) * geo.px_per_count;
-    const double y =
-        o.inverted ? ypad1 + depth[c] * o.frame_height
-                   : image_height - ypad2 - (depth[c] + 1) * o.frame_height + 1;
+    const double y = o.inverted ? ypad1 + depth[c] * o.frame_height
+                                : image_height - ypad2 - (depth[c] + 1) * o.frame_height + 1;
     s.append("<g");
-    if (look.css_class != nullptr)
-      absl::StrAppend(&s, " class=\"", look.css_class, "\"");
+    if (look.css_class != nullptr) absl::StrAppend(&s, " class=\"", look.css_class, "\"");
     if (c == 0) s.append(" ff:root=\"1\"");
-    absl::StrAppend(&s, " ff:x=\"", x[c], "\" ff:w=\"", incl[node],
-                    "\"><title>");
+    absl::StrAppend(&s, " ff:x=\"", x[c], "\" ff:w=\"", incl[node], "\"><title>");
     AppendEscaped(&s, name);
     s.append(" (");
     AppendEscaped(&s, look.details);
@@ -507,8 +481,7 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
     AppendFixed1(&s, fw);
     s.append("\" height=\"");
     AppendFixed1(&s, o.frame_height - 1);
-    absl::StrAppend(&s, "\" fill=\"", look.fill,
-                    "\" rx=\"2\" ry=\"2\"/><text x=\"");
+    absl::StrAppend(&s, "\" fill=\"", look.fill, "\" rx=\"2\" ry=\"2\"/><text x=\"");
     AppendFixed1(&s, fx + 3);
     s.append("\" y=\"");
     AppendFixed1(&s, y + (o.frame_height - 1) / 2.0 + o.font_size * 0.35);
@@ -536,8 +509,7 @@ absl::Status WriteGzip(const std::string& path, absl::string_view contents) {
   }
   size_t done = 0;
   while (done < contents.size()) {
-    const auto chunk = static_cast<unsigned>(
-        std::min<size_t>(contents.size() - done, 1 << 30));
+    const auto chunk = static_cast<unsigned>(std::min<size_t>(contents.size() - done, 1 << 30));
     const int wrote = gzwrite(f, contents.data() + done, chunk);
     if (wrote <= 0) {
       gzclose(f);
@@ -545,8 +517,7 @@ absl::Status WriteGzip(const std::string& path, absl::string_view contents) {
     }
     done += static_cast<size_t>(wrote);
   }
-  if (gzclose(f) != Z_OK)
-    return absl::DataLossError(absl::StrCat(path, ": gzip close failed"));
+  if (gzclose(f) != Z_OK) return absl::DataLossError(absl::StrCat(path, ": gzip close failed"));
   return absl::OkStatus();
 }
 
@@ -556,12 +527,11 @@ absl::StatusOr<Palette> ParsePalette(absl::string_view name) {
   static constexpr struct {
     const char* name;
     Palette palette;
-  } kNames[] = {{"hot", Palette::kHot},       {"mem", Palette::kMem},
-                {"io", Palette::kIo},         {"red", Palette::kRed},
-                {"green", Palette::kGreen},   {"blue", Palette::kBlue},
-                {"aqua", Palette::kAqua},     {"yellow", Palette::kYellow},
-                {"purple", Palette::kPurple}, {"orange", Palette::kOrange},
-                {"masm", Palette::kMasm}};
+  } kNames[] = {
+      {"hot", Palette::kHot},       {"mem", Palette::kMem},       {"io", Palette::kIo},
+      {"red", Palette::kRed},       {"green", Palette::kGreen},   {"blue", Palette::kBlue},
+      {"aqua", Palette::kAqua},     {"yellow", Palette::kYellow}, {"purple", Palette::kPurple},
+      {"orange", Palette::kOrange}, {"masm", Palette::kMasm}};
   for (const auto& entry : kNames) {
     if (name == entry.name) return entry.palette;
   }
@@ -579,8 +549,7 @@ absl::Status ParseMinWidth(absl::string_view text, RenderOptions* options) {
   }
   double v = 0;
   if (!absl::SimpleAtod(text, &v) || !(v >= 0) || std::isinf(v)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad --minwidth '", text, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("bad --minwidth '", text, "'"));
   }
   options->min_width = v;
   options->min_width_percent = percent;
@@ -589,8 +558,7 @@ absl::Status ParseMinWidth(absl::string_view text, RenderOptions* options) {
 
 double MinVisibleFraction(const RenderOptions& o) {
   const double usable = o.width - 2 * kXPad;
-  const double f =
-      o.min_width_percent ? o.min_width / 100.0 : o.min_width / usable;
+  const double f = o.min_width_percent ? o.min_width / 100.0 : o.min_width / usable;
   return f * (1 - 1e-9);  // stay on the safe side of rounding
 }
 
@@ -607,34 +575,31 @@ absl::Status ValidateOptions(const RenderOptions& o) {
   if (!(o.font_width > 0) || o.font_width > 10) {
     return absl::InvalidArgumentError("--fontwidth must be in (0, 10]");
   }
-  if (!(o.min_width >= 0))
-    return absl::InvalidArgumentError("--minwidth must be >= 0");
+  if (!(o.min_width >= 0)) return absl::InvalidArgumentError("--minwidth must be >= 0");
   if (!(o.factor > 0) || std::isinf(o.factor)) {
     return absl::InvalidArgumentError("--factor must be > 0");
   }
   std::string top, bottom;
   if (!internal::BackgroundStops(o.palette, o.bg_colors, &top, &bottom)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("bad --bgcolors '", o.bg_colors,
-                     "' (want yellow, blue, green, grey or #rrggbb)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "bad --bgcolors '", o.bg_colors, "' (want yellow, blue, green, grey or #rrggbb)"));
   }
   for (char c : o.search_color) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '#' &&
-        c != '(' && c != ')' && c != ',' && c != ' ' && c != '.' && c != '%') {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '#' && c != '(' && c != ')' &&
+        c != ',' && c != ' ' && c != '.' && c != '%') {
       return absl::InvalidArgumentError("bad search colour");
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status RenderSvg(const Profile& profile, const RenderOptions& options,
-                       std::ostream& out) {
+absl::Status RenderSvg(const Profile& profile, const RenderOptions& options, std::ostream& out) {
   absl::Status st = ValidateOptions(options);
   if (!st.ok()) return st;
   if (options.reverse) {
     const Geometry geo = ComputeGeometry(options, profile.total());
-    const auto min = static_cast<uint64_t>(
-        geo.px_per_count > 0 ? geo.min_px / geo.px_per_count : 0);
+    const auto min =
+        static_cast<uint64_t>(geo.px_per_count > 0 ? geo.min_px / geo.px_per_count : 0);
     RenderOptions rest = options;
     rest.reverse = false;
     // min is floor()ed: anything dropped here would be pruned by the renderer too.
@@ -646,19 +611,16 @@ absl::Status RenderSvg(const Profile& profile, const RenderOptions& options,
   const std::string count_name = CleanText(options.count_name);
   DescribeFn describe = [&](NodeId node, FrameLook* look) {
     if (node == Profile::kRoot) {
-      look->fill = internal::RgbString(
-          internal::FrameColour(options.palette, "all", options.hash));
+      look->fill = internal::RgbString(internal::FrameColour(options.palette, "all", options.hash));
     } else {
       std::string& fill = fills[profile.frame(node)];
       if (fill.empty()) {
         fill = internal::RgbString(internal::FrameColour(
-            options.palette, profile.frame_name(profile.frame(node)),
-            options.hash));
+            options.palette, profile.frame_name(profile.frame(node)), options.hash));
       }
       look->fill = fill;
     }
-    AppendCount(&look->details, static_cast<double>(incl[node]),
-                options.factor);
+    AppendCount(&look->details, static_cast<double>(incl[node]), options.factor);
     absl::StrAppend(&look->details, " ", count_name, ", ");
     AppendPercent(&look->details, static_cast<double>(incl[node]), geo.denom);
     const uint64_t self = profile.self(node);
@@ -667,12 +629,11 @@ absl::Status RenderSvg(const Profile& profile, const RenderOptions& options,
       AppendCount(&look->details, static_cast<double>(self), options.factor);
     }
   };
-  return RenderTree(profile, incl, options, describe, /*add_own_hidden=*/true,
-                    out);
+  return RenderTree(profile, incl, options, describe, /*add_own_hidden=*/true, out);
 }
 
-absl::Status RenderDiffSvg(const ProfileDiff& diff,
-                           const RenderOptions& options, std::ostream& out) {
+absl::Status RenderDiffSvg(const ProfileDiff& diff, const RenderOptions& options,
+                           std::ostream& out) {
   absl::Status st = ValidateOptions(options);
   if (!st.ok()) return st;
   const Profile& tree = diff.tree();
@@ -702,25 +663,21 @@ absl::Status RenderDiffSvg(const ProfileDiff& diff,
         break;
     }
   }
-  for (size_t i = n - 1; i > 0; --i)
-    width[tree.parent(static_cast<NodeId>(i))] += width[i];
+  for (size_t i = n - 1; i > 0; --i) width[tree.parent(static_cast<NodeId>(i))] += width[i];
 
-  const double scale_before = options.diff_normalize && diff.before_total() != 0
-                                  ? static_cast<double>(diff.after_total()) /
-                                        static_cast<double>(diff.before_total())
-                                  : 1.0;
+  const double scale_before =
+      options.diff_normalize && diff.before_total() != 0
+          ? static_cast<double>(diff.after_total()) / static_cast<double>(diff.before_total())
+          : 1.0;
   const double sign = options.negate ? -1.0 : 1.0;
   auto self_delta = [&](size_t i) {
-    return sign *
-           (static_cast<double>(diff.after_self(static_cast<NodeId>(i))) -
-            scale_before *
-                static_cast<double>(diff.before_self(static_cast<NodeId>(i))));
+    return sign * (static_cast<double>(diff.after_self(static_cast<NodeId>(i))) -
+                   scale_before * static_cast<double>(diff.before_self(static_cast<NodeId>(i))));
   };
   auto incl_delta = [&](size_t i) {
     return sign *
            (static_cast<double>(diff.after_inclusive(static_cast<NodeId>(i))) -
-            scale_before * static_cast<double>(
-                               diff.before_inclusive(static_cast<NodeId>(i))));
+            scale_before * static_cast<double>(diff.before_inclusive(static_cast<NodeId>(i))));
   };
   double max_abs = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -735,19 +692,16 @@ absl::Status RenderDiffSvg(const ProfileDiff& diff,
     AppendCount(out_str, std::fabs(v), options.factor);
   };
   DescribeFn describe = [&](NodeId node, FrameLook* look) {
-    const double d =
-        options.diff_inclusive ? incl_delta(node) : self_delta(node);
+    const double d = options.diff_inclusive ? incl_delta(node) : self_delta(node);
     look->fill = internal::RgbString(internal::DiffColour(d, max_abs));
     if (diff.is_new(node)) look->css_class = "new";
     if (diff.is_vanished(node)) look->css_class = "gone";
     std::string& s = look->details;
     s.append("before ");
-    AppendCount(&s,
-                scale_before * static_cast<double>(diff.before_inclusive(node)),
+    AppendCount(&s, scale_before * static_cast<double>(diff.before_inclusive(node)),
                 options.factor);
     s.append(", after ");
-    AppendCount(&s, static_cast<double>(diff.after_inclusive(node)),
-                options.factor);
+    AppendCount(&s, static_cast<double>(diff.after_inclusive(node)), options.factor);
     absl::StrAppend(&s, " ", count_name, ", ");
     AppendPercent(&s, static_cast<double>(width[node]), geo.denom);
     s.append("; self ");
@@ -763,27 +717,22 @@ absl::Status RenderDiffSvg(const ProfileDiff& diff,
     if (diff.is_new(node)) s.append("; new");
     if (diff.is_vanished(node)) s.append("; vanished");
   };
-  return RenderTree(tree, width, options, describe, /*add_own_hidden=*/false,
-                    out);
+  return RenderTree(tree, width, options, describe, /*add_own_hidden=*/false, out);
 }
 
-absl::Status WriteFileByExtension(const std::string& path,
-                                  absl::string_view contents) {
+absl::Status WriteFileByExtension(const std::string& path, absl::string_view contents) {
   if (absl::EndsWith(path, ".svgz") || absl::EndsWith(path, ".gz")) {
     return WriteGzip(path, contents);
   }
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(
-      std::fopen(path.c_str(), "wb"), &std::fclose);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
   if (f == nullptr) {
     const int err = errno;
-    const std::string msg =
-        absl::StrCat(path, ": cannot create: ", std::strerror(err));
+    const std::string msg = absl::StrCat(path, ": cannot create: ", std::strerror(err));
     if (err == ENOENT) return absl::NotFoundError(msg);
     if (err == EACCES) return absl::PermissionDeniedError(msg);
     return absl::InvalidArgumentError(msg);
   }
-  if (std::fwrite(contents.data(), 1, contents.size(), f.get()) !=
-          contents.size() ||
+  if (std::fwrite(contents.data(), 1, contents.size(), f.get()) != contents.size() ||
       std::fflush(f.get()) != 0) {
     return absl::DataLossError(absl::StrCat(path, ": write failed"));
   }
@@ -799,8 +748,7 @@ absl::Status WriteSvgFile(const Profile& profile, const RenderOptions& options,
   return written.ok() ? st : written;
 }
 
-absl::Status WriteDiffSvgFile(const ProfileDiff& diff,
-                              const RenderOptions& options,
+absl::Status WriteDiffSvgFile(const ProfileDiff& diff, const RenderOptions& options,
                               const std::string& path) {
   std::ostringstream svg;
   absl::Status st = RenderDiffSvg(diff, options, svg);

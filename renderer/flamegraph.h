@@ -63,30 +63,27 @@ struct RenderOptions {
   std::string notes;                    // written into an XML comment
   std::string count_name = "samples";   // unit word in tooltips ("cycles")
   std::string name_type = "Function:";  // prefix of the hover detail line
-  int width = 1200;       // image width in px (10 px padding each side)
-  int frame_height = 16;  // px per row
+  int width = 1200;                     // image width in px (10 px padding each side)
+  int frame_height = 16;                // px per row
   std::string font_type = "Verdana";
   double font_size = 12;
-  double font_width = 0.59;  // average glyph width / font size, to fit labels
-  double min_width = 0.1;    // prune frames narrower than this many px ...
+  double font_width = 0.59;        // average glyph width / font size, to fit labels
+  double min_width = 0.1;          // prune frames narrower than this many px ...
   bool min_width_percent = false;  // ... or, if true, this percent of the total
   Palette palette = Palette::kHot;
-  bool hash =
-      false;  // prefix-weighted name hash: similar names, similar colours
+  bool hash = false;      // prefix-weighted name hash: similar names, similar colours
   std::string bg_colors;  // "" = by palette; yellow|blue|green|grey|#rrggbb
   std::string search_color = "rgb(230,0,230)";
-  bool inverted = false;  // icicle graph: root on top
-  bool reverse =
-      false;  // reverse every stack (merge at the leaf) before layout
+  bool inverted = false;    // icicle graph: root on top
+  bool reverse = false;     // reverse every stack (merge at the leaf) before layout
   bool flamechart = false;  // siblings in creation (input) order, not by name
-  uint64_t total = 0;    // denominator override if larger than the real total
-  double factor = 1.0;   // multiplies counts shown in tooltips (not widths)
-  std::string encoding;  // XML declaration encoding; empty = none
+  uint64_t total = 0;       // denominator override if larger than the real total
+  double factor = 1.0;      // multiplies counts shown in tooltips (not widths)
+  std::string encoding;     // XML declaration encoding; empty = none
   // Differential graphs only.
   bool negate = false;  // swap the colours (and delta signs)
   DiffWidth diff_width = DiffWidth::kMax;
-  bool diff_inclusive =
-      false;  // colour by inclusive delta instead of self delta
+  bool diff_inclusive = false;  // colour by inclusive delta instead of self delta
   bool diff_normalize = false;  // scale "before" to "after"'s total first
 };
 
@@ -112,32 +109,29 @@ absl::Status ValidateOptions(const RenderOptions& options);
 // flame chart). Returns InvalidArgument for bad options, FailedPrecondition if the total is 0
 // (an SVG holding the message "ERROR: No valid input provided" is still written, as
 // flamegraph.pl does), DataLoss if the stream fails.
-absl::Status RenderSvg(const profile::Profile& profile,
-                       const RenderOptions& options, std::ostream& out);
+absl::Status RenderSvg(const profile::Profile& profile, const RenderOptions& options,
+                       std::ostream& out);
 
 // Writes a differential flame graph: widths per options.diff_width, red where cycles grew and
 // blue where they shrank (intensity by |delta| / max |delta|; options.negate swaps), new call
 // paths outlined dashed red, vanished ones faded with a dashed blue outline; tooltips give
 // before, after, self and inclusive deltas. Errors as RenderSvg.
-absl::Status RenderDiffSvg(const profile::ProfileDiff& diff,
-                           const RenderOptions& options, std::ostream& out);
+absl::Status RenderDiffSvg(const profile::ProfileDiff& diff, const RenderOptions& options,
+                           std::ostream& out);
 
 // Writes `contents` to `path`, gzip-compressed if the path ends in ".svgz" or ".gz". Returns
 // NotFound / PermissionDenied / InvalidArgument if the file cannot be created, DataLoss if
 // writing fails.
-absl::Status WriteFileByExtension(const std::string& path,
-                                  absl::string_view contents);
+absl::Status WriteFileByExtension(const std::string& path, absl::string_view contents);
 
 // Renders `profile` with RenderSvg and writes it to `path` (gzip if ".svgz"/".gz"). The SVG is
 // still written when RenderSvg returns FailedPrecondition (empty profile), and that status is
 // returned. Other errors as RenderSvg and WriteFileByExtension.
-absl::Status WriteSvgFile(const profile::Profile& profile,
-                          const RenderOptions& options,
+absl::Status WriteSvgFile(const profile::Profile& profile, const RenderOptions& options,
                           const std::string& path);
 
 // As WriteSvgFile, for a differential graph.
-absl::Status WriteDiffSvgFile(const profile::ProfileDiff& diff,
-                              const RenderOptions& options,
+absl::Status WriteDiffSvgFile(const profile::ProfileDiff& diff, const RenderOptions& options,
                               const std::string& path);
 
 }  // namespace flamefleet::renderer

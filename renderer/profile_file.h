@@ -40,8 +40,7 @@ absl::StatusOr<std::string> EncodeProfile(const profile::Profile& profile,
 
 // Writes `profile` to `out` in `format` (as EncodeProfile). For an SVG of an empty profile the
 // error SVG is still written and FailedPrecondition returned. DataLoss if the stream fails.
-absl::Status WriteProfile(const profile::Profile& profile,
-                          profile::OutputFormat format,
+absl::Status WriteProfile(const profile::Profile& profile, profile::OutputFormat format,
                           const RenderOptions& options, std::ostream& out);
 
 // Writes `profile` to the file `path` in the format its name asks for
@@ -51,10 +50,9 @@ absl::Status WriteProfile(const profile::Profile& profile,
 // profile gives a valid empty export; for an SVG it gives flamegraph.pl's error SVG and returns
 // FailedPrecondition. Returns NotFound / PermissionDenied / InvalidArgument if the file cannot be
 // created, DataLoss if writing fails, and EncodeProfile's errors.
-absl::Status WriteProfileFile(
-    const profile::Profile& profile, const std::string& path,
-    const RenderOptions& options,
-    profile::ProfileFormat fallback = profile::ProfileFormat::kFolded);
+absl::Status WriteProfileFile(const profile::Profile& profile, const std::string& path,
+                              const RenderOptions& options,
+                              profile::ProfileFormat fallback = profile::ProfileFormat::kFolded);
 
 // Writes `bytes` to `path` verbatim, through a temporary file beside it and a rename (a path that
 // exists and is not a regular file, such as /dev/stdout, is written in place). Errors as

@@ -21,18 +21,15 @@
 #include "common/service_main.h"
 #include "renderer/renderer_service.h"
 
-ABSL_FLAG(std::string, listen, "127.0.0.1:0",
-          "host:port to listen on (port 0: OS-chosen)");
-ABSL_FLAG(std::string, port_file, "",
-          "write the chosen port here as \"PORT\\n\"");
+ABSL_FLAG(std::string, listen, "127.0.0.1:0", "host:port to listen on (port 0: OS-chosen)");
+ABSL_FLAG(std::string, port_file, "", "write the chosen port here as \"PORT\\n\"");
 ABSL_FLAG(absl::Duration, grace, absl::Seconds(10),
           "on SIGTERM, how long running renders may take to finish");
 
-
 int main(int argc, char** argv) {
-  flamefleet::InitServiceMain(argc, argv,
-                              "flamefleet-renderer --listen ADDR [--port-file PATH] "
-                              FLAMEFLEET_SERVICE_FLAGS_USAGE);
+  flamefleet::InitServiceMain(
+      argc, argv,
+      "flamefleet-renderer --listen ADDR [--port-file PATH] " FLAMEFLEET_SERVICE_FLAGS_USAGE);
   absl::StatusOr<flamefleet::ServiceFlags> flags = flamefleet::ReadServiceFlags();
   if (!flags.ok()) {
     LOG(ERROR) << flags.status().message();

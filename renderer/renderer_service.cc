@@ -25,43 +25,35 @@ absl::Status Prefixed(absl::string_view prefix, const absl::Status& status) {
 }
 
 // Renders the request into an SVG string.
-absl::StatusOr<std::string> RenderRequestToSvg(
-    const v1::RenderRequest& request) {
+absl::StatusOr<std::string> RenderRequestToSvg(const v1::RenderRequest& request) {
   if (request.profile().empty()) {
     return absl::InvalidArgumentError("RenderRequest.profile is empty");
   }
-  absl::StatusOr<RenderOptions> options =
-      RenderOptionsFromProto(request.options());
-  if (!options.ok())
-    return Prefixed("RenderRequest.options: ", options.status());
-  absl::StatusOr<profile::Profile> after =
-      profile::ParseProfile(request.profile());
+  absl::StatusOr<RenderOptions> options = RenderOptionsFromProto(request.options());
+  if (!options.ok()) return Prefixed("RenderRequest.options: ", options.status());
+  absl::StatusOr<profile::Profile> after = profile::ParseProfile(request.profile());
   if (!after.ok()) return Prefixed("RenderRequest.", after.status());
   std::ostringstream svg;
   if (request.before().empty()) {
     FLAMEFLEET_RETURN_IF_ERROR(RenderSvg(*after, *options, svg));
   } else {
-    absl::StatusOr<profile::Profile> before =
-        profile::ParseProfile(request.before());
-    if (!before.ok())
-      return Prefixed("RenderRequest.before: ", before.status());
-    FLAMEFLEET_RETURN_IF_ERROR(RenderDiffSvg(
-        profile::ProfileDiff::Compute(*before, *after), *options, svg));
+    absl::StatusOr<profile::Profile> before = profile::ParseProfile(request.before());
+    if (!before.ok()) return Prefixed("RenderRequest.before: ", before.status());
+    FLAMEFLEET_RETURN_IF_ERROR(
+        RenderDiffSvg(profile::ProfileDiff::Compute(*before, *after), *options, svg));
   }
   return std::move(svg).str();
 }
 
 }  // namespace
 
-absl::StatusOr<RenderOptions> RenderOptionsFromProto(
-    const v1::RenderOptions& wire) {
+absl::StatusOr<RenderOptions> RenderOptionsFromProto(const v1::RenderOptions& wire) {
   RenderOptions options;
   if (!wire.title().empty()) options.title = wire.title();
   options.subtitle = wire.subtitle();
   options.count_name = wire.count_name().empty() ? "cycles" : wire.count_name();
   if (wire.width() > static_cast<uint32_t>(INT_MAX)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("width ", wire.width(), " is too large"));
+    return absl::InvalidArgumentError(absl::StrCat("width ", wire.width(), " is too large"));
   }
   if (wire.width() != 0) options.width = static_cast<int>(wire.width());
   if (!wire.min_width().empty()) {
@@ -77,9 +69,9 @@ absl::StatusOr<RenderOptions> RenderOptionsFromProto(
   return options;
 }
 
-grpc::Status RendererServiceImpl::Render(
-    grpc::ServerContext* context, const v1::RenderRequest* request,
-    grpc::ServerWriter<v1::RenderChunk>* writer) {
+grpc::Status RendererServiceImpl::Render(grpc::ServerContext* context,
+                                         const v1::RenderRequest* request,
+                                         grpc::ServerWriter<v1::RenderChunk>* writer) {
   const absl::Time start = absl::Now();
   const bool diff = !request->before().empty();
   absl::StatusOr<std::string> svg = RenderRequestToSvg(*request);
@@ -96,15 +88,13 @@ grpc::Status RendererServiceImpl::Render(
       const size_t n = std::min(chunk_bytes, svg->size() - sent);
       chunk.set_svg(svg->data() + sent, n);
       if (!writer->Write(chunk)) {
-        status =
-            absl::CancelledError("client went away while the SVG was streamed");
+        status = absl::CancelledError("client went away while the SVG was streamed");
         break;
       }
       sent += n;
     }
   }
-  LOG(INFO) << "Render" << (diff ? " (diff)" : "")
-            << " profile_bytes=" << request->profile().size()
+  LOG(INFO) << "Render" << (diff ? " (diff)" : "") << " profile_bytes=" << request->profile().size()
             << " svg_bytes=" << sent
             << " latency_ms=" << absl::ToInt64Milliseconds(absl::Now() - start)
             << " status=" << absl::StatusCodeToString(status.code());

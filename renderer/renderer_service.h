@@ -25,8 +25,7 @@ namespace flamefleet::renderer {
 // Maps wire options onto RenderOptions: empty strings and zeros keep the defaults, except
 // count_name, which defaults to "cycles" on the wire. Returns InvalidArgument naming the option for
 // a bad min_width, palette or width, or anything ValidateOptions rejects.
-absl::StatusOr<RenderOptions> RenderOptionsFromProto(
-    const v1::RenderOptions& wire);
+absl::StatusOr<RenderOptions> RenderOptionsFromProto(const v1::RenderOptions& wire);
 
 struct RendererServiceOptions {
   // Largest RenderChunk payload.
@@ -35,15 +34,13 @@ struct RendererServiceOptions {
 
 class RendererServiceImpl final : public v1::Renderer::Service {
  public:
-  explicit RendererServiceImpl(RendererServiceOptions options = {})
-      : options_(options) {}
+  explicit RendererServiceImpl(RendererServiceOptions options = {}) : options_(options) {}
 
   // Renders request->profile (a diff if request->before is set too) and streams the SVG. Returns
   // INVALID_ARGUMENT for a missing or malformed profile or bad options, FAILED_PRECONDITION when
   // the profile (or both diff inputs) has no cycles, CANCELLED if the client went away while
   // streaming.
-  grpc::Status Render(grpc::ServerContext* context,
-                      const v1::RenderRequest* request,
+  grpc::Status Render(grpc::ServerContext* context, const v1::RenderRequest* request,
                       grpc::ServerWriter<v1::RenderChunk>* writer) override;
 
  private:

@@ -72,8 +72,7 @@ namespace {
 
 bool IsControlRow(vm::Opcode op) { return vm::IsControl(op); }
 
-absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program,
-                                        const vm::ProgramInputs& inputs,
+absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program, const vm::ProgramInputs& inputs,
                                         const vm::ExecutionOptions& options,
                                         const std::atomic<bool>* cancel, vm::Host* host) {
   vm::ExecutionOptions opts = options;
@@ -147,9 +146,8 @@ absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
   FLAMEFLEET_ASSIGN_OR_RETURN(ReplayPlan plan,
                               PrepareReplay(snapshot, max_cycles, max_memory_bytes));
   ReplayHost host(&snapshot);
-  FLAMEFLEET_ASSIGN_OR_RETURN(ProfiledRun run,
-                              ProfileProgram(plan.program, plan.inputs, plan.options, mode,
-                                             cancel, &host));
+  FLAMEFLEET_ASSIGN_OR_RETURN(ProfiledRun run, ProfileProgram(plan.program, plan.inputs,
+                                                              plan.options, mode, cancel, &host));
   FLAMEFLEET_RETURN_IF_ERROR(host.CheckFinished(run.result.cycles));
   return run;
 }

@@ -15,8 +15,8 @@
 
 #include "absl/status/statusor.h"
 #include "profile/profile.h"
-#include "vm/vm.h"
 #include "runner/snapshot.h"
+#include "vm/vm.h"
 
 namespace flamefleet::runner {
 
@@ -89,8 +89,7 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
 absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
                                           std::optional<uint64_t> max_cycles, StackMode mode,
                                           const std::atomic<bool>* cancel = nullptr,
-                                          std::optional<uint64_t> max_memory_bytes =
-                                              std::nullopt);
+                                          std::optional<uint64_t> max_memory_bytes = std::nullopt);
 
 }  // namespace flamefleet::runner
 

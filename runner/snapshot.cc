@@ -143,8 +143,8 @@ absl::Status CheckFelts(const google::protobuf::RepeatedField<uint64_t>& values,
                         absl::string_view field) {
   for (int i = 0; i < values.size(); ++i) {
     if (!vm::Felt::IsCanonical(values[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: ", values[i],
-                                                     " is not a field element (>= p)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "[", i, "]: ", values[i], " is not a field element (>= p)"));
     }
   }
   return absl::OkStatus();
@@ -227,8 +227,8 @@ absl::Status ValidateProgram(const v1::SnapshotProgram& program) {
                                       module.path(), "'"));
       }
       if (!paths.insert(module.path()).second) {
-        return Corrupted(absl::StrCat("library '", lib.namespace_(), "': module '",
-                                      module.path(), "' appears twice"));
+        return Corrupted(absl::StrCat("library '", lib.namespace_(), "': module '", module.path(),
+                                      "' appears twice"));
       }
       if (module.digest() != SourceDigest(module.source())) {
         return Corrupted(absl::StrCat("module ", lib.namespace_(), "/", module.path(),
@@ -241,8 +241,8 @@ absl::Status ValidateProgram(const v1::SnapshotProgram& program) {
 
 absl::Status ValidateInputs(const v1::SnapshotInputs& in) {
   if (in.stack_size() > vm::kMaxStackInputs) {
-    return absl::InvalidArgumentError(absl::StrCat("inputs.stack: ", in.stack_size(),
-                                                   " values; at most 16 are allowed"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("inputs.stack: ", in.stack_size(), " values; at most 16 are allowed"));
   }
   FLAMEFLEET_RETURN_IF_ERROR(CheckFelts(in.stack(), "inputs.stack"));
   FLAMEFLEET_RETURN_IF_ERROR(CheckFelts(in.advice_stack(), "inputs.advice_stack"));
@@ -300,8 +300,7 @@ absl::Status ValidateSnapshot(const v1::ReplaySnapshot& s) {
 // ---- recording
 
 absl::StatusOr<v1::SnapshotProgram> CollectProgram(
-    const vm::Program& program,
-    const std::vector<std::pair<std::string, std::string>>& libraries,
+    const vm::Program& program, const std::vector<std::pair<std::string, std::string>>& libraries,
     const std::string& kernel_path) {
   if (program.sources == nullptr || program.sources->size() == 0) {
     return absl::InternalError("the assembled program has no sources");
@@ -370,8 +369,7 @@ absl::StatusOr<Recording> Record(const vm::Program& program,
   rec.snapshot.mutable_options()->set_max_stack_depth(options.execution.max_stack_depth);
   rec.snapshot.mutable_options()->set_max_memory_bytes(options.execution.max_memory_bytes);
   RecordingHost host(options.host);
-  absl::StatusOr<vm::RunResult> result =
-      vm::RunProgram(program, inputs, options.execution, &host);
+  absl::StatusOr<vm::RunResult> result = vm::RunProgram(program, inputs, options.execution, &host);
   for (v1::SnapshotEvent& e : host.TakeEvents()) *rec.snapshot.add_events() = std::move(e);
   if (result.ok()) {
     rec.result = *std::move(result);
@@ -427,9 +425,9 @@ absl::Status RecordingHost::OnEvent(uint32_t event_id, uint64_t clk, const vm::E
            entry.mutable_advice_stack_pushed());
   for (const auto& [key, values] : before.map) {
     if (!advice.map.contains(key)) {
-      return absl::UnimplementedError(absl::StrCat(
-          "event ", event_id, " at cycle ", clk,
-          ": the host removed an advice-map entry; only insertions can be recorded"));
+      return absl::UnimplementedError(
+          absl::StrCat("event ", event_id, " at cycle ", clk,
+                       ": the host removed an advice-map entry; only insertions can be recorded"));
     }
   }
   std::vector<std::pair<vm::Word, const std::vector<vm::Felt>*>> inserted;
@@ -459,8 +457,7 @@ absl::Status ReplayHost::OnEvent(uint32_t event_id, uint64_t clk, const vm::Exec
   if (next_ >= total) {
     return absl::FailedPreconditionError(
         absl::StrCat("replay diverged at cycle ", clk, ": event ", event_id,
-                     " has no entry in the event log (all ", total,
-                     " recorded events were used)"));
+                     " has no entry in the event log (all ", total, " recorded events were used)"));
   }
   const v1::SnapshotEvent& entry = snapshot_->events(static_cast<int>(next_));
   if (entry.event_id() != event_id) {
@@ -480,23 +477,34 @@ absl::Status ReplayHost::CheckFinished(uint64_t clk) const {
   const size_t total = static_cast<size_t>(snapshot_->events_size());
   if (next_ == total) return absl::OkStatus();
   const v1::SnapshotEvent& entry = snapshot_->events(static_cast<int>(next_));
-  return absl::FailedPreconditionError(absl::StrCat(
-      "replay diverged at cycle ", clk, ": the program finished, but event log entry ", next_,
-      " (event ", entry.event_id(), ", recorded at cycle ", entry.clk(), ") and ",
-      total - next_ - 1, " more were never used"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("replay diverged at cycle ", clk, ": the program finished, but event log entry ",
+                   next_, " (event ", entry.event_id(), ", recorded at cycle ", entry.clk(),
+                   ") and ", total - next_ - 1, " more were never used"));
 }
 
 // ---- record
 
-absl::StatusOr<Recording> RecordFile(const std::string& path, const vm::ProgramInputs& inputs,
-                                     const RecordOptions& options) {
-  std::vector<std::pair<std::string, std::string>> libs = CleanLibraries(options.libraries);
+namespace {
+
+// The assembler options of a recording: its libraries (cleaned), kernel and dialect.
+vm::AssemblerOptions RecordingAssemblerOptions(
+    const RecordOptions& options, const std::vector<std::pair<std::string, std::string>>& libs) {
   vm::AssemblerOptions assembler_options;
   assembler_options.libraries = libs;
   assembler_options.kernel_path = options.kernel_path;
   assembler_options.dialect = options.dialect;
-  FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
-                              vm::Assembler(assembler_options).AssembleFile(path, options.assemble));
+  return assembler_options;
+}
+
+}  // namespace
+
+absl::StatusOr<Recording> RecordFile(const std::string& path, const vm::ProgramInputs& inputs,
+                                     const RecordOptions& options) {
+  std::vector<std::pair<std::string, std::string>> libs = CleanLibraries(options.libraries);
+  const vm::AssemblerOptions assembler_options = RecordingAssemblerOptions(options, libs);
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      vm::Program program, vm::Assembler(assembler_options).AssembleFile(path, options.assemble));
   return Record(program, libs, inputs, options);
 }
 
@@ -504,13 +512,10 @@ absl::StatusOr<Recording> RecordSource(absl::string_view name, absl::string_view
                                        const vm::ProgramInputs& inputs,
                                        const RecordOptions& options) {
   std::vector<std::pair<std::string, std::string>> libs = CleanLibraries(options.libraries);
-  vm::AssemblerOptions assembler_options;
-  assembler_options.libraries = libs;
-  assembler_options.kernel_path = options.kernel_path;
-  assembler_options.dialect = options.dialect;
-  FLAMEFLEET_ASSIGN_OR_RETURN(vm::Program program,
-                              vm::Assembler(assembler_options)
-                                  .AssembleSource(name, text, options.assemble));
+  const vm::AssemblerOptions assembler_options = RecordingAssemblerOptions(options, libs);
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      vm::Program program,
+      vm::Assembler(assembler_options).AssembleSource(name, text, options.assemble));
   return Record(program, libs, inputs, options);
 }
 
@@ -534,9 +539,9 @@ absl::StatusOr<v1::ReplaySnapshot> DecodeSnapshot(absl::string_view bytes) {
   const absl::string_view magic(kSnapshotMagic, sizeof(kSnapshotMagic));
   if (bytes.size() < magic.size()) {
     if (absl::StartsWith(magic, bytes)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("snapshot is truncated: ", bytes.size(), " bytes, the header alone has ",
-                       kSnapshotHeaderBytes));
+      return absl::InvalidArgumentError(absl::StrCat("snapshot is truncated: ", bytes.size(),
+                                                     " bytes, the header alone has ",
+                                                     kSnapshotHeaderBytes));
     }
     return absl::InvalidArgumentError("not a flamefleet snapshot (no FFSNAP magic)");
   }
@@ -544,9 +549,9 @@ absl::StatusOr<v1::ReplaySnapshot> DecodeSnapshot(absl::string_view bytes) {
     return absl::InvalidArgumentError("not a flamefleet snapshot (no FFSNAP magic)");
   }
   if (bytes.size() < 12) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("snapshot is truncated: ", bytes.size(), " bytes, the header alone has ",
-                     kSnapshotHeaderBytes));
+    return absl::InvalidArgumentError(absl::StrCat("snapshot is truncated: ", bytes.size(),
+                                                   " bytes, the header alone has ",
+                                                   kSnapshotHeaderBytes));
   }
   const uint32_t version = static_cast<uint32_t>(GetLe(bytes, 8, 4));
   if (version > kSnapshotFormatVersion) {
@@ -556,9 +561,9 @@ absl::StatusOr<v1::ReplaySnapshot> DecodeSnapshot(absl::string_view bytes) {
   }
   if (version == 0) return Corrupted("format version 0 does not exist");
   if (bytes.size() < kSnapshotHeaderBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("snapshot is truncated: ", bytes.size(), " bytes, the header alone has ",
-                     kSnapshotHeaderBytes));
+    return absl::InvalidArgumentError(absl::StrCat("snapshot is truncated: ", bytes.size(),
+                                                   " bytes, the header alone has ",
+                                                   kSnapshotHeaderBytes));
   }
   const uint64_t length = GetLe(bytes, 12, 8);
   if (length > kMaxSnapshotBytes) {
@@ -567,8 +572,8 @@ absl::StatusOr<v1::ReplaySnapshot> DecodeSnapshot(absl::string_view bytes) {
   }
   absl::string_view payload = bytes.substr(kSnapshotHeaderBytes);
   if (payload.size() < length) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "snapshot is truncated: the payload has ", payload.size(), " of ", length, " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat("snapshot is truncated: the payload has ",
+                                                   payload.size(), " of ", length, " bytes"));
   }
   if (payload.size() > length) {
     return Corrupted(absl::StrCat(payload.size() - length, " unexpected bytes after the payload"));
@@ -655,10 +660,9 @@ absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
     assembler_options.virtual_files[kernel.path()] = kernel.source();
   }
   ReplayPlan plan;
-  FLAMEFLEET_ASSIGN_OR_RETURN(plan.program,
-                              vm::Assembler(std::move(assembler_options))
-                                  .AssembleSource(snapshot.program().name(),
-                                                  snapshot.program().source()));
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      plan.program, vm::Assembler(std::move(assembler_options))
+                        .AssembleSource(snapshot.program().name(), snapshot.program().source()));
   plan.inputs = InputsFromProto(snapshot.inputs());
   if (snapshot.has_options()) {
     plan.options.max_cycles = snapshot.options().max_cycles();

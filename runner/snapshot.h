@@ -178,8 +178,7 @@ absl::StatusOr<vm::Dialect> SnapshotDialect(const v1::ReplaySnapshot& snapshot);
 
 absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
                                          std::optional<uint64_t> max_cycles = std::nullopt,
-                                         std::optional<uint64_t> max_memory_bytes =
-                                             std::nullopt);
+                                         std::optional<uint64_t> max_memory_bytes = std::nullopt);
 
 // Replays `snapshot` to the end and returns its final stack and cycles. Errors: those of
 // PrepareReplay and vm::RunProgram, including divergence (see ReplayHost; InvalidArgument,
@@ -187,8 +186,7 @@ absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
 // finished with logged events left over.
 absl::StatusOr<vm::RunResult> ReplayRun(const v1::ReplaySnapshot& snapshot,
                                         std::optional<uint64_t> max_cycles = std::nullopt,
-                                        std::optional<uint64_t> max_memory_bytes =
-                                            std::nullopt);
+                                        std::optional<uint64_t> max_memory_bytes = std::nullopt);
 
 }  // namespace flamefleet::runner
 

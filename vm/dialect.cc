@@ -64,8 +64,8 @@ absl::StatusOr<Dialect> ParseDialect(absl::string_view name) {
     absl::ConsumePrefix(&known, "v");
     if (bare == known) return e.dialect;
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown dialect '", name,
-                                                 "': expected one of ", DialectNamesForHelp()));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dialect '", name, "': expected one of ", DialectNamesForHelp()));
 }
 
 }  // namespace flamefleet::vm

@@ -27,9 +27,7 @@ class Felt {
   constexpr explicit Felt(uint64_t canonical) : v_(canonical) {}
 
   // Reduces any u64 into the field.
-  static constexpr Felt FromU64(uint64_t x) {
-    return Felt(x >= kModulus ? x - kModulus : x);
-  }
+  static constexpr Felt FromU64(uint64_t x) { return Felt(x >= kModulus ? x - kModulus : x); }
   // Returns true if x is a canonical field element (< p).
   static constexpr bool IsCanonical(uint64_t x) { return x < kModulus; }
 
@@ -39,7 +37,7 @@ class Felt {
     // a + b < 2p < 2^65: detect the u64 wrap and fold 2^64 = eps.
     uint64_t s = a.v_ + b.v_;
     uint64_t over = s < a.v_ ? kEpsilon : 0;  // wrapped past 2^64
-    s += over;  // cannot wrap again: s < 2p - 2^64 + eps < p
+    s += over;                                // cannot wrap again: s < 2p - 2^64 + eps < p
     return Felt(s >= kModulus ? s - kModulus : s);
   }
   friend constexpr Felt operator-(Felt a, Felt b) {
@@ -78,14 +76,14 @@ class Felt {
   static constexpr Felt Reduce128(unsigned __int128 x) {
     uint64_t lo = static_cast<uint64_t>(x);
     uint64_t hi = static_cast<uint64_t>(x >> 64);
-    uint64_t hi_hi = hi >> 32;          // weight 2^96 = -1
-    uint64_t hi_lo = hi & kEpsilon;     // weight 2^64 = 2^32 - 1
+    uint64_t hi_hi = hi >> 32;       // weight 2^96 = -1
+    uint64_t hi_lo = hi & kEpsilon;  // weight 2^64 = 2^32 - 1
     // t0 = lo - hi_hi (mod p)
     uint64_t t0 = lo - hi_hi;
-    if (lo < hi_hi) t0 -= kEpsilon;     // borrow: add p = subtract (2^32 - 1) mod 2^64
-    uint64_t t1 = hi_lo * kEpsilon;     // < 2^64
+    if (lo < hi_hi) t0 -= kEpsilon;  // borrow: add p = subtract (2^32 - 1) mod 2^64
+    uint64_t t1 = hi_lo * kEpsilon;  // < 2^64
     uint64_t r = t0 + t1;
-    if (r < t0) r += kEpsilon;          // carry past 2^64
+    if (r < t0) r += kEpsilon;  // carry past 2^64
     return Felt(r >= kModulus ? r - kModulus : r);
   }
 

@@ -53,8 +53,7 @@ int HexDigitValue(char c) {
 // value < p.
 absl::StatusOr<Felt> ParseFeltText(absl::string_view text) {
   constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  const bool hex =
-      text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const bool hex = text.size() >= 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
   absl::string_view digits = hex ? text.substr(2) : text;
   if (digits.empty()) {
     return absl::InvalidArgumentError(
@@ -65,8 +64,7 @@ absl::StatusOr<Felt> ParseFeltText(absl::string_view text) {
   uint64_t value = 0;
   bool overflow = false;
   for (char c : digits) {
-    const int d =
-        hex ? HexDigitValue(c) : (c >= '0' && c <= '9' ? c - '0' : -1);
+    const int d = hex ? HexDigitValue(c) : (c >= '0' && c <= '9' ? c - '0' : -1);
     if (d < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", text,
@@ -96,8 +94,7 @@ absl::StatusOr<Word> ParseWordHex(absl::string_view text) {
   }
   if (digits.size() != 64) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "'", text,
-        "' is not a word: expected 64 hex digits (optionally after 0x), got ",
+        "'", text, "' is not a word: expected 64 hex digits (optionally after 0x), got ",
         digits.size()));
   }
   Word word;
@@ -108,16 +105,15 @@ absl::StatusOr<Word> ParseWordHex(absl::string_view text) {
       const int hi = HexDigitValue(digits[at]);
       const int lo = HexDigitValue(digits[at + 1]);
       if (hi < 0 || lo < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "'", text, "' is not a word: invalid hex digit '",
-            absl::string_view(&digits[hi < 0 ? at : at + 1], 1), "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", text, "' is not a word: invalid hex digit '",
+                         absl::string_view(&digits[hi < 0 ? at : at + 1], 1), "'"));
       }
       value |= static_cast<uint64_t>(hi * 16 + lo) << (8 * byte);
     }
     if (!Felt::IsCanonical(value)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("word element ", element, " (", value,
-                       ") is not a field element (>= p)"));
+          absl::StrCat("word element ", element, " (", value, ") is not a field element (>= p)"));
     }
     word[element] = Felt(value);
   }
@@ -125,14 +121,13 @@ absl::StatusOr<Word> ParseWordHex(absl::string_view text) {
 }
 
 absl::Status TooManyStackValues(size_t count) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      count, " values given, at most ", kMaxStackInputs, " are allowed"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(count, " values given, at most ", kMaxStackInputs, " are allowed"));
 }
 
 // Returns `status` with "<prefix>: " in front of its message and the same code.
 absl::Status WithPrefix(const absl::Status& status, absl::string_view prefix) {
-  return absl::Status(status.code(),
-                      absl::StrCat(prefix, ": ", status.message()));
+  return absl::Status(status.code(), absl::StrCat(prefix, ": ", status.message()));
 }
 
 // -----------------------------------------------------------------------------
@@ -148,8 +143,7 @@ class JsonInputsReader {
 
  private:
   absl::Status Error(absl::string_view field, absl::string_view message) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path_, ": ", field, ": ", message));
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": ", field, ": ", message));
   }
   absl::Status Wrap(const absl::Status& status, absl::string_view field) const {
     return WithPrefix(status, absl::StrCat(path_, ": ", field));
@@ -157,18 +151,13 @@ class JsonInputsReader {
   absl::Status SyntaxError(absl::string_view text) const;
 
   // Returns the array at `value`, or an error naming `field` if it is not one.
-  absl::StatusOr<const Json::array_t*> Array(const Json& value,
-                                             absl::string_view field) const;
-  absl::StatusOr<Felt> ReadFelt(const Json& value,
-                                absl::string_view field) const;
-  absl::StatusOr<Word> ReadWord(const Json& value,
-                                absl::string_view field) const;
-  absl::StatusOr<uint64_t> ReadIndex(const Json& value,
-                                     absl::string_view field) const;
-  absl::StatusOr<std::vector<Felt>> ReadFelts(const Json& value,
-                                              absl::string_view field) const;
-  absl::StatusOr<MerkleStoreInput> ReadMerkleSource(
-      const Json& value, absl::string_view field) const;
+  absl::StatusOr<const Json::array_t*> Array(const Json& value, absl::string_view field) const;
+  absl::StatusOr<Felt> ReadFelt(const Json& value, absl::string_view field) const;
+  absl::StatusOr<Word> ReadWord(const Json& value, absl::string_view field) const;
+  absl::StatusOr<uint64_t> ReadIndex(const Json& value, absl::string_view field) const;
+  absl::StatusOr<std::vector<Felt>> ReadFelts(const Json& value, absl::string_view field) const;
+  absl::StatusOr<MerkleStoreInput> ReadMerkleSource(const Json& value,
+                                                    absl::string_view field) const;
 
   std::string path_;
   JsonStackOrder stack_order_;
@@ -183,9 +172,7 @@ class JsonErrorLocator : public nlohmann::json_sax<Json> {
   bool boolean(bool /*val*/) override { return true; }
   bool number_integer(number_integer_t /*val*/) override { return true; }
   bool number_unsigned(number_unsigned_t /*val*/) override { return true; }
-  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override {
-    return true;
-  }
+  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return true; }
   bool string(string_t& /*val*/) override { return true; }
   bool binary(binary_t& /*val*/) override { return true; }
   bool start_object(std::size_t /*elements*/) override { return true; }
@@ -216,9 +203,7 @@ class JsonDuplicateKeyFinder : public nlohmann::json_sax<Json> {
   bool boolean(bool /*val*/) override { return Value(); }
   bool number_integer(number_integer_t /*val*/) override { return Value(); }
   bool number_unsigned(number_unsigned_t /*val*/) override { return Value(); }
-  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override {
-    return Value();
-  }
+  bool number_float(number_float_t /*val*/, const string_t& /*s*/) override { return Value(); }
   bool string(string_t& /*val*/) override { return Value(); }
   bool binary(binary_t& /*val*/) override { return Value(); }
   bool start_object(std::size_t /*elements*/) override {
@@ -298,9 +283,9 @@ absl::Status CheckJsonKeys(const Json::object_t& object,
                            absl::string_view where) {
   for (const auto& [key, value] : object) {
     if (std::find(allowed.begin(), allowed.end(), absl::string_view(key)) == allowed.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": unknown key \"", key, "\" (expected one of ", absl::StrJoin(allowed, ", "),
-          ")"));
+      return absl::InvalidArgumentError(absl::StrCat(where, ": unknown key \"", key,
+                                                     "\" (expected one of ",
+                                                     absl::StrJoin(allowed, ", "), ")"));
     }
   }
   return absl::OkStatus();
@@ -323,9 +308,7 @@ absl::Status JsonInputsReader::SyntaxError(absl::string_view text) const {
   }
   if (reason.empty()) reason = "malformed JSON";
   // `position` counts the bytes read, so the offending byte is at position - 1.
-  const size_t offset = locator.position() == 0
-                            ? 0
-                            : std::min(locator.position() - 1, text.size());
+  const size_t offset = locator.position() == 0 ? 0 : std::min(locator.position() - 1, text.size());
   size_t line = 1;
   size_t line_start = 0;
   for (size_t i = 0; i < offset; ++i) {
@@ -334,22 +317,20 @@ absl::Status JsonInputsReader::SyntaxError(absl::string_view text) const {
       line_start = i + 1;
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      path_, ":", line, ":", offset - line_start + 1, ": ", reason));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path_, ":", line, ":", offset - line_start + 1, ": ", reason));
 }
 
-absl::StatusOr<const Json::array_t*> JsonInputsReader::Array(
-    const Json& value, absl::string_view field) const {
+absl::StatusOr<const Json::array_t*> JsonInputsReader::Array(const Json& value,
+                                                             absl::string_view field) const {
   const auto* array = value.get_ptr<const Json::array_t*>();
   if (array == nullptr) {
-    return Error(field,
-                 absl::StrCat("expected an array, got ", value.type_name()));
+    return Error(field, absl::StrCat("expected an array, got ", value.type_name()));
   }
   return array;
 }
 
-absl::StatusOr<Felt> JsonInputsReader::ReadFelt(const Json& value,
-                                                absl::string_view field) const {
+absl::StatusOr<Felt> JsonInputsReader::ReadFelt(const Json& value, absl::string_view field) const {
   if (const auto* text = value.get_ptr<const Json::string_t*>()) {
     absl::StatusOr<Felt> felt = ParseFeltText(*text);
     if (!felt.ok()) return Wrap(felt.status(), field);
@@ -365,53 +346,46 @@ absl::StatusOr<Felt> JsonInputsReader::ReadFelt(const Json& value,
     return Error(field, absl::StrCat("value ", *i, " is negative"));
   }
   if (const auto* f = value.get_ptr<const Json::number_float_t*>()) {
-    return Error(
-        field, absl::StrCat(
-                   "value ", *f,
-                   " is not an unsigned 64-bit integer (write large values as "
-                   "strings)"));
+    return Error(field, absl::StrCat("value ", *f,
+                                     " is not an unsigned 64-bit integer (write large values as "
+                                     "strings)"));
   }
-  return Error(field, absl::StrCat("expected a string or an integer, got ",
-                                   value.type_name()));
+  return Error(field, absl::StrCat("expected a string or an integer, got ", value.type_name()));
 }
 
-absl::StatusOr<Word> JsonInputsReader::ReadWord(const Json& value,
-                                                absl::string_view field) const {
+absl::StatusOr<Word> JsonInputsReader::ReadWord(const Json& value, absl::string_view field) const {
   const auto* text = value.get_ptr<const Json::string_t*>();
   if (text == nullptr) {
-    return Error(field, absl::StrCat("expected a hex word string, got ",
-                                     value.type_name()));
+    return Error(field, absl::StrCat("expected a hex word string, got ", value.type_name()));
   }
   absl::StatusOr<Word> word = ParseWordHex(*text);
   if (!word.ok()) return Wrap(word.status(), field);
   return word;
 }
 
-absl::StatusOr<uint64_t> JsonInputsReader::ReadIndex(
-    const Json& value, absl::string_view field) const {
+absl::StatusOr<uint64_t> JsonInputsReader::ReadIndex(const Json& value,
+                                                     absl::string_view field) const {
   if (const auto* u = value.get_ptr<const Json::number_unsigned_t*>()) {
     return *u;
   }
   return Error(field, absl::StrCat("expected an unsigned integer, got ",
-                                   value.is_number() ? value.dump()
-                                                     : value.type_name()));
+                                   value.is_number() ? value.dump() : value.type_name()));
 }
 
-absl::StatusOr<std::vector<Felt>> JsonInputsReader::ReadFelts(
-    const Json& value, absl::string_view field) const {
+absl::StatusOr<std::vector<Felt>> JsonInputsReader::ReadFelts(const Json& value,
+                                                              absl::string_view field) const {
   FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* array, Array(value, field));
   std::vector<Felt> felts;
   felts.reserve(array->size());
   for (size_t i = 0; i < array->size(); ++i) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        Felt felt, ReadFelt((*array)[i], absl::StrCat(field, "[", i, "]")));
+    FLAMEFLEET_ASSIGN_OR_RETURN(Felt felt, ReadFelt((*array)[i], absl::StrCat(field, "[", i, "]")));
     felts.push_back(felt);
   }
   return felts;
 }
 
-absl::StatusOr<MerkleStoreInput> JsonInputsReader::ReadMerkleSource(
-    const Json& value, absl::string_view field) const {
+absl::StatusOr<MerkleStoreInput> JsonInputsReader::ReadMerkleSource(const Json& value,
+                                                                    absl::string_view field) const {
   const auto* object = value.get_ptr<const Json::object_t*>();
   if (object == nullptr || object->size() != 1) {
     return Error(field,
@@ -424,36 +398,30 @@ absl::StatusOr<MerkleStoreInput> JsonInputsReader::ReadMerkleSource(
   MerkleStoreInput source;
   if (kind == "merkle_tree") {
     source.kind = MerkleStoreInput::Kind::kMerkleTree;
-    FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* leaves,
-                                Array(body, body_field));
+    FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* leaves, Array(body, body_field));
     for (size_t i = 0; i < leaves->size(); ++i) {
-      FLAMEFLEET_ASSIGN_OR_RETURN(
-          Word leaf,
-          ReadWord((*leaves)[i], absl::StrCat(body_field, "[", i, "]")));
+      FLAMEFLEET_ASSIGN_OR_RETURN(Word leaf,
+                                  ReadWord((*leaves)[i], absl::StrCat(body_field, "[", i, "]")));
       source.leaves.push_back(leaf);
     }
     const size_t n = source.leaves.size();
     if (n < 2 || (n & (n - 1)) != 0) {
-      return Error(body_field,
-                   absl::StrCat("a Merkle tree needs a power-of-two number "
-                                "(>= 2) of leaves, got ",
-                                n));
+      return Error(body_field, absl::StrCat("a Merkle tree needs a power-of-two number "
+                                            "(>= 2) of leaves, got ",
+                                            n));
     }
   } else if (kind == "sparse_merkle_tree" || kind == "partial_merkle_tree") {
     const bool sparse = kind == "sparse_merkle_tree";
     source.kind = sparse ? MerkleStoreInput::Kind::kSparseMerkleTree
                          : MerkleStoreInput::Kind::kPartialMerkleTree;
-    FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* entries,
-                                Array(body, body_field));
+    FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* entries, Array(body, body_field));
     std::set<std::pair<uint64_t, uint64_t>> seen;
     for (size_t i = 0; i < entries->size(); ++i) {
       const std::string entry_field = absl::StrCat(body_field, "[", i, "]");
-      FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* entry,
-                                  Array((*entries)[i], entry_field));
+      FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* entry, Array((*entries)[i], entry_field));
       if (entry->size() != 2) {
-        return Error(entry_field,
-                     sparse ? "expected [index, \"<hex word>\"]"
-                            : "expected [[depth, index], \"<hex word>\"]");
+        return Error(entry_field, sparse ? "expected [index, \"<hex word>\"]"
+                                         : "expected [[depth, index], \"<hex word>\"]");
       }
       const std::string key_field = absl::StrCat(entry_field, "[0]");
       uint64_t depth = 64;
@@ -461,55 +429,45 @@ absl::StatusOr<MerkleStoreInput> JsonInputsReader::ReadMerkleSource(
       if (sparse) {
         FLAMEFLEET_ASSIGN_OR_RETURN(index, ReadIndex((*entry)[0], key_field));
       } else {
-        FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* node,
-                                    Array((*entry)[0], key_field));
+        FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* node, Array((*entry)[0], key_field));
         if (node->size() != 2) {
           return Error(key_field, "expected [depth, index]");
         }
-        FLAMEFLEET_ASSIGN_OR_RETURN(
-            depth, ReadIndex((*node)[0], absl::StrCat(key_field, "[0]")));
-        FLAMEFLEET_ASSIGN_OR_RETURN(
-            index, ReadIndex((*node)[1], absl::StrCat(key_field, "[1]")));
+        FLAMEFLEET_ASSIGN_OR_RETURN(depth, ReadIndex((*node)[0], absl::StrCat(key_field, "[0]")));
+        FLAMEFLEET_ASSIGN_OR_RETURN(index, ReadIndex((*node)[1], absl::StrCat(key_field, "[1]")));
         if (depth > 64) {
           return Error(key_field, absl::StrCat("depth ", depth, " exceeds 64"));
         }
         if (depth < 64 && index >= (uint64_t{1} << depth)) {
-          return Error(
-              key_field,
-              absl::StrCat("index ", index, " does not fit at depth ", depth));
+          return Error(key_field, absl::StrCat("index ", index, " does not fit at depth ", depth));
         }
       }
       if (!seen.emplace(depth, index).second) {
-        return Error(
-            key_field,
-            absl::StrCat("duplicate leaf position ",
-                         sparse ? absl::StrCat(index)
-                                : absl::StrCat("(", depth, ", ", index, ")")));
+        return Error(key_field, absl::StrCat("duplicate leaf position ",
+                                             sparse ? absl::StrCat(index)
+                                                    : absl::StrCat("(", depth, ", ", index, ")")));
       }
-      FLAMEFLEET_ASSIGN_OR_RETURN(
-          Word leaf, ReadWord((*entry)[1], absl::StrCat(entry_field, "[1]")));
+      FLAMEFLEET_ASSIGN_OR_RETURN(Word leaf,
+                                  ReadWord((*entry)[1], absl::StrCat(entry_field, "[1]")));
       if (!sparse) source.indices.push_back(depth);
       source.indices.push_back(index);
       source.leaves.push_back(leaf);
     }
   } else {
-    return Error(field,
-                 absl::StrCat("unknown Merkle store source '", kind,
-                              "' (expected merkle_tree, sparse_merkle_tree or "
-                              "partial_merkle_tree)"));
+    return Error(field, absl::StrCat("unknown Merkle store source '", kind,
+                                     "' (expected merkle_tree, sparse_merkle_tree or "
+                                     "partial_merkle_tree)"));
   }
   return source;
 }
 
-absl::StatusOr<ProgramInputs> JsonInputsReader::Read(
-    absl::string_view text) const {
+absl::StatusOr<ProgramInputs> JsonInputsReader::Read(absl::string_view text) const {
   const Json root = Json::parse(text.begin(), text.end(), /*cb=*/nullptr,
                                 /*allow_exceptions=*/false);
   if (root.is_discarded()) return SyntaxError(text);
   if (!root.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path_, ": expected a JSON object at the top level, got ",
-                     root.type_name()));
+        absl::StrCat(path_, ": expected a JSON object at the top level, got ", root.type_name()));
   }
   {
     JsonDuplicateKeyFinder finder;
@@ -520,9 +478,9 @@ absl::StatusOr<ProgramInputs> JsonInputsReader::Read(
           "duplicate key \"", *finder.duplicate(), "\""));
     }
   }
-  FLAMEFLEET_RETURN_IF_ERROR(CheckJsonKeys(
-      *root.get_ptr<const Json::object_t*>(),
-      {"operand_stack", "advice_stack", "advice_map", "merkle_store"}, path_));
+  FLAMEFLEET_RETURN_IF_ERROR(
+      CheckJsonKeys(*root.get_ptr<const Json::object_t*>(),
+                    {"operand_stack", "advice_stack", "advice_map", "merkle_store"}, path_));
   // Returns the member `key`, or nullptr when it is absent or null.
   auto member = [&root](const char* key) -> const Json* {
     auto it = root.find(key);
@@ -531,8 +489,7 @@ absl::StatusOr<ProgramInputs> JsonInputsReader::Read(
 
   ProgramInputs inputs;
   if (const Json* stack = member("operand_stack")) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<Felt> values,
-                                ReadFelts(*stack, "operand_stack"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<Felt> values, ReadFelts(*stack, "operand_stack"));
     if (values.size() > static_cast<size_t>(kMaxStackInputs)) {
       return Wrap(TooManyStackValues(values.size()), "operand_stack");
     }
@@ -543,32 +500,27 @@ absl::StatusOr<ProgramInputs> JsonInputsReader::Read(
     }
   }
   if (const Json* stack = member("advice_stack")) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(inputs.advice_stack,
-                                ReadFelts(*stack, "advice_stack"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(inputs.advice_stack, ReadFelts(*stack, "advice_stack"));
   }
   if (const Json* map = member("advice_map")) {
     const auto* object = map->get_ptr<const Json::object_t*>();
     if (object == nullptr) {
-      return Error("advice_map",
-                   absl::StrCat("expected an object, got ", map->type_name()));
+      return Error("advice_map", absl::StrCat("expected an object, got ", map->type_name()));
     }
     for (const auto& [key, values] : *object) {
       const std::string field = absl::StrCat("advice_map[\"", key, "\"]");
       absl::StatusOr<Word> word = ParseWordHex(key);
       if (!word.ok()) return Wrap(word.status(), field);
-      FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<Felt> felts,
-                                  ReadFelts(values, field));
+      FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<Felt> felts, ReadFelts(values, field));
       inputs.advice_map.emplace_back(*word, std::move(felts));
     }
   }
   if (const Json* store = member("merkle_store")) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* sources,
-                                Array(*store, "merkle_store"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(const Json::array_t* sources, Array(*store, "merkle_store"));
     for (size_t i = 0; i < sources->size(); ++i) {
       FLAMEFLEET_ASSIGN_OR_RETURN(
           MerkleStoreInput source,
-          ReadMerkleSource((*sources)[i],
-                           absl::StrCat("merkle_store[", i, "]")));
+          ReadMerkleSource((*sources)[i], absl::StrCat("merkle_store[", i, "]")));
       inputs.merkle_store.push_back(std::move(source));
     }
   }
@@ -620,19 +572,16 @@ class TomlInputsReader {
   }
   absl::Status Error(const toml::node& node, absl::string_view field,
                      absl::string_view message) const {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Where(node), ": ", field, ": ", message));
+    return absl::InvalidArgumentError(absl::StrCat(Where(node), ": ", field, ": ", message));
   }
   absl::Status WrongType(const toml::node& node, absl::string_view field,
                          absl::string_view expected) const {
     return Error(node, field,
-                 absl::StrCat("expected ", expected, ", got ",
-                              TomlTypeName(node.type())));
+                 absl::StrCat("expected ", expected, ", got ", TomlTypeName(node.type())));
   }
 
   // Returns an error at the first key of `table` that is not in `allowed`.
-  absl::Status CheckKeys(const toml::table& table,
-                         std::initializer_list<absl::string_view> allowed,
+  absl::Status CheckKeys(const toml::table& table, std::initializer_list<absl::string_view> allowed,
                          absl::string_view field) const {
     for (const auto& [key, node] : table) {
       const absl::string_view name(key.str().data(), key.str().size());
@@ -650,21 +599,19 @@ class TomlInputsReader {
   }
   // Returns the table under `key` of `parent`, nullptr if absent, or an error
   // if not a table.
-  absl::StatusOr<const toml::table*> Table(const toml::table& parent,
-                                           const char* key,
+  absl::StatusOr<const toml::table*> Table(const toml::table& parent, const char* key,
                                            absl::string_view field) const;
-  absl::StatusOr<Felt> ReadFelt(const toml::node& node,
-                                absl::string_view field) const;
+  absl::StatusOr<Felt> ReadFelt(const toml::node& node, absl::string_view field) const;
   absl::StatusOr<std::vector<Felt>> ReadFelts(const toml::node& node,
                                               absl::string_view field) const;
-  absl::StatusOr<uint32_t> ReadU32(const toml::node& node,
-                                   absl::string_view field) const;
+  absl::StatusOr<uint32_t> ReadU32(const toml::node& node, absl::string_view field) const;
 
   std::string path_;
 };
 
-absl::StatusOr<const toml::table*> TomlInputsReader::Table(
-    const toml::table& parent, const char* key, absl::string_view field) const {
+absl::StatusOr<const toml::table*> TomlInputsReader::Table(const toml::table& parent,
+                                                           const char* key,
+                                                           absl::string_view field) const {
   const toml::node* node = parent.get(key);
   if (node == nullptr) return nullptr;
   const toml::table* table = node->as_table();
@@ -683,69 +630,61 @@ absl::StatusOr<Felt> TomlInputsReader::ReadFelt(const toml::node& node,
   // TOML integers are signed 64-bit, so this cannot fail today; it keeps the
   // contract explicit.
   if (!Felt::IsCanonical(static_cast<uint64_t>(value))) {
-    return WithPrefix(NotFeltError(absl::StrCat(value)),
-                      absl::StrCat(Where(node), ": ", field));
+    return WithPrefix(NotFeltError(absl::StrCat(value)), absl::StrCat(Where(node), ": ", field));
   }
   return Felt(static_cast<uint64_t>(value));
 }
 
-absl::StatusOr<std::vector<Felt>> TomlInputsReader::ReadFelts(
-    const toml::node& node, absl::string_view field) const {
+absl::StatusOr<std::vector<Felt>> TomlInputsReader::ReadFelts(const toml::node& node,
+                                                              absl::string_view field) const {
   const toml::array* array = node.as_array();
   if (array == nullptr) return WrongType(node, field, "an array of integers");
   std::vector<Felt> felts;
   felts.reserve(array->size());
   for (size_t i = 0; i < array->size(); ++i) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        Felt felt, ReadFelt(*array->get(i), absl::StrCat(field, "[", i, "]")));
+    FLAMEFLEET_ASSIGN_OR_RETURN(Felt felt,
+                                ReadFelt(*array->get(i), absl::StrCat(field, "[", i, "]")));
     felts.push_back(felt);
   }
   return felts;
 }
 
-absl::StatusOr<uint32_t> TomlInputsReader::ReadU32(
-    const toml::node& node, absl::string_view field) const {
+absl::StatusOr<uint32_t> TomlInputsReader::ReadU32(const toml::node& node,
+                                                   absl::string_view field) const {
   const toml::value<int64_t>* integer = node.as_integer();
   if (integer == nullptr) return WrongType(node, field, "an integer");
   const int64_t value = integer->get();
   if (value < 0 || value > int64_t{std::numeric_limits<uint32_t>::max()}) {
-    return Error(node, field,
-                 absl::StrCat("value ", value, " does not fit in a u32"));
+    return Error(node, field, absl::StrCat("value ", value, " does not fit in a u32"));
   }
   return static_cast<uint32_t>(value);
 }
 
-absl::StatusOr<ProgramInputs> TomlInputsReader::Read(
-    const toml::table& root) const {
+absl::StatusOr<ProgramInputs> TomlInputsReader::Read(const toml::table& root) const {
   ProgramInputs inputs;
   FLAMEFLEET_RETURN_IF_ERROR(CheckKeys(root, {"inputs", "options"}, ""));
-  FLAMEFLEET_ASSIGN_OR_RETURN(const toml::table* inputs_table,
-                              Table(root, "inputs", "inputs"));
+  FLAMEFLEET_ASSIGN_OR_RETURN(const toml::table* inputs_table, Table(root, "inputs", "inputs"));
   if (inputs_table != nullptr) {
     FLAMEFLEET_RETURN_IF_ERROR(CheckKeys(*inputs_table, {"stack", "advice"}, "inputs"));
     if (const toml::node* stack = inputs_table->get("stack")) {
       // Leftmost value = top of the stack, which is already our order.
-      FLAMEFLEET_ASSIGN_OR_RETURN(inputs.stack,
-                                  ReadFelts(*stack, "inputs.stack"));
+      FLAMEFLEET_ASSIGN_OR_RETURN(inputs.stack, ReadFelts(*stack, "inputs.stack"));
       if (inputs.stack.size() > static_cast<size_t>(kMaxStackInputs)) {
         return WithPrefix(TooManyStackValues(inputs.stack.size()),
                           absl::StrCat(Where(*stack), ": inputs.stack"));
       }
     }
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        const toml::table* advice,
-        Table(*inputs_table, "advice", "inputs.advice"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(const toml::table* advice,
+                                Table(*inputs_table, "advice", "inputs.advice"));
     if (advice != nullptr) {
       FLAMEFLEET_RETURN_IF_ERROR(CheckKeys(*advice, {"stack", "map"}, "inputs.advice"));
       if (const toml::node* stack = advice->get("stack")) {
-        FLAMEFLEET_ASSIGN_OR_RETURN(inputs.advice_stack,
-                                    ReadFelts(*stack, "inputs.advice.stack"));
+        FLAMEFLEET_ASSIGN_OR_RETURN(inputs.advice_stack, ReadFelts(*stack, "inputs.advice.stack"));
       }
       if (const toml::node* map_node = advice->get("map")) {
         const toml::array* map = map_node->as_array();
         if (map == nullptr) {
-          return WrongType(*map_node, "inputs.advice.map",
-                           "an array of tables");
+          return WrongType(*map_node, "inputs.advice.map", "an array of tables");
         }
         absl::flat_hash_set<Word> digests;
         for (size_t i = 0; i < map->size(); ++i) {
@@ -769,34 +708,28 @@ absl::StatusOr<ProgramInputs> TomlInputsReader::Read(
           }
           absl::StatusOr<Word> key = ParseWordHex(digest_text->get());
           if (!key.ok()) {
-            return WithPrefix(key.status(),
-                              absl::StrCat(Where(*digest), ": ", digest_field));
+            return WithPrefix(key.status(), absl::StrCat(Where(*digest), ": ", digest_field));
           }
           if (!digests.insert(*key).second) {
             return Error(*digest, digest_field,
                          absl::StrCat("duplicate digest ", digest_text->get()));
           }
-          FLAMEFLEET_ASSIGN_OR_RETURN(
-              std::vector<Felt> felts,
-              ReadFelts(*values, absl::StrCat(field, ".values")));
+          FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<Felt> felts,
+                                      ReadFelts(*values, absl::StrCat(field, ".values")));
           inputs.advice_map.emplace_back(*key, std::move(felts));
         }
       }
     }
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(const toml::table* options,
-                              Table(root, "options", "options"));
+  FLAMEFLEET_ASSIGN_OR_RETURN(const toml::table* options, Table(root, "options", "options"));
   if (options != nullptr) {
-    FLAMEFLEET_RETURN_IF_ERROR(
-        CheckKeys(*options, {"max_cycles", "expected_cycles"}, "options"));
+    FLAMEFLEET_RETURN_IF_ERROR(CheckKeys(*options, {"max_cycles", "expected_cycles"}, "options"));
     if (const toml::node* max_cycles = options->get("max_cycles")) {
-      FLAMEFLEET_ASSIGN_OR_RETURN(inputs.max_cycles,
-                                  ReadU32(*max_cycles, "options.max_cycles"));
+      FLAMEFLEET_ASSIGN_OR_RETURN(inputs.max_cycles, ReadU32(*max_cycles, "options.max_cycles"));
     }
     if (const toml::node* expected = options->get("expected_cycles")) {
       // Only a tracing hint upstream; checked for type, otherwise unused.
-      FLAMEFLEET_RETURN_IF_ERROR(
-          ReadU32(*expected, "options.expected_cycles").status());
+      FLAMEFLEET_RETURN_IF_ERROR(ReadU32(*expected, "options.expected_cycles").status());
     }
   }
   return inputs;
@@ -815,20 +748,19 @@ absl::StatusOr<ProgramInputs> ParseJsonInputs(absl::string_view text,
   return JsonInputsReader(path_for_errors, stack_order).Read(text);
 }
 
-absl::StatusOr<ProgramInputs> ParseTomlInputs(
-    absl::string_view text, absl::string_view path_for_errors) {
-  toml::parse_result result = toml::parse(
-      std::string_view(text.data(), text.size()),
-      std::string_view(path_for_errors.data(), path_for_errors.size()));
+absl::StatusOr<ProgramInputs> ParseTomlInputs(absl::string_view text,
+                                              absl::string_view path_for_errors) {
+  toml::parse_result result =
+      toml::parse(std::string_view(text.data(), text.size()),
+                  std::string_view(path_for_errors.data(), path_for_errors.size()));
   if (!result) {
     const toml::parse_error& error = result.error();
     const toml::source_position& begin = error.source().begin;
     const std::string_view description = error.description();
     std::string where(path_for_errors);
     if (begin) absl::StrAppend(&where, ":", begin.line, ":", begin.column);
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": ",
-        absl::string_view(description.data(), description.size())));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", absl::string_view(description.data(), description.size())));
   }
   return TomlInputsReader(path_for_errors).Read(result.table());
 }
@@ -838,10 +770,9 @@ absl::StatusOr<ProgramInputs> LoadInputs(const std::string& path, JsonStackOrder
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (file == nullptr) {
     const int error = errno;
-    const std::string message = absl::StrCat(
-        path, ": cannot open: ", std::generic_category().message(error));
-    return error == ENOENT ? absl::NotFoundError(message)
-                           : absl::InvalidArgumentError(message);
+    const std::string message =
+        absl::StrCat(path, ": cannot open: ", std::generic_category().message(error));
+    return error == ENOENT ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
   }
   std::string text;
   char buffer[1 << 14];
@@ -851,8 +782,8 @@ absl::StatusOr<ProgramInputs> LoadInputs(const std::string& path, JsonStackOrder
   }
   if (std::ferror(file.get())) {
     const int error = errno;
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": cannot read: ", std::generic_category().message(error)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot read: ", std::generic_category().message(error)));
   }
   if (absl::EndsWithIgnoreCase(path, ".toml")) {
     return ParseTomlInputs(text, path);
@@ -860,8 +791,6 @@ absl::StatusOr<ProgramInputs> LoadInputs(const std::string& path, JsonStackOrder
   return ParseJsonInputs(text, path, stack_order);
 }
 
-absl::StatusOr<Felt> ParseFeltArg(absl::string_view text) {
-  return ParseFeltText(text);
-}
+absl::StatusOr<Felt> ParseFeltArg(absl::string_view text) { return ParseFeltText(text); }
 
 }  // namespace flamefleet::vm

@@ -65,8 +65,7 @@ struct MerkleStoreInput {
   std::vector<uint64_t> indices;
   std::vector<Word> leaves;
 
-  friend bool operator==(const MerkleStoreInput&,
-                         const MerkleStoreInput&) = default;
+  friend bool operator==(const MerkleStoreInput&, const MerkleStoreInput&) = default;
 };
 
 // Everything an inputs file can give a run.
@@ -101,14 +100,14 @@ absl::StatusOr<ProgramInputs> ParseJsonInputs(
 // InvalidArgument naming the file, the line:column where known and the field
 // ("in.toml:4:9: inputs.stack[1]: value -1 is negative") on any error, including an unknown key
 // ("in.toml:2:1: inputs: unknown key 'stak' ...").
-absl::StatusOr<ProgramInputs> ParseTomlInputs(
-    absl::string_view text, absl::string_view path_for_errors);
+absl::StatusOr<ProgramInputs> ParseTomlInputs(absl::string_view text,
+                                              absl::string_view path_for_errors);
 
 // Reads the file at `path` and parses it: a name ending in `.toml` (any case) as TOML, anything
 // else as JSON. Returns NotFound if the file does not exist, InvalidArgument if it cannot be read
 // or does not parse. `stack_order` applies to JSON files (see ParseJsonInputs).
-absl::StatusOr<ProgramInputs> LoadInputs(
-    const std::string& path, JsonStackOrder stack_order = JsonStackOrder::kLastOnTop);
+absl::StatusOr<ProgramInputs> LoadInputs(const std::string& path,
+                                         JsonStackOrder stack_order = JsonStackOrder::kLastOnTop);
 
 // Parses a felt given on a command line: decimal digits or `0x`/`0X` followed by hex digits, with
 // no sign or spaces; the value must be < p. Returns InvalidArgument otherwise.

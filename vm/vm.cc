@@ -29,8 +29,8 @@ absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs) {
   for (size_t i = 0; i < inputs.merkle_store.size(); ++i) {
     absl::StatusOr<Word> root = advice.merkle_store.AddInput(inputs.merkle_store[i]);
     if (!root.ok()) {
-      return absl::Status(root.status().code(), absl::StrCat("merkle_store[", i, "]: ",
-                                                             root.status().message()));
+      return absl::Status(root.status().code(),
+                          absl::StrCat("merkle_store[", i, "]: ", root.status().message()));
     }
   }
   return advice;
@@ -66,9 +66,9 @@ absl::Status TrapStatus(const Program& program, const Trap& trap) {
         continue;
       }
       const uint32_t f = trap.frames[i];
-      absl::StrAppend(&message, "\n  ", f < program.procedures.size()
-                                            ? program.procedures[f].name
-                                            : std::string("?"));
+      absl::StrAppend(
+          &message, "\n  ",
+          f < program.procedures.size() ? program.procedures[f].name : std::string("?"));
     }
   }
   CapMessage(message);
@@ -109,7 +109,8 @@ absl::StatusOr<RunResult> RunProgram(const Program& program, const ProgramInputs
     return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
   }
   ExecutionOptions opts = options;
-  if (inputs.max_cycles.has_value()) opts.max_cycles = std::min(opts.max_cycles, *inputs.max_cycles);
+  if (inputs.max_cycles.has_value())
+    opts.max_cycles = std::min(opts.max_cycles, *inputs.max_cycles);
   FLAMEFLEET_ASSIGN_OR_RETURN(AdviceProvider advice, MakeAdvice(inputs));
   Executor executor(program, inputs.stack, std::move(advice), opts, host, observer);
   executor.Run();

@@ -36,9 +36,7 @@ struct Worker::RunningTask {
     reason.compare_exchange_strong(expected, static_cast<int>(why));
     cancel.store(true, std::memory_order_relaxed);
   }
-  StopReason stop_reason() const {
-    return static_cast<StopReason>(reason.load());
-  }
+  StopReason stop_reason() const { return static_cast<StopReason>(reason.load()); }
 };
 
 struct Worker::Outcome {
@@ -73,25 +71,23 @@ bool ValidRelativePath(absl::string_view path) {
 
 }  // namespace
 
-absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(
-    const v1::LibrarySet& libraries) {
+absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(const v1::LibrarySet& libraries) {
   vm::AssemblerOptions options;
   // A worker assembles only what the task carries: a module missing from the library set is
   // an assembly error naming the module, never a read of the worker's own files.
   options.read_disk = false;
   for (const v1::Library& library : libraries.libraries()) {
     const std::string& ns = library.namespace_();
-    if (ns.empty() || absl::StrContains(ns, "/") ||
-        absl::StrContains(ns, "::")) {
+    if (ns.empty() || absl::StrContains(ns, "/") || absl::StrContains(ns, "::")) {
       return absl::InvalidArgumentError(
           absl::StrCat("library set: invalid library namespace '", ns, "'"));
     }
     options.libraries.emplace_back(ns, ns);
     for (const v1::LibraryFile& file : library.files()) {
       if (!ValidRelativePath(file.path())) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("library set: library '", ns, "': invalid file path '",
-                         file.path(), "' (must be relative, without '..')"));
+        return absl::InvalidArgumentError(absl::StrCat("library set: library '", ns,
+                                                       "': invalid file path '", file.path(),
+                                                       "' (must be relative, without '..')"));
       }
       options.virtual_files[absl::StrCat(ns, "/", file.path())] = file.source();
     }
@@ -99,8 +95,7 @@ absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(
   return options;
 }
 
-Worker::Worker(std::shared_ptr<v1::Coordinator::StubInterface> stub,
-               WorkerOptions options)
+Worker::Worker(std::shared_ptr<v1::Coordinator::StubInterface> stub, WorkerOptions options)
     : stub_(std::move(stub)), options_(std::move(options)) {
   CHECK(stub_ != nullptr);
   CHECK_GE(options_.slots, 1);
@@ -112,8 +107,7 @@ void Worker::Start() {
   CHECK(!started_) << "Worker::Start called twice";
   started_ = true;
   slots_.reserve(static_cast<size_t>(options_.slots));
-  for (int i = 0; i < options_.slots; ++i)
-    slots_.emplace_back([this] { SlotLoop(); });
+  for (int i = 0; i < options_.slots; ++i) slots_.emplace_back([this] { SlotLoop(); });
 }
 
 void Worker::Stop(absl::Duration grace) {
@@ -123,9 +117,7 @@ void Worker::Stop(absl::Duration grace) {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
     for (grpc::ClientContext* poll : polls_) poll->TryCancel();
-    auto idle = [](absl::flat_hash_set<RunningTask*>* running) {
-      return running->empty();
-    };
+    auto idle = [](absl::flat_hash_set<RunningTask*>* running) { return running->empty(); };
     mu_.AwaitWithTimeout(absl::Condition(+idle, &running_), grace);
     abandon_all_ = true;
     for (RunningTask* running : running_) running->Stop(StopReason::kShutdown);
@@ -158,8 +150,7 @@ std::vector<std::string> Worker::CachedDigests() {
 }
 
 void Worker::SlotLoop() {
-  const auto wait_ms =
-      static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.lease_wait));
+  const auto wait_ms = static_cast<uint32_t>(absl::ToInt64Milliseconds(options_.lease_wait));
   while (true) {
     v1::LeaseTaskRequest request;
     request.set_worker_id(options_.worker_id);
@@ -198,9 +189,9 @@ void Worker::SlotLoop() {
 void Worker::RunTask(const v1::Task& task) {
   const absl::Time start = absl::Now();
   RunningTask running;
-  running.deadline = start + (task.options().deadline_ms() != 0
-                                  ? absl::Milliseconds(task.options().deadline_ms())
-                                  : options_.default_deadline);
+  running.deadline =
+      start + (task.options().deadline_ms() != 0 ? absl::Milliseconds(task.options().deadline_ms())
+                                                 : options_.default_deadline);
   {
     absl::MutexLock lock(&mu_);
     running_.insert(&running);
@@ -245,19 +236,17 @@ void Worker::RunTask(const v1::Task& task) {
     LOG(WARNING) << "task " << task.task_id() << " attempt " << task.attempt()
                  << " abandoned: " << outcome.why;
   } else {
-    Count(outcome.succeeded ? &WorkerStats::tasks_succeeded
-                            : &WorkerStats::tasks_failed);
+    Count(outcome.succeeded ? &WorkerStats::tasks_succeeded : &WorkerStats::tasks_failed);
     LOG(INFO) << "task " << task.task_id() << " (" << task.job().name() << ") "
-              << (outcome.succeeded ? "succeeded" : "failed")
-              << " cycles=" << outcome.cycles << " latency_ms="
-              << absl::ToInt64Milliseconds(absl::Now() - start);
+              << (outcome.succeeded ? "succeeded" : "failed") << " cycles=" << outcome.cycles
+              << " latency_ms=" << absl::ToInt64Milliseconds(absl::Now() - start);
   }
   absl::MutexLock lock(&mu_);
   running_.erase(&running);
 }
 
-absl::StatusOr<std::shared_ptr<const vm::Assembler>> Worker::AssemblerFor(
-    const v1::Task& task, vm::Dialect dialect) {
+absl::StatusOr<std::shared_ptr<const vm::Assembler>> Worker::AssemblerFor(const v1::Task& task,
+                                                                          vm::Dialect dialect) {
   std::string digest = task.library_digest();
   if (digest.empty()) digest = task.libraries().digest();
   if (digest.empty()) {
@@ -277,8 +266,8 @@ absl::StatusOr<std::shared_ptr<const vm::Assembler>> Worker::AssemblerFor(
     }
   }
   if (!task.has_libraries()) {
-    return absl::NotFoundError(absl::StrCat(
-        "library set ", digest, " is neither cached nor sent with the task"));
+    return absl::NotFoundError(
+        absl::StrCat("library set ", digest, " is neither cached nor sent with the task"));
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::AssemblerOptions options,
                               LibraryAssemblerOptions(task.libraries()));
@@ -286,8 +275,7 @@ absl::StatusOr<std::shared_ptr<const vm::Assembler>> Worker::AssemblerFor(
   auto assembler = std::make_shared<const vm::Assembler>(std::move(options));
   absl::MutexLock lock(&cache_mu_);
   cache_.push_front(CachedLibrary{digest, dialect, assembler});
-  while (cache_.size() > std::max<size_t>(options_.max_cached_library_sets, 1))
-    cache_.pop_back();
+  while (cache_.size() > std::max<size_t>(options_.max_cached_library_sets, 1)) cache_.pop_back();
   return assembler;
 }
 
@@ -301,9 +289,8 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
   const v1::JobSpec& job = task.job();
   const runner::StackMode mode =
       task.options().flat() ? runner::StackMode::kFlat : runner::StackMode::kNested;
-  const uint64_t max_cycles = task.options().max_cycles() != 0
-                                  ? task.options().max_cycles()
-                                  : options_.default_max_cycles;
+  const uint64_t max_cycles =
+      task.options().max_cycles() != 0 ? task.options().max_cycles() : options_.default_max_cycles;
 
   // The coordinator names every job's dialect; a job from one that predates dialects names none.
   absl::StatusOr<vm::Dialect> dialect =
@@ -330,9 +317,8 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
         snapshot->options().has_max_memory_bytes()
             ? std::min(MemoryBudget(task, options_), snapshot->options().max_memory_bytes())
             : MemoryBudget(task, options_);
-    run = runner::ProfileReplay(*snapshot,
-                                std::min(max_cycles, snapshot->options().max_cycles()), mode,
-                                &running.cancel, budget);
+    run = runner::ProfileReplay(*snapshot, std::min(max_cycles, snapshot->options().max_cycles()),
+                                mode, &running.cancel, budget);
   } else {
     run = ProfileSource(task, running, *dialect, max_cycles, mode, out);
     if (out.abandon || !out.error.empty()) return out;
@@ -341,8 +327,7 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
 }
 
 absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
-                                                          RunningTask& running,
-                                                          vm::Dialect dialect,
+                                                          RunningTask& running, vm::Dialect dialect,
                                                           uint64_t max_cycles,
                                                           runner::StackMode mode, Outcome& out) {
   const v1::JobSpec& job = task.job();
@@ -357,8 +342,7 @@ absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
         vm::ParseTomlInputs(job.inputs(), absl::StrCat(job.name(), ".toml"));
     if (!parsed.ok()) return fail(parsed.status().message());
     inputs = *std::move(parsed);
-  } else if (job.inputs_format() == v1::INPUTS_FORMAT_JSON ||
-             !job.inputs().empty()) {
+  } else if (job.inputs_format() == v1::INPUTS_FORMAT_JSON || !job.inputs().empty()) {
     absl::StatusOr<vm::ProgramInputs> parsed =
         vm::ParseJsonInputs(job.inputs(), absl::StrCat(job.name(), ".inputs"),
                             vm::GetDialectSpec(dialect).json_stack_order);
@@ -366,8 +350,7 @@ absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
     inputs = *std::move(parsed);
   }
 
-  absl::StatusOr<std::shared_ptr<const vm::Assembler>> assembler =
-      AssemblerFor(task, dialect);
+  absl::StatusOr<std::shared_ptr<const vm::Assembler>> assembler = AssemblerFor(task, dialect);
   if (!assembler.ok()) {
     if (absl::IsNotFound(assembler.status())) {
       out.abandon = true;
@@ -402,12 +385,11 @@ Worker::Outcome Worker::Finish(const v1::Task& task, RunningTask& running,
   if (!run.ok()) {
     switch (running.stop_reason()) {
       case StopReason::kDeadline:
-        return fail(
-            absl::StrCat(job.name(), ": wall-clock deadline of ",
-                         task.options().deadline_ms() != 0
-                             ? absl::StrCat(task.options().deadline_ms(), " ms")
-                             : absl::FormatDuration(options_.default_deadline),
-                         " exceeded (", run.status().message(), ")"));
+        return fail(absl::StrCat(job.name(), ": wall-clock deadline of ",
+                                 task.options().deadline_ms() != 0
+                                     ? absl::StrCat(task.options().deadline_ms(), " ms")
+                                     : absl::FormatDuration(options_.default_deadline),
+                                 " exceeded (", run.status().message(), ")"));
       case StopReason::kLeaseLost:
         out.abandon = true;
         out.why = "lease lost";
@@ -424,8 +406,7 @@ Worker::Outcome Worker::Finish(const v1::Task& task, RunningTask& running,
   out.succeeded = true;
   out.cycles = run->result.cycles;
   out.stack.reserve(run->result.stack.size());
-  for (const vm::Felt& felt : run->result.stack)
-    out.stack.push_back(felt.value());
+  for (const vm::Felt& felt : run->result.stack) out.stack.push_back(felt.value());
   out.profile = profile::SerializeProfile(run->profile);
   return out;
 }
@@ -456,21 +437,16 @@ void Worker::Watch(const v1::Task& task, RunningTask& running) {
     request.set_lease_id(task.lease_id());
     v1::RenewLeaseResponse response;
     grpc::ClientContext context;
-    context.set_deadline(
-        Deadline(std::min(options_.rpc_timeout, interval * 3)));
+    context.set_deadline(Deadline(std::min(options_.rpc_timeout, interval * 3)));
     const grpc::Status status = stub_->RenewLease(&context, request, &response);
     if (status.ok() && response.ok()) {
       Count(&WorkerStats::renewals);
-      if (response.lease_ms() != 0)
-        interval = interval_for(response.lease_ms());
-    } else if (status.ok() ||
-               status.error_code() == grpc::StatusCode::NOT_FOUND ||
+      if (response.lease_ms() != 0) interval = interval_for(response.lease_ms());
+    } else if (status.ok() || status.error_code() == grpc::StatusCode::NOT_FOUND ||
                status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
       LOG(WARNING) << "task " << task.task_id() << ": lease lost"
-                   << (status.ok()
-                           ? ""
-                           : absl::StrCat(
-                                 " (", FromGrpcStatus(status).ToString(), ")"));
+                   << (status.ok() ? ""
+                                   : absl::StrCat(" (", FromGrpcStatus(status).ToString(), ")"));
       running.Stop(StopReason::kLeaseLost);
       return;
     } else {
@@ -510,11 +486,9 @@ absl::Status Worker::Complete(const v1::Task& task, const Outcome& outcome) {
     header->set_error(outcome.error);
     header->set_profile_bytes(outcome.profile.size());
     bool ok = writer->Write(chunk);
-    for (size_t offset = 0; ok && offset < outcome.profile.size();
-         offset += chunk_bytes) {
-      chunk.set_profile_data(
-          outcome.profile.data() + offset,
-          std::min(chunk_bytes, outcome.profile.size() - offset));
+    for (size_t offset = 0; ok && offset < outcome.profile.size(); offset += chunk_bytes) {
+      chunk.set_profile_data(outcome.profile.data() + offset,
+                             std::min(chunk_bytes, outcome.profile.size() - offset));
       ok = writer->Write(chunk);
     }
     if (ok) writer->WritesDone();
@@ -530,8 +504,8 @@ absl::Status Worker::Complete(const v1::Task& task, const Outcome& outcome) {
       // The coordinator is short of room for results (its in-flight budget): not a lost
       // task. Back off (the lease is renewed meanwhile) and send it again.
       if (busy_retries++ >= kBusyRetries) break;
-      LOG(WARNING) << "task " << task.task_id() << ": CompleteTask: " << last
-                   << "; retrying in " << absl::FormatDuration(backoff);
+      LOG(WARNING) << "task " << task.task_id() << ": CompleteTask: " << last << "; retrying in "
+                   << absl::FormatDuration(backoff);
       if (WaitOrStop(backoff)) break;
       backoff = std::min(backoff * 2, absl::Seconds(30));
       --attempt;  // does not use up a transport retry

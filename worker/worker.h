@@ -39,8 +39,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
-#include "vm/vm.h"
 #include "runner/runner.h"
+#include "vm/vm.h"
 
 namespace flamefleet::worker {
 
@@ -73,8 +73,7 @@ struct WorkerOptions {
 struct WorkerStats {
   uint64_t tasks_leased = 0;
   uint64_t tasks_succeeded = 0;  // reported with succeeded=true
-  uint64_t tasks_failed =
-      0;  // reported with succeeded=false (the program's own failure)
+  uint64_t tasks_failed = 0;     // reported with succeeded=false (the program's own failure)
   uint64_t tasks_abandoned = 0;  // lease lost, shutdown or result undeliverable
   uint64_t renewals = 0;         // RenewLease calls answered ok=true
 };
@@ -83,8 +82,7 @@ class Worker {
  public:
   // `stub` is shared with the caller (tests keep a second handle); it must be
   // non-null.
-  Worker(std::shared_ptr<v1::Coordinator::StubInterface> stub,
-         WorkerOptions options);
+  Worker(std::shared_ptr<v1::Coordinator::StubInterface> stub, WorkerOptions options);
   // Stops (with no grace) if still running.
   ~Worker();
   Worker(const Worker&) = delete;
@@ -126,8 +124,8 @@ class Worker {
   void Watch(const v1::Task& task, RunningTask& running);
   absl::Status Complete(const v1::Task& task, const Outcome& outcome);
   // Returns the assembler for the task's library set under `dialect` (cached by both).
-  absl::StatusOr<std::shared_ptr<const vm::Assembler>> AssemblerFor(
-      const v1::Task& task, vm::Dialect dialect);
+  absl::StatusOr<std::shared_ptr<const vm::Assembler>> AssemblerFor(const v1::Task& task,
+                                                                    vm::Dialect dialect);
   std::vector<std::string> CachedDigests();
   void Count(uint64_t WorkerStats::*counter);
   // Waits up to `d` or until Stop begins; returns true if stopping.
@@ -165,8 +163,7 @@ class Worker {
 // "std/math/u64.masm:3:5". Never reads the disk (read_disk = false): a module
 // the set lacks is an assembly error naming it. Returns InvalidArgument for an
 // empty namespace or a path that is absolute or contains "..".
-absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(
-    const v1::LibrarySet& libraries);
+absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(const v1::LibrarySet& libraries);
 
 }  // namespace flamefleet::worker
 

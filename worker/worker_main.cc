@@ -31,11 +31,9 @@
 #include "common/service_main.h"
 #include "worker/worker.h"
 
-ABSL_FLAG(std::string, coordinator, "",
-          "coordinator address (host:port), required");
+ABSL_FLAG(std::string, coordinator, "", "coordinator address (host:port), required");
 ABSL_FLAG(int, slots, 0, "tasks run in parallel (0 = number of cores)");
-ABSL_FLAG(std::string, worker_id, "",
-          "worker id reported to the coordinator (default host-pid)");
+ABSL_FLAG(std::string, worker_id, "", "worker id reported to the coordinator (default host-pid)");
 ABSL_FLAG(absl::Duration, grace, absl::Seconds(20),
           "on SIGTERM, how long running tasks may take to finish and report");
 
@@ -51,8 +49,8 @@ std::string DefaultWorkerId() {
 
 int main(int argc, char** argv) {
   flamefleet::InitServiceMain(argc, argv,
-                              "flamefleet-worker --coordinator ADDR [--slots N] [--worker-id ID] "
-                              FLAMEFLEET_SERVICE_FLAGS_USAGE);
+                              "flamefleet-worker --coordinator ADDR [--slots N] [--worker-id "
+                              "ID] " FLAMEFLEET_SERVICE_FLAGS_USAGE);
   absl::StatusOr<flamefleet::ServiceFlags> flags = flamefleet::ReadServiceFlags();
   if (!flags.ok()) {
     std::cerr << "flamefleet-worker: " << flags.status().message() << "\n";
@@ -70,8 +68,7 @@ int main(int argc, char** argv) {
     std::cerr << "flamefleet-worker: --slots must be >= 0\n";
     return 2;
   }
-  if (options.slots == 0)
-    options.slots = static_cast<int>(std::thread::hardware_concurrency());
+  if (options.slots == 0) options.slots = static_cast<int>(std::thread::hardware_concurrency());
   if (options.slots == 0) options.slots = 1;
   options.worker_id = absl::GetFlag(FLAGS_worker_id);
   if (options.worker_id.empty()) options.worker_id = DefaultWorkerId();
@@ -88,25 +85,22 @@ int main(int argc, char** argv) {
     health = std::move(*started);
   }
 
-  flamefleet::worker::Worker worker(
-      flamefleet::v1::Coordinator::NewStub(flamefleet::MakeChannel(
-          coordinator, flags->security, flags->max_message_bytes)),
-      options);
+  flamefleet::worker::Worker worker(flamefleet::v1::Coordinator::NewStub(flamefleet::MakeChannel(
+                                        coordinator, flags->security, flags->max_message_bytes)),
+                                    options);
   worker.Start();
   if (health != nullptr) {
     flamefleet::AnnounceHealthListening(flags->health_listen, health->port());
   }
-  LOG(INFO) << "worker " << options.worker_id << ": " << options.slots
-            << " slots, coordinator " << coordinator;
+  LOG(INFO) << "worker " << options.worker_id << ": " << options.slots << " slots, coordinator "
+            << coordinator;
   flamefleet::WaitForShutdownSignal();
   LOG(INFO) << "worker " << options.worker_id << ": stopping";
   if (health != nullptr) health->SetServing(false);
   worker.Stop(absl::GetFlag(FLAGS_grace));
   const flamefleet::worker::WorkerStats stats = worker.stats();
-  LOG(INFO) << "worker " << options.worker_id
-            << ": stopped; succeeded=" << stats.tasks_succeeded
-            << " failed=" << stats.tasks_failed
-            << " abandoned=" << stats.tasks_abandoned;
+  LOG(INFO) << "worker " << options.worker_id << ": stopped; succeeded=" << stats.tasks_succeeded
+            << " failed=" << stats.tasks_failed << " abandoned=" << stats.tasks_abandoned;
   if (health != nullptr) health->Shutdown();
   return EXIT_SUCCESS;
 }

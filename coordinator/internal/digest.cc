@@ -15,8 +15,7 @@ namespace {
 
 void AppendLengthPrefixed(absl::string_view s, std::string* out) {
   uint64_t n = s.size();
-  for (int i = 0; i < 8; ++i)
-    out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
   out->append(s.data(), s.size());
 }
 
@@ -27,38 +26,32 @@ std::string Sha256Hex(absl::string_view data) {
   unsigned int length = 0;
   // EVP_Digest only fails on allocation failure inside OpenSSL; treat that as
   // fatal.
-  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(),
-                 nullptr) != 1) {
+  if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
     std::abort();
   }
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest), length));
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
 bool IsSha256Hex(absl::string_view s) {
   if (s.size() != 64) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-  });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::string LibrarySetDigest(const v1::LibrarySet& set) {
   std::vector<const v1::Library*> libraries;
-  for (const v1::Library& library : set.libraries())
-    libraries.push_back(&library);
-  std::sort(libraries.begin(), libraries.end(),
-            [](const v1::Library* a, const v1::Library* b) {
-              return a->namespace_() < b->namespace_();
-            });
+  for (const v1::Library& library : set.libraries()) libraries.push_back(&library);
+  std::sort(libraries.begin(), libraries.end(), [](const v1::Library* a, const v1::Library* b) {
+    return a->namespace_() < b->namespace_();
+  });
   std::string canonical = "flamefleet.LibrarySet.v1";
   for (const v1::Library* library : libraries) {
     AppendLengthPrefixed(library->namespace_(), &canonical);
     std::vector<const v1::LibraryFile*> files;
     for (const v1::LibraryFile& file : library->files()) files.push_back(&file);
-    std::sort(files.begin(), files.end(),
-              [](const v1::LibraryFile* a, const v1::LibraryFile* b) {
-                return a->path() < b->path();
-              });
+    std::sort(files.begin(), files.end(), [](const v1::LibraryFile* a, const v1::LibraryFile* b) {
+      return a->path() < b->path();
+    });
     AppendLengthPrefixed(absl::StrCat(files.size()), &canonical);
     for (const v1::LibraryFile* file : files) {
       AppendLengthPrefixed(file->path(), &canonical);
@@ -101,8 +94,7 @@ std::string SubmitRequestDigest(const v1::SubmitBatchRequest& request) {
   }
   AppendLengthPrefixed(request.libraries().SerializeAsString(), &canonical);
   AppendLengthPrefixed(request.options().SerializeAsString(), &canonical);
-  const std::map<std::string, std::string> labels(request.labels().begin(),
-                                                  request.labels().end());
+  const std::map<std::string, std::string> labels(request.labels().begin(), request.labels().end());
   for (const auto& [key, value] : labels) {
     AppendLengthPrefixed(key, &canonical);
     AppendLengthPrefixed(value, &canonical);

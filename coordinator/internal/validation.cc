@@ -15,8 +15,7 @@ namespace {
 // Job names become file names on the client (`jobs/<name>.svg`): relative, no
 // `..`.
 bool IsSafeRelativeName(absl::string_view name) {
-  if (name.front() == '/' || name.find('\0') != absl::string_view::npos)
-    return false;
+  if (name.front() == '/' || name.find('\0') != absl::string_view::npos) return false;
   for (absl::string_view part : absl::StrSplit(name, '/')) {
     if (part == "..") return false;
   }
@@ -58,18 +57,16 @@ std::string Preview(absl::string_view s) {
   return s.size() <= 40 ? std::string(s) : absl::StrCat(s.substr(0, 40), "...");
 }
 
-absl::Status CheckName(absl::string_view field, absl::string_view what, size_t size,
-                       size_t limit) {
+absl::Status CheckName(absl::string_view field, absl::string_view what, size_t size, size_t limit) {
   if (size <= limit) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat(field, ": ", what, size,
-                                                   " bytes, the limit is ", limit,
-                                                   " (--max-name-bytes)"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat(field, ": ", what, size, " bytes, the limit is ", limit, " (--max-name-bytes)"));
 }
 
 absl::Status CheckSize(absl::string_view field, size_t size, size_t limit) {
   if (size <= limit) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat(
-      field, ": ", size, " bytes exceeds the limit of ", limit, " bytes"));
+  return absl::ResourceExhaustedError(
+      absl::StrCat(field, ": ", size, " bytes exceeds the limit of ", limit, " bytes"));
 }
 
 // Checks an optional dialect name ("" = the default): bounded like a name, then known.
@@ -90,30 +87,28 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
                                         const SubmitLimits& limits) {
   size_t request_bytes = request.ByteSizeLong();
   if (request_bytes > limits.max_request_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("request: ", request_bytes,
+                                                     " bytes exceeds the limit of ",
+                                                     limits.max_request_bytes, " bytes"));
+  }
+  if (limits.max_cycle_cap != 0 && request.options().max_cycles() > limits.max_cycle_cap) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("request: ", request_bytes, " bytes exceeds the limit of ",
-                     limits.max_request_bytes, " bytes"));
+        absl::StrCat("options.max_cycles: ", request.options().max_cycles(),
+                     " exceeds the limit of ", limits.max_cycle_cap, " cycles"));
   }
-  if (limits.max_cycle_cap != 0 &&
-      request.options().max_cycles() > limits.max_cycle_cap) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "options.max_cycles: ", request.options().max_cycles(),
-        " exceeds the limit of ", limits.max_cycle_cap, " cycles"));
-  }
-  if (limits.max_memory_cap != 0 &&
-      request.options().max_memory_bytes() > limits.max_memory_cap) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "options.max_memory_bytes: ", request.options().max_memory_bytes(),
-        " exceeds the limit of ", limits.max_memory_cap,
-        " bytes (the coordinator's --max-memory-cap)"));
+  if (limits.max_memory_cap != 0 && request.options().max_memory_bytes() > limits.max_memory_cap) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("options.max_memory_bytes: ", request.options().max_memory_bytes(),
+                     " exceeds the limit of ", limits.max_memory_cap,
+                     " bytes (the coordinator's --max-memory-cap)"));
   }
   // Name-like strings first, so that no later message quotes an oversized one.
-  FLAMEFLEET_RETURN_IF_ERROR(CheckName("request_id", "", request.request_id().size(),
-                                       limits.max_name_bytes));
-  FLAMEFLEET_RETURN_IF_ERROR(CheckName("options.title", "", request.options().title().size(),
-                                       limits.max_name_bytes));
-  FLAMEFLEET_RETURN_IF_ERROR(CheckDialect("options.dialect", request.options().dialect(),
-                                          limits.max_name_bytes));
+  FLAMEFLEET_RETURN_IF_ERROR(
+      CheckName("request_id", "", request.request_id().size(), limits.max_name_bytes));
+  FLAMEFLEET_RETURN_IF_ERROR(
+      CheckName("options.title", "", request.options().title().size(), limits.max_name_bytes));
+  FLAMEFLEET_RETURN_IF_ERROR(
+      CheckDialect("options.dialect", request.options().dialect(), limits.max_name_bytes));
   if (static_cast<size_t>(request.labels_size()) > limits.max_labels) {
     return absl::ResourceExhaustedError(absl::StrCat("labels: ", request.labels_size(),
                                                      " labels, the limit is ", limits.max_labels,
@@ -122,33 +117,29 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
   for (const auto& [key, value] : request.labels()) {
     const std::string field = absl::StrCat("labels[\"", Preview(key), "\"]");
     FLAMEFLEET_RETURN_IF_ERROR(CheckName(field, "key is ", key.size(), limits.max_name_bytes));
-    FLAMEFLEET_RETURN_IF_ERROR(
-        CheckName(field, "value is ", value.size(), limits.max_name_bytes));
+    FLAMEFLEET_RETURN_IF_ERROR(CheckName(field, "value is ", value.size(), limits.max_name_bytes));
   }
   if (request.jobs().empty()) {
     return absl::InvalidArgumentError("jobs: a batch needs at least one job");
   }
   if (static_cast<size_t>(request.jobs_size()) > limits.max_jobs) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("jobs: ", request.jobs_size(),
-                     " jobs exceeds the limit of ", limits.max_jobs));
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "jobs: ", request.jobs_size(), " jobs exceeds the limit of ", limits.max_jobs));
   }
   absl::flat_hash_set<absl::string_view> names;
   for (int i = 0; i < request.jobs_size(); ++i) {
     const v1::JobSpec& job = request.jobs(i);
     std::string field = absl::StrCat("jobs[", i, "]");
-    if (job.name().empty())
-      return absl::InvalidArgumentError(absl::StrCat(field, ".name: empty"));
-    FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(field, ".name"), "", job.name().size(),
-                                         limits.max_name_bytes));
+    if (job.name().empty()) return absl::InvalidArgumentError(absl::StrCat(field, ".name: empty"));
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckName(absl::StrCat(field, ".name"), "", job.name().size(), limits.max_name_bytes));
     if (!IsSafeRelativeName(job.name())) {
       return absl::InvalidArgumentError(
-          absl::StrCat(field, ".name: \"", job.name(),
-                       "\" must be a relative path without '..'"));
+          absl::StrCat(field, ".name: \"", job.name(), "\" must be a relative path without '..'"));
     }
     if (!names.insert(job.name()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".name: duplicate job name \"", job.name(), "\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".name: duplicate job name \"", job.name(), "\""));
     }
     FLAMEFLEET_RETURN_IF_ERROR(
         CheckDialect(absl::StrCat(field, ".dialect"), job.dialect(), limits.max_name_bytes));
@@ -161,27 +152,24 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
     } else if (job.source().empty()) {
       return absl::InvalidArgumentError(absl::StrCat(field, ".source: empty"));
     }
-    absl::Status size = CheckSize(absl::StrCat(field, ".source"),
-                                  job.source().size(), limits.max_source_bytes);
+    absl::Status size =
+        CheckSize(absl::StrCat(field, ".source"), job.source().size(), limits.max_source_bytes);
     if (!size.ok()) return size;
     size = CheckSize(absl::StrCat(field, ".snapshot"), job.snapshot().size(),
                      limits.max_snapshot_bytes);
     if (!size.ok()) return size;
-    size = CheckSize(absl::StrCat(field, ".inputs"), job.inputs().size(),
-                     limits.max_source_bytes);
+    size = CheckSize(absl::StrCat(field, ".inputs"), job.inputs().size(), limits.max_source_bytes);
     if (!size.ok()) return size;
   }
   for (const auto& [key, value] : request.labels()) {
-    if (key.empty())
-      return absl::InvalidArgumentError("labels: empty label key");
+    if (key.empty()) return absl::InvalidArgumentError("labels: empty label key");
   }
   absl::flat_hash_set<absl::string_view> namespaces;
   for (int i = 0; i < request.libraries().libraries_size(); ++i) {
     const v1::Library& library = request.libraries().libraries(i);
     std::string field = absl::StrCat("libraries.libraries[", i, "]");
     if (library.namespace_().empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".namespace: empty"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ".namespace: empty"));
     }
     FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(field, ".namespace"), "",
                                          library.namespace_().size(), limits.max_name_bytes));
@@ -193,16 +181,14 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
     }
     if (!namespaces.insert(library.namespace_()).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat(field, ".namespace: duplicate namespace \"",
-                       library.namespace_(), "\""));
+          absl::StrCat(field, ".namespace: duplicate namespace \"", library.namespace_(), "\""));
     }
     absl::flat_hash_set<absl::string_view> paths;
     for (int j = 0; j < library.files_size(); ++j) {
       const v1::LibraryFile& file = library.files(j);
       std::string file_field = absl::StrCat(field, ".files[", j, "]");
       if (file.path().empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(file_field, ".path: empty"));
+        return absl::InvalidArgumentError(absl::StrCat(file_field, ".path: empty"));
       }
       FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(file_field, ".path"), "",
                                            file.path().size(), limits.max_name_bytes));
@@ -211,12 +197,11 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
             absl::StrCat(file_field, ".path: \"", file.path(), "\" ", problem));
       }
       if (!paths.insert(file.path()).second) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            file_field, ".path: duplicate path \"", file.path(), "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat(file_field, ".path: duplicate path \"", file.path(), "\""));
       }
-      absl::Status size =
-          CheckSize(absl::StrCat(file_field, ".source"), file.source().size(),
-                    limits.max_source_bytes);
+      absl::Status size = CheckSize(absl::StrCat(file_field, ".source"), file.source().size(),
+                                    limits.max_source_bytes);
       if (!size.ok()) return size;
     }
   }

@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-
 #include <string>
 
 #include "absl/status/status.h"
@@ -30,8 +29,7 @@ inline constexpr size_t kMaxResultStackValues = 64;
 // Limits applied to SubmitBatch requests.
 struct SubmitLimits {
   size_t max_jobs = 10000;
-  size_t max_source_bytes = 1
-                            << 20;  // per program, inputs file and library file
+  size_t max_source_bytes = 1 << 20;    // per program, inputs file and library file
   size_t max_snapshot_bytes = 8 << 20;  // per replay snapshot (program, modules, inputs, log)
   size_t max_request_bytes = 48 << 20;  // the whole serialized request
   // Ceiling of options.max_cycles; 0 = none. (A request without a cap gets the ceiling: the

@@ -36,8 +36,8 @@ class WorkerLeases {
   // Gives back a reservation that yielded no lease.
   void CancelReservation(const std::string& worker_id);
   // Turns a reservation into a lease that counts until `expires`.
-  void Commit(const std::string& worker_id, const std::string& task_id,
-              const std::string& lease_id, absl::Time expires);
+  void Commit(const std::string& worker_id, const std::string& task_id, const std::string& lease_id,
+              absl::Time expires);
   // Extends the lease (if it is the one recorded for the task).
   void Renew(const std::string& task_id, const std::string& lease_id, absl::Time expires);
   // Stops counting the lease (if it is the one recorded for the task).

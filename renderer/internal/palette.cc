@@ -20,9 +20,7 @@ Unit3 FnvUnits(absl::string_view name) {
     h *= 1099511628211ull;
   }
   h ^= h >> 29;  // spread the low bits
-  auto unit = [](uint64_t bits) {
-    return static_cast<double>(bits & 0xffff) / 65536.0;
-  };
+  auto unit = [](uint64_t bits) { return static_cast<double>(bits & 0xffff) / 65536.0; };
   return {unit(h), unit(h >> 21), unit(h >> 42)};
 }
 
@@ -98,9 +96,7 @@ Palette MasmFamily(absl::string_view name) {
 
 }  // namespace
 
-std::string RgbString(Rgb c) {
-  return absl::StrCat("rgb(", c.r, ",", c.g, ",", c.b, ")");
-}
+std::string RgbString(Rgb c) { return absl::StrCat("rgb(", c.r, ",", c.g, ",", c.b, ")"); }
 
 Rgb FrameColour(Palette palette, absl::string_view name, bool prefix_hash) {
   if (name == "-") return {200, 200, 200};
@@ -118,8 +114,7 @@ Rgb DiffColour(double delta, double max_abs_delta) {
   return delta > 0 ? Rgb{255, fade, fade} : Rgb{fade, fade, 255};
 }
 
-bool BackgroundStops(Palette palette, absl::string_view bg, std::string* top,
-                     std::string* bottom) {
+bool BackgroundStops(Palette palette, absl::string_view bg, std::string* top, std::string* bottom) {
   if (bg.empty()) {
     switch (palette) {
       case Palette::kHot:
@@ -145,8 +140,7 @@ bool BackgroundStops(Palette palette, absl::string_view bg, std::string* top,
   } else if (bg == "grey" || bg == "gray") {
     *top = "#f8f8f8", *bottom = "#e8e8e8";
   } else if (bg.size() == 7 && bg[0] == '#' &&
-             bg.find_first_not_of("0123456789abcdefABCDEF", 1) ==
-                 absl::string_view::npos) {
+             bg.find_first_not_of("0123456789abcdefABCDEF", 1) == absl::string_view::npos) {
     *top = std::string(bg), *bottom = std::string(bg);
   } else {
     return false;

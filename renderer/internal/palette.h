@@ -29,8 +29,7 @@ Rgb DiffColour(double delta, double max_abs_delta);
 
 // Returns the two gradient stops of the background for `bg` ("" = palette
 // default, yellow|blue|green|grey|#rrggbb); false if `bg` is not one of those.
-bool BackgroundStops(Palette palette, absl::string_view bg, std::string* top,
-                     std::string* bottom);
+bool BackgroundStops(Palette palette, absl::string_view bg, std::string* top, std::string* bottom);
 
 }  // namespace flamefleet::renderer::internal
 

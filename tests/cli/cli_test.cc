@@ -41,10 +41,10 @@ namespace flamefleet::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using profile::Profile;
 using ::testing::HasSubstr;
 using testutil::ReadFile;
 using testutil::WriteFile;
-using profile::Profile;
 using Stacks = testutil::FoldedCounts;
 using testutil::FromFolded;
 using testutil::ParseFoldedCounts;
@@ -64,14 +64,12 @@ Stacks PprofStacks(const std::string& gz) {
   perftools::profiles::Profile pb;
   EXPECT_TRUE(pb.ParseFromString(*raw));
   std::map<uint64_t, std::string> fn;
-  for (const auto& f : pb.function())
-    fn[f.id()] = pb.string_table(static_cast<int>(f.name()));
+  for (const auto& f : pb.function()) fn[f.id()] = pb.string_table(static_cast<int>(f.name()));
   std::map<uint64_t, std::string> loc;
   for (const auto& l : pb.location()) loc[l.id()] = fn[l.line(0).function_id()];
   for (const auto& s : pb.sample()) {
     std::vector<std::string> frames;
-    for (auto it = s.location_id().rbegin(); it != s.location_id().rend();
-         ++it) {
+    for (auto it = s.location_id().rbegin(); it != s.location_id().rend(); ++it) {
       frames.push_back(loc[*it]);
     }
     out[absl::StrJoin(frames, ";")] += static_cast<uint64_t>(s.value(0));
@@ -107,8 +105,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
                         v1::Batch* out) override {
     absl::MutexLock lock(&mu_);
     auto it = batches_.find(req->batch_id());
-    if (it == batches_.end())
-      return {grpc::StatusCode::NOT_FOUND, "no such batch"};
+    if (it == batches_.end()) return {grpc::StatusCode::NOT_FOUND, "no such batch"};
     out->set_batch_id(req->batch_id());
     out->set_state(it->second.state);
     uint64_t total = 0;
@@ -125,25 +122,21 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status FetchArtifact(
-      grpc::ServerContext*, const v1::FetchArtifactRequest* req,
-      grpc::ServerWriter<v1::ArtifactChunk>* writer) override {
+  grpc::Status FetchArtifact(grpc::ServerContext*, const v1::FetchArtifactRequest* req,
+                             grpc::ServerWriter<v1::ArtifactChunk>* writer) override {
     Profile p;
     {
       absl::MutexLock lock(&mu_);
       ++fetches_[req->format()];
       auto it = batches_.find(req->batch_id());
-      if (it == batches_.end())
-        return {grpc::StatusCode::NOT_FOUND, "no such batch"};
+      if (it == batches_.end()) return {grpc::StatusCode::NOT_FOUND, "no such batch"};
       if (req->format() == v1::ARTIFACT_FORMAT_PROFILE && !serve_profiles_) {
         return {grpc::StatusCode::NOT_FOUND, "no profile artifact"};
       }
       for (const auto& [name, folded] : it->second.jobs) {
-        if (req->job_name().empty() || req->job_name() == name)
-          p.MergeFrom(FromFolded(folded));
+        if (req->job_name().empty() || req->job_name() == name) p.MergeFrom(FromFolded(folded));
       }
-      if (!req->job_name().empty() &&
-          !it->second.jobs.contains(req->job_name())) {
+      if (!req->job_name().empty() && !it->second.jobs.contains(req->job_name())) {
         return {grpc::StatusCode::NOT_FOUND, "no such job"};
       }
     }
@@ -171,31 +164,23 @@ class FakeCoordinator final : public v1::Coordinator::Service {
 };
 
 constexpr char kFast[] = "$exec::$main;ex::fast 100\n$exec::$main 10\n";
-constexpr char kSlow[] =
-    "$exec::$main;ex::slow;std::mem::copy 400\n$exec::$main 20\n";
-constexpr char kSlower[] =
-    "$exec::$main;ex::slow;std::mem::copy 480\n$exec::$main 20\n";
+constexpr char kSlow[] = "$exec::$main;ex::slow;std::mem::copy 400\n$exec::$main 20\n";
+constexpr char kSlower[] = "$exec::$main;ex::slow;std::mem::copy 480\n$exec::$main 20\n";
 
 class CliTest : public testing::Test {
  protected:
   void SetUp() override {
     root_ = fs::path(testing::TempDir()) /
-            absl::StrCat(
-                "cli_",
-                testing::UnitTest::GetInstance()->current_test_info()->name(),
-                "_", getpid());
+            absl::StrCat("cli_", testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
+                         getpid());
     fs::remove_all(root_);
     fs::create_directories(root_);
+    fake_.AddBatch("1", {.jobs = {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}}});
     fake_.AddBatch(
-        "1", {.jobs = {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}}});
-    fake_.AddBatch("2", {.jobs = {{"fast.masm", kFast},
-                                  {"suite/slow.masm", kSlower},
-                                  {"new.masm", kFast}}});
-    fake_.AddBatch("3", {.state = v1::BATCH_STATE_RUNNING,
-                         .jobs = {{"fast.masm", kFast}}});
+        "2", {.jobs = {{"fast.masm", kFast}, {"suite/slow.masm", kSlower}, {"new.masm", kFast}}});
+    fake_.AddBatch("3", {.state = v1::BATCH_STATE_RUNNING, .jobs = {{"fast.masm", kFast}}});
     grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port_);
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(&fake_);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
@@ -206,9 +191,7 @@ class CliTest : public testing::Test {
     fs::remove_all(root_);
   }
 
-  BatchClient Client() {
-    return BatchClient(server_->InProcessChannel(grpc::ChannelArguments()));
-  }
+  BatchClient Client() { return BatchClient(server_->InProcessChannel(grpc::ChannelArguments())); }
   std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
 
   // Runs the flamefleet binary with `args` (shell words); returns its exit code
@@ -216,9 +199,8 @@ class CliTest : public testing::Test {
   int Run(const std::string& args) {
     const fs::path out = root_ / "stdout.txt";
     const fs::path err = root_ / "stderr.txt";
-    const std::string cmd =
-        absl::StrCat("cd '", root_.string(), "' && ", FLAMEFLEET_CLI, " ", args,
-                     " >'", out.string(), "' 2>'", err.string(), "'");
+    const std::string cmd = absl::StrCat("cd '", root_.string(), "' && ", FLAMEFLEET_CLI, " ", args,
+                                         " >'", out.string(), "' 2>'", err.string(), "'");
     const int status = std::system(cmd.c_str());
     out_ = ReadFile(out);
     err_ = ReadFile(err);
@@ -227,8 +209,7 @@ class CliTest : public testing::Test {
 
   // Writes a fetched-style directory: jobs/<name>.folded per job and
   // aggregate.folded.
-  fs::path WriteOutputDir(const std::string& name,
-                          const std::map<std::string, std::string>& jobs) {
+  fs::path WriteOutputDir(const std::string& name, const std::map<std::string, std::string>& jobs) {
     const fs::path dir = root_ / name;
     Profile aggregate;
     for (const auto& [job, folded] : jobs) {
@@ -254,22 +235,18 @@ TEST_F(CliTest, FetchAllDefaultWritesSvgAndFolded) {
   EXPECT_EQ(ReadFile(root_ / "out/aggregate.svg"), "<svg></svg>");
   EXPECT_EQ(ParseFoldedCounts(ReadFile(root_ / "out/aggregate.folded")),
             ParseFoldedCounts(Folded(FromFolded(absl::StrCat(kFast, kSlow)))));
-  EXPECT_EQ(ReadFile(root_ / "out/jobs/suite/slow.masm.svg"),
-            "<svg>suite/slow.masm</svg>");
+  EXPECT_EQ(ReadFile(root_ / "out/jobs/suite/slow.masm.svg"), "<svg>suite/slow.masm</svg>");
   EXPECT_EQ(ParseFoldedCounts(ReadFile(root_ / "out/jobs/suite/slow.masm.folded")),
             ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.pb.gz"));
 }
 
 TEST_F(CliTest, FetchAllPprofWritesOnlyPprofForAggregateAndJobs) {
-  ASSERT_TRUE(Client()
-                  .FetchAll("1", (root_ / "out").string(),
-                            {profile::ProfileFormat::kPprof})
-                  .ok());
+  ASSERT_TRUE(
+      Client().FetchAll("1", (root_ / "out").string(), {profile::ProfileFormat::kPprof}).ok());
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/aggregate.pb.gz")),
             ParseFoldedCounts(absl::StrCat(kFast, kSlow)));
-  EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/fast.masm.pb.gz")),
-            ParseFoldedCounts(kFast));
+  EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/fast.masm.pb.gz")), ParseFoldedCounts(kFast));
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/suite/slow.masm.pb.gz")),
             ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.svg"));
@@ -282,15 +259,14 @@ TEST_F(CliTest, FetchAllConvertsFoldedWhenTheCoordinatorHasNoProfiles) {
   fake_.DropProfileArtifacts();
   ASSERT_TRUE(Client()
                   .FetchAll("1", (root_ / "out").string(),
-                            {profile::ProfileFormat::kSpeedscope,
-                             profile::ProfileFormat::kPprof})
+                            {profile::ProfileFormat::kSpeedscope, profile::ProfileFormat::kPprof})
                   .ok());
   EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_FOLDED),
             3);  // one fallback per artifact
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/suite/slow.masm.pb.gz")),
             ParseFoldedCounts(kSlow));
-  const nlohmann::json j = nlohmann::json::parse(
-      ReadFile(root_ / "out/jobs/fast.masm.speedscope.json"));
+  const nlohmann::json j =
+      nlohmann::json::parse(ReadFile(root_ / "out/jobs/fast.masm.speedscope.json"));
   EXPECT_EQ(j["profiles"][0]["endValue"], 110);
   EXPECT_EQ(j["name"], "fast.masm");
 }
@@ -343,8 +319,7 @@ TEST_F(CliTest, Issue12FetchRefusesJobNamesThatLeaveTheOutputDirectory) {
   fs::create_directories(root_ / "out2/real");
   fs::create_directory_symlink(root_ / "out2/real", root_ / "out2/jobs");
   ASSERT_EQ(Run(absl::StrCat("fetch 1 -o out2", coord)), 0) << err_;
-  EXPECT_EQ(ReadFile(root_ / "out2/real/suite/slow.masm.svg"),
-            "<svg>suite/slow.masm</svg>");
+  EXPECT_EQ(ReadFile(root_ / "out2/real/suite/slow.masm.svg"), "<svg>suite/slow.masm</svg>");
 }
 
 TEST(ServerNamedPathTest, AcceptsPlainRelativeNamesOnly) {
@@ -352,12 +327,10 @@ TEST(ServerNamedPathTest, AcceptsPlainRelativeNamesOnly) {
   absl::StatusOr<fs::path> ok = ServerNamedPath(dir, "jobs/suite/a.masm.svg");
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->filename(), "a.masm.svg");
-  for (const char* bad : {"", "/etc/passwd", "../x", "a/../../x", "a/./b", "a//b", "a\\b",
-                          "a/"}) {
+  for (const char* bad : {"", "/etc/passwd", "../x", "a/../../x", "a/./b", "a//b", "a\\b", "a/"}) {
     EXPECT_TRUE(absl::IsInvalidArgument(ServerNamedPath(dir, bad).status())) << bad;
   }
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      ServerNamedPath(dir, absl::string_view("a\0b", 3)).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(ServerNamedPath(dir, absl::string_view("a\0b", 3)).status()));
 }
 
 // --- Files collected from a suite (issue #12)
@@ -405,8 +378,7 @@ TEST_F(CliTest, Issue12SubmitRefusesSymlinksThatLeaveTheSuite) {
   fs::create_symlink(root_ / "suite/ok.masm", root_ / "suite/alias.masm");
   fs::create_symlink(root_ / "suite/lib/util.masm", root_ / "suite/lib/again.masm");
   absl::StatusOr<v1::SubmitBatchRequest> req = BuildSubmitRequest(
-      {(root_ / "suite").string()}, {absl::StrCat("ex=", (root_ / "suite/lib").string())},
-      {});
+      {(root_ / "suite").string()}, {absl::StrCat("ex=", (root_ / "suite/lib").string())}, {});
   ASSERT_TRUE(req.ok()) << req.status();
   std::vector<std::string> names;
   for (const v1::JobSpec& job : req->jobs()) names.push_back(job.name());
@@ -451,10 +423,8 @@ TEST_F(CliTest, LoadBatchGivesJobTotalsAndAggregate) {
   BatchClient client = Client();
   absl::StatusOr<DiffInput> in = LoadBatch(client, "2");
   ASSERT_TRUE(in.ok()) << in.status();
-  EXPECT_EQ(
-      in->jobs,
-      (std::map<std::string, uint64_t>{
-          {"fast.masm", 110}, {"new.masm", 110}, {"suite/slow.masm", 500}}));
+  EXPECT_EQ(in->jobs, (std::map<std::string, uint64_t>{
+                          {"fast.masm", 110}, {"new.masm", 110}, {"suite/slow.masm", 500}}));
   EXPECT_EQ(in->aggregate.total(), 720u);
   EXPECT_TRUE(absl::IsFailedPrecondition(LoadBatch(client, "3").status()));
   EXPECT_TRUE(absl::IsNotFound(LoadBatch(client, "99").status()));
@@ -463,8 +433,7 @@ TEST_F(CliTest, LoadBatchGivesJobTotalsAndAggregate) {
 TEST_F(CliTest, FetchedDirectoryAndBatchGiveTheSameDiffInput) {
   BatchClient client = Client();
   ASSERT_TRUE(client.FetchAll("2", (root_ / "two").string()).ok());
-  absl::StatusOr<DiffInput> dir =
-      LoadOutputDirectory((root_ / "two").string(), {});
+  absl::StatusOr<DiffInput> dir = LoadOutputDirectory((root_ / "two").string(), {});
   ASSERT_TRUE(dir.ok()) << dir.status();
   absl::StatusOr<DiffInput> batch = LoadBatch(client, "2");
   ASSERT_TRUE(batch.ok());
@@ -477,12 +446,10 @@ TEST_F(CliTest, FetchedDirectoryAndBatchGiveTheSameDiffInput) {
 }
 
 TEST_F(CliTest, SlowerJobComesFirstAndTripsTheGate) {
-  const fs::path a = WriteOutputDir(
-      "a",
-      {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}, {"gone.masm", kFast}});
-  const fs::path b = WriteOutputDir("b", {{"fast.masm", kFast},
-                                          {"suite/slow.masm", kSlower},
-                                          {"new.masm", kSlower}});
+  const fs::path a =
+      WriteOutputDir("a", {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}, {"gone.masm", kFast}});
+  const fs::path b = WriteOutputDir(
+      "b", {{"fast.masm", kFast}, {"suite/slow.masm", kSlower}, {"new.masm", kSlower}});
   absl::StatusOr<DiffInput> before = LoadOutputDirectory(a.string(), {});
   absl::StatusOr<DiffInput> after = LoadOutputDirectory(b.string(), {});
   ASSERT_TRUE(before.ok() && after.ok());
@@ -500,8 +467,7 @@ TEST_F(CliTest, SlowerJobComesFirstAndTripsTheGate) {
   EXPECT_EQ(d.frames[0].name,
             "std::mem::copy");  // +80 self (+500 from new.masm, -0)
   EXPECT_EQ(JobsAbove(d, 5).size(), 1u);
-  EXPECT_TRUE(
-      JobsAbove(d, 20).empty());  // 19.05% growth; new.masm never counts
+  EXPECT_TRUE(JobsAbove(d, 20).empty());  // 19.05% growth; new.masm never counts
 }
 
 TEST_F(CliTest, TwoProfilesAreOneJob) {
@@ -517,8 +483,8 @@ TEST_F(CliTest, TwoProfilesAreOneJob) {
 
 TEST_F(CliTest, LoadOutputDirectoryRejectsOtherDirectories) {
   fs::create_directories(root_ / "empty");
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      LoadOutputDirectory((root_ / "empty").string(), {}).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(LoadOutputDirectory((root_ / "empty").string(), {}).status()));
 }
 
 // --- the flamefleet binary
@@ -579,9 +545,8 @@ TEST_F(CliTest, DiffWritesTwoColumnFoldedAndRejectsExportFormats) {
   WriteFile(root_ / "a.folded", kSlow);
   WriteFile(root_ / "b.folded", kSlower);
   EXPECT_EQ(Run("diff a.folded b.folded -o d.folded"), 0) << err_;
-  EXPECT_EQ(
-      ReadFile(root_ / "d.folded"),
-      "$exec::$main 20 20\n$exec::$main;ex::slow;std::mem::copy 400 480\n");
+  EXPECT_EQ(ReadFile(root_ / "d.folded"),
+            "$exec::$main 20 20\n$exec::$main;ex::slow;std::mem::copy 400 480\n");
   EXPECT_EQ(Run("diff a.folded b.folded -o d.pb.gz"), 1);
   EXPECT_TRUE(absl::StrContains(err_, "no differential form")) << err_;
   EXPECT_FALSE(fs::exists(root_ / "d.pb.gz"));
@@ -590,17 +555,13 @@ TEST_F(CliTest, DiffWritesTwoColumnFoldedAndRejectsExportFormats) {
 
 TEST_F(CliTest, DiffOfBatchIdsThroughTheCoordinator) {
   const std::string coord = absl::StrCat(" --coordinator ", address());
-  EXPECT_EQ(Run(absl::StrCat("diff 1 2 -o d.svg --fail-above 5", coord)), 3)
-      << err_;
+  EXPECT_EQ(Run(absl::StrCat("diff 1 2 -o d.svg --fail-above 5", coord)), 3) << err_;
   EXPECT_TRUE(absl::StrContains(out_, "added jobs")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "new.masm")) << out_;
-  EXPECT_EQ(Run(absl::StrCat("diff 1 batch:1 -o d.svg --fail-above 0", coord)),
-            0)
-      << err_;
+  EXPECT_EQ(Run(absl::StrCat("diff 1 batch:1 -o d.svg --fail-above 0", coord)), 0) << err_;
   // A fetched directory against its own batch.
   ASSERT_EQ(Run(absl::StrCat("fetch 2 -o two", coord)), 0) << err_;
-  EXPECT_EQ(Run(absl::StrCat("diff two 2 -o d.svg --fail-above 0", coord)), 0)
-      << err_;
+  EXPECT_EQ(Run(absl::StrCat("diff two 2 -o d.svg --fail-above 0", coord)), 0) << err_;
   // Unknown id, running batch.
   EXPECT_EQ(Run(absl::StrCat("diff 1 99 -o d.svg", coord)), 1);
   EXPECT_TRUE(absl::StrContains(err_, "no such file or directory")) << err_;
@@ -616,14 +577,11 @@ TEST_F(CliTest, FetchFormatWritesThatFormatOnly) {
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "p/jobs/suite/slow.masm.pb.gz")),
             ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "p/aggregate.svg"));
-  ASSERT_EQ(Run(absl::StrCat("fetch 1 -o s --format speedscope", coord)), 0)
-      << err_;
-  EXPECT_EQ(
-      nlohmann::json::parse(ReadFile(
-          root_ / "s/aggregate.speedscope.json"))["profiles"][0]["endValue"],
-      530);
-  ASSERT_EQ(Run(absl::StrCat("fetch 1 -o f --format folded", coord)), 0)
-      << err_;
+  ASSERT_EQ(Run(absl::StrCat("fetch 1 -o s --format speedscope", coord)), 0) << err_;
+  EXPECT_EQ(nlohmann::json::parse(
+                ReadFile(root_ / "s/aggregate.speedscope.json"))["profiles"][0]["endValue"],
+            530);
+  ASSERT_EQ(Run(absl::StrCat("fetch 1 -o f --format folded", coord)), 0) << err_;
   EXPECT_TRUE(fs::exists(root_ / "f/jobs/fast.masm.folded"));
   EXPECT_FALSE(fs::exists(root_ / "f/jobs/fast.masm.svg"));
   EXPECT_EQ(Run(absl::StrCat("fetch 1 -o x --format png", coord)), 2);
@@ -639,15 +597,12 @@ TEST_F(CliTest, ProfileWritesEveryFormatByName) {
   ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.pb.gz")), 0) << err_;
   EXPECT_TRUE(absl::StrContains(err_, "pprof")) << err_;
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "p.pb.gz")), folded);
-  ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.speedscope.json")), 0)
-      << err_;
-  const nlohmann::json j =
-      nlohmann::json::parse(ReadFile(root_ / "p.speedscope.json"));
+  ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.speedscope.json")), 0) << err_;
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(root_ / "p.speedscope.json"));
   EXPECT_EQ(j["profiles"][0]["endValue"].get<uint64_t>(), total);
   ASSERT_EQ(Run(absl::StrCat("profile ", program, " -o p.svgz")), 0) << err_;
-  EXPECT_TRUE(
-      absl::StrContains(*profile::GzipDecompress(ReadFile(root_ / "p.svgz")),
-                        "Miden VM Flame Graph"));
+  EXPECT_TRUE(absl::StrContains(*profile::GzipDecompress(ReadFile(root_ / "p.svgz")),
+                                "Miden VM Flame Graph"));
 }
 
 TEST_F(CliTest, RenderExportsFoldedInputByName) {
@@ -655,15 +610,11 @@ TEST_F(CliTest, RenderExportsFoldedInputByName) {
   ASSERT_EQ(Run("render in.folded -o r.pb.gz"), 0) << err_;
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "r.pb.gz")),
             ParseFoldedCounts(absl::StrCat(kFast, kSlow)));
-  ASSERT_EQ(Run("render in.folded -o r.speedscope.json --title Mine"), 0)
-      << err_;
-  EXPECT_EQ(
-      nlohmann::json::parse(ReadFile(root_ / "r.speedscope.json"))["name"],
-      "Mine");
+  ASSERT_EQ(Run("render in.folded -o r.speedscope.json --title Mine"), 0) << err_;
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(root_ / "r.speedscope.json"))["name"], "Mine");
   ASSERT_EQ(Run("render in.folded -o r.svg"), 0) << err_;
   EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "r.svg"), "<svg"));
-  ASSERT_EQ(Run("render in.folded -o r.html"), 0)
-      << err_;  // unclaimed name: SVG as before
+  ASSERT_EQ(Run("render in.folded -o r.html"), 0) << err_;  // unclaimed name: SVG as before
   EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "r.html"), "<svg"));
 }
 
@@ -691,8 +642,7 @@ Stacks GoTraces(const std::string& text, std::string* type) {
       continue;
     }
     if (line.size() < 14 || line[11] != ' ') continue;
-    const absl::string_view count =
-        absl::StripAsciiWhitespace(line.substr(0, 11));
+    const absl::string_view count = absl::StripAsciiWhitespace(line.substr(0, 11));
     const absl::string_view name = absl::StripAsciiWhitespace(line.substr(11));
     if (name.empty()) continue;
     if (!count.empty()) {
@@ -712,16 +662,13 @@ TEST_F(CliTest, GoToolPprofReadsTheProfileExactly) {
   const Stacks folded = ParseFoldedCounts(ReadFile(root_ / "p.folded"));
   // Go needs a writable home and build cache; keep them inside the test's
   // directory.
-  const std::string env =
-      absl::StrCat("HOME='", root_.string(), "' GOCACHE='", root_.string(),
-                   "/gocache' GOFLAGS= GOPATH='", root_.string(),
-                   "/gopath' PPROF_TMPDIR='", root_.string(), "' ");
-  const std::string cmd =
-      absl::StrCat("cd '", root_.string(), "' && ", env, FLAMEFLEET_GO,
-                   " tool pprof -traces p.pb.gz > traces.txt 2> go_err.txt");
+  const std::string env = absl::StrCat("HOME='", root_.string(), "' GOCACHE='", root_.string(),
+                                       "/gocache' GOFLAGS= GOPATH='", root_.string(),
+                                       "/gopath' PPROF_TMPDIR='", root_.string(), "' ");
+  const std::string cmd = absl::StrCat("cd '", root_.string(), "' && ", env, FLAMEFLEET_GO,
+                                       " tool pprof -traces p.pb.gz > traces.txt 2> go_err.txt");
   const int status = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-      << ReadFile(root_ / "go_err.txt");
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << ReadFile(root_ / "go_err.txt");
   std::string type;
   const Stacks traces = GoTraces(ReadFile(root_ / "traces.txt"), &type);
   EXPECT_EQ(type, "cycles");
@@ -729,12 +676,10 @@ TEST_F(CliTest, GoToolPprofReadsTheProfileExactly) {
   // -top: the total line names every cycle.
   uint64_t total = 0;
   for (const auto& [stack, n] : folded) total += n;
-  const std::string top_cmd =
-      absl::StrCat("cd '", root_.string(), "' && ", env, FLAMEFLEET_GO,
-                   " tool pprof -top p.pb.gz > top.txt 2>&1");
+  const std::string top_cmd = absl::StrCat("cd '", root_.string(), "' && ", env, FLAMEFLEET_GO,
+                                           " tool pprof -top p.pb.gz > top.txt 2>&1");
   ASSERT_EQ(std::system(top_cmd.c_str()), 0) << ReadFile(root_ / "top.txt");
-  EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "top.txt"),
-                                absl::StrCat(" of ", total, " total")))
+  EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "top.txt"), absl::StrCat(" of ", total, " total")))
       << ReadFile(root_ / "top.txt");
 }
 #endif

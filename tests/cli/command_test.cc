@@ -21,8 +21,7 @@ TEST(CommandTest, AnErrorExitsOneWithItsMessage) {
   EXPECT_EQ(err.str(), "error: prog.masm: no such file\n");
   // InvalidArgument is a failure too (a bad program) unless marked as a usage error.
   std::ostringstream err2;
-  EXPECT_EQ(FinishCommand(absl::InvalidArgumentError("t.masm:1:7: unknown op"), err2),
-            kExitFailed);
+  EXPECT_EQ(FinishCommand(absl::InvalidArgumentError("t.masm:1:7: unknown op"), err2), kExitFailed);
   EXPECT_EQ(err2.str(), "error: t.masm:1:7: unknown op\n");
 }
 

@@ -11,10 +11,10 @@
 namespace flamefleet::cli {
 namespace {
 
+using ::flamefleet::testutil::StatusIs;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
-using ::flamefleet::testutil::StatusIs;
 
 // A command `cmd` with the program flags of `command`.
 class Parsed {
@@ -69,8 +69,7 @@ TEST(ProgramFlagsTest, ParsesEveryFlagOfALocalCommand) {
   EXPECT_EQ(p.flags.inputs, "in.toml");
   EXPECT_EQ(p.flags.kernel, "k.masm");
   ASSERT_OK_AND_ASSIGN(vm::AssemblerOptions assembler, p.flags.AssemblerOptions());
-  EXPECT_THAT(assembler.libraries,
-              ElementsAre(Pair("std", "lib/std"), Pair("ex", "lib/ex")));
+  EXPECT_THAT(assembler.libraries, ElementsAre(Pair("std", "lib/std"), Pair("ex", "lib/ex")));
   EXPECT_EQ(assembler.kernel_path, "k.masm");
   EXPECT_EQ(p.flags.AssembleLimits().max_program_ops, 7u);
   EXPECT_EQ(p.flags.ExecutionOptions().max_cycles, 100u);
@@ -168,9 +167,9 @@ TEST(ProgramFlagsTest, DialectDefaultsAndIsNamedByTheFlag) {
   EXPECT_THAT(bad.flags.Dialect(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        HasSubstr("--dialect: unknown dialect 'v1': expected one of v0.16")));
-  for (ProgramCommand command : {ProgramCommand::kExec, ProgramCommand::kProfile,
-                                 ProgramCommand::kRecord, ProgramCommand::kSubmit,
-                                 ProgramCommand::kRun}) {
+  for (ProgramCommand command :
+       {ProgramCommand::kExec, ProgramCommand::kProfile, ProgramCommand::kRecord,
+        ProgramCommand::kSubmit, ProgramCommand::kRun}) {
     EXPECT_THAT(Parsed(command).Help("--dialect"), HasSubstr("(default v0.16"));
   }
 }
@@ -194,9 +193,8 @@ TEST(ProgramFlagsTest, BatchOptionsNameTheDialectOnlyWhenTheFlagDoes) {
 TEST(ProgramFlagsTest, ReplayTakesNoDialect) {
   Parsed p(ProgramCommand::kExec);
   p.Parse({"--replay", "run.snap", "--dialect", "v0.16"});
-  EXPECT_THAT(p.flags.CheckReplay(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("--dialect cannot be used with --replay")));
+  EXPECT_THAT(p.flags.CheckReplay(), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("--dialect cannot be used with --replay")));
 }
 
 }  // namespace

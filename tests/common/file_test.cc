@@ -169,9 +169,8 @@ TEST(GzipTest, GunzipRejectsTruncatedAndNonGzip) {
 TEST(GzipTest, GunzipStopsAtTheLimit) {
   // 64 MiB of zeros compresses to ~64 KiB; a 1 MiB limit stops it early.
   ASSERT_OK_AND_ASSIGN(const std::string bomb, Gzip(std::string(size_t{64} << 20, '\0')));
-  EXPECT_THAT(Gunzip(bomb, 1 << 20),
-              StatusIs(absl::StatusCode::kResourceExhausted,
-                       HasSubstr("larger than the limit of 1048576 bytes")));
+  EXPECT_THAT(Gunzip(bomb, 1 << 20), StatusIs(absl::StatusCode::kResourceExhausted,
+                                              HasSubstr("larger than the limit of 1048576 bytes")));
   ASSERT_OK_AND_ASSIGN(const std::string small, Gzip("12345"));
   EXPECT_THAT(Gunzip(small, 4), StatusIs(absl::StatusCode::kResourceExhausted));
   EXPECT_OK(Gunzip(small, 5));

@@ -16,7 +16,6 @@
 #include "gtest/gtest.h"
 #include "tests/testing/generic_call.h"
 
-
 namespace flamefleet {
 namespace {
 
@@ -26,7 +25,9 @@ using grpc::health::v1::HealthCheckResponse;
 constexpr char kReflection[] = "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo";
 constexpr char kToken[] = "s3cret-token-value-1234";
 
-std::string Tls(const std::string& name) { return absl::StrCat(FLAMEFLEET_TLS_TESTDATA, "/", name); }
+std::string Tls(const std::string& name) {
+  return absl::StrCat(FLAMEFLEET_TLS_TESTDATA, "/", name);
+}
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
   std::string path = absl::StrCat(::testing::TempDir(), "/security_test_", getpid(), "_", name);
@@ -72,9 +73,11 @@ TEST(LoadSecurityTest, ErrorsNameTheFlagAndPathButNoContents) {
   std::string token_file = WriteTemp("token", "  \n\t ");
   auto empty = LoadSecurity({.auth_token_file = token_file});
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(empty.status().message(), absl::StrCat("--auth-token-file: ", token_file, " holds no token"));
+  EXPECT_EQ(empty.status().message(),
+            absl::StrCat("--auth-token-file: ", token_file, " holds no token"));
 
-  auto missing = LoadSecurity({.tls_cert_file = Tls("server.pem"), .tls_key_file = "/nonexistent/k"});
+  auto missing =
+      LoadSecurity({.tls_cert_file = Tls("server.pem"), .tls_key_file = "/nonexistent/k"});
   EXPECT_EQ(missing.status().message(),
             "--tls-key: cannot read /nonexistent/k: No such file or directory");
 
@@ -140,10 +143,11 @@ TEST(TlsTest, ServerTlsIsVerifiedAgainstTheCaAndRefusesOtherClients) {
   // The certificate is valid for localhost too.
   EXPECT_TRUE(Check(MakeChannel(absl::StrCat("localhost:", server->port()), trusting)).ok());
   // A client that trusts another CA, or only the system roots, or speaks plaintext: refused.
-  EXPECT_EQ(Check(MakeChannel(address, MustLoad({.tls_ca_file = Tls("other-ca.pem")}))).error_code(),
-            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(
+      Check(MakeChannel(address, MustLoad({.tls_ca_file = Tls("other-ca.pem")}))).error_code(),
+      grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(Check(MakeChannel(address, MustLoad({.tls_cert_file = Tls("client.pem"),
-                                                  .tls_key_file = Tls("client.key")})))
+                                                 .tls_key_file = Tls("client.key")})))
                 .error_code(),
             grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(Check(MakeChannel(address)).error_code(), grpc::StatusCode::UNAVAILABLE);
@@ -161,8 +165,8 @@ TEST(TlsTest, ClientAuthRefusesClientsWithoutACertificateOrWithAForeignOne) {
             grpc::StatusCode::UNAVAILABLE);
   // Presents a certificate of another CA.
   EXPECT_EQ(Check(MakeChannel(address, MustLoad({.tls_cert_file = Tls("other.pem"),
-                                                  .tls_key_file = Tls("other.key"),
-                                                  .tls_ca_file = Tls("ca.pem")})))
+                                                 .tls_key_file = Tls("other.key"),
+                                                 .tls_ca_file = Tls("ca.pem")})))
                 .error_code(),
             grpc::StatusCode::UNAVAILABLE);
   // The fleet's client certificate, and the services' dual-use one, are accepted.
@@ -239,9 +243,9 @@ TEST(HealthPortTest, AnswersInPlaintextWithoutTokenServesNothingElseAndFollowsSh
   // Nothing but health on the health port, token or not.
   EXPECT_EQ(testutil::GenericCall(health, kReflection, "").error_code(),
             grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_EQ(testutil::GenericCall(health, kReflection, "", absl::StrCat("Bearer ", kToken))
-                .error_code(),
-            grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(
+      testutil::GenericCall(health, kReflection, "", absl::StrCat("Bearer ", kToken)).error_code(),
+      grpc::StatusCode::UNIMPLEMENTED);
 
   // Watch on the health port (a raw call: our health.proto declares only Check) sees
   // NOT_SERVING when the main server shuts down.

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/channel.h"
 #include "common/grpc_status.h"
-#include "grpc/health/v1/health.grpc.pb.h"
 #include "gmock/gmock.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 

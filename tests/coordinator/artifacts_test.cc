@@ -136,13 +136,13 @@ TEST_F(ArtifactsTest, FetchDerivesJobFoldedOnceAndThenServesTheStoredOne) {
 
 TEST_F(ArtifactsTest, FetchRefusesToDrawAnEmptyProfile) {
   const std::string digest = StoreProfile("");
-  EXPECT_THAT(artifacts_.Fetch("2", "e.masm", v1::ARTIFACT_FORMAT_SVG, digest, {}),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "job \"e.masm\" has no cycles to draw"));
+  EXPECT_THAT(
+      artifacts_.Fetch("2", "e.masm", v1::ARTIFACT_FORMAT_SVG, digest, {}),
+      StatusIs(absl::StatusCode::kFailedPrecondition, "job \"e.masm\" has no cycles to draw"));
   ASSERT_OK(store_.IndexArtifact("2", "", v1::ARTIFACT_FORMAT_PROFILE, digest));
-  EXPECT_THAT(artifacts_.Fetch("2", "", v1::ARTIFACT_FORMAT_SVG, "", {}),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       "the aggregate has no cycles to draw"));
+  EXPECT_THAT(
+      artifacts_.Fetch("2", "", v1::ARTIFACT_FORMAT_SVG, "", {}),
+      StatusIs(absl::StatusCode::kFailedPrecondition, "the aggregate has no cycles to draw"));
   EXPECT_THAT(artifacts_.Fetch("2", "e.masm", static_cast<v1::ArtifactFormat>(9), digest, {}),
               StatusIs(absl::StatusCode::kInvalidArgument, "format: unknown artifact format 9"));
   EXPECT_THAT(artifacts_.Fetch("3", "", v1::ARTIFACT_FORMAT_FOLDED, "", {}),

@@ -55,8 +55,8 @@ class BatchManagerTest : public ::testing::Test {
     options.sweep_interval = absl::ZeroDuration();
     scheduler_ = std::make_unique<JobScheduler>(
         &clock_, SchedulerOptions{.lease_duration = absl::Seconds(10), .max_lost_leases = 3});
-    manager_ = std::make_unique<BatchManager>(&store_, scheduler_.get(), &render_, &clock_,
-                                              options);
+    manager_ =
+        std::make_unique<BatchManager>(&store_, scheduler_.get(), &render_, &clock_, options);
     ASSERT_OK(manager_->Recover());
   }
 
@@ -226,8 +226,8 @@ TEST_F(BatchManagerTest, CancelEndsEveryUnfinishedJobAndLeavesNoAggregate) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        "batch " + id + " was cancelled; it has no aggregate"));
   // The job that finished first keeps its result.
-  ASSERT_OK_AND_ASSIGN(std::string folded, manager_->FetchArtifact(id, done->job().name(),
-                                                                    v1::ARTIFACT_FORMAT_FOLDED));
+  ASSERT_OK_AND_ASSIGN(std::string folded,
+                       manager_->FetchArtifact(id, done->job().name(), v1::ARTIFACT_FORMAT_FOLDED));
   EXPECT_EQ(folded, "$main 3\n");
   // Cancelling again changes nothing.
   ASSERT_OK_AND_ASSIGN(v1::Batch again, manager_->CancelBatch(id));
@@ -326,13 +326,11 @@ TEST_F(BatchManagerTest, JobArtifactsAreDerivedOnFirstFetchAndStored) {
                        store_.FindArtifact(id, name, v1::ARTIFACT_FORMAT_FOLDED));
   ASSERT_OK_AND_ASSIGN(std::string stored, store_.GetArtifact(digest));
   EXPECT_EQ(stored, folded);
-  ASSERT_OK_AND_ASSIGN(std::string svg,
-                       manager_->FetchArtifact(id, name, v1::ARTIFACT_FORMAT_SVG));
+  ASSERT_OK_AND_ASSIGN(std::string svg, manager_->FetchArtifact(id, name, v1::ARTIFACT_FORMAT_SVG));
   EXPECT_THAT(svg, HasSubstr(name));  // titled with the job name
   EXPECT_OK(store_.FindArtifact(id, name, v1::ARTIFACT_FORMAT_SVG));
   EXPECT_THAT(manager_->FetchArtifact(id, "nope.masm", v1::ARTIFACT_FORMAT_SVG),
-              StatusIs(absl::StatusCode::kNotFound,
-                       "batch " + id + " has no job \"nope.masm\""));
+              StatusIs(absl::StatusCode::kNotFound, "batch " + id + " has no job \"nope.masm\""));
 }
 
 TEST_F(BatchManagerTest, AggregateMergesEndedBatchesWithTheLabels) {
@@ -359,9 +357,9 @@ TEST_F(BatchManagerTest, AggregateMergesEndedBatchesWithTheLabels) {
   EXPECT_EQ(result.data, "$main;job0.masm 20\n$main;job1.masm 20\n");
 
   (*request.mutable_labels())["suite"] = "weekly";
-  EXPECT_THAT(manager_->Aggregate(request),
-              StatusIs(absl::StatusCode::kNotFound,
-                       "no ended batch matches the labels and time window"));
+  EXPECT_THAT(
+      manager_->Aggregate(request),
+      StatusIs(absl::StatusCode::kNotFound, "no ended batch matches the labels and time window"));
   request.set_format(static_cast<v1::ArtifactFormat>(99));
   EXPECT_THAT(manager_->Aggregate(request),
               StatusIs(absl::StatusCode::kInvalidArgument, "format: unknown value 99"));

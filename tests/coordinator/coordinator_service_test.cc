@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "common/server.h"
-#include "coordinator/internal/digest.h"
 #include "coordinator/clock.h"
+#include "coordinator/internal/digest.h"
 #include "coordinator/job_store.h"
 #include "coordinator/render_client.h"
 #include "coordinator/scheduler.h"
@@ -29,8 +29,7 @@ using testutil::FromFolded;
 using testutil::ToFolded;
 
 std::string MakeTempDir() {
-  std::string pattern =
-      ::testing::TempDir() + "/coordinator_service_test.XXXXXX";
+  std::string pattern = ::testing::TempDir() + "/coordinator_service_test.XXXXXX";
   EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
   return pattern;
 }
@@ -60,22 +59,19 @@ class CoordinatorServiceTest : public ::testing::Test {
   void Start(std::unique_ptr<JobStore> store) {
     store_ = std::move(store);
     scheduler_ = std::make_unique<JobScheduler>(
-        &clock_, SchedulerOptions{.lease_duration = absl::Seconds(10),
-                                  .max_lost_leases = 3});
-    manager_ = std::make_unique<BatchManager>(store_.get(), scheduler_.get(),
-                                              &render_, &clock_, manager_options_);
+        &clock_, SchedulerOptions{.lease_duration = absl::Seconds(10), .max_lost_leases = 3});
+    manager_ = std::make_unique<BatchManager>(store_.get(), scheduler_.get(), &render_, &clock_,
+                                              manager_options_);
     ASSERT_TRUE(manager_->Recover().ok());
     CoordinatorServiceOptions options = options_;
     options.chunk_bytes = 1000;  // several chunks even for small artifacts
-    service_ =
-        std::make_unique<CoordinatorServiceImpl>(manager_.get(), options);
+    service_ = std::make_unique<CoordinatorServiceImpl>(manager_.get(), options);
     ServerOptions server_options;
     server_options.listen = "127.0.0.1:0";
     auto server = GrpcServer::Start(server_options, {service_.get()});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
-    stub_ = v1::Coordinator::NewStub(
-        server_->server()->InProcessChannel(grpc::ChannelArguments()));
+    stub_ = v1::Coordinator::NewStub(server_->server()->InProcessChannel(grpc::ChannelArguments()));
   }
 
   // Tears everything down without any orderly step on the store (as a crash
@@ -105,8 +101,7 @@ class CoordinatorServiceTest : public ::testing::Test {
     v1::LeaseTaskRequest request;
     request.set_worker_id(worker_id);
     request.set_wait_ms(0);
-    for (const std::string& digest : cached)
-      request.add_cached_library_digests(digest);
+    for (const std::string& digest : cached) request.add_cached_library_digests(digest);
     v1::LeaseTaskResponse response;
     grpc::Status status = stub_->LeaseTask(&context, request, &response);
     EXPECT_TRUE(status.ok()) << status.error_message();
@@ -115,11 +110,9 @@ class CoordinatorServiceTest : public ::testing::Test {
   }
 
   // Sends a result in 7-byte chunks; returns the status and sets *accepted.
-  grpc::Status Complete(const v1::Task& task, const profile::Profile* profile,
-                        bool* accepted, const std::string& error = "",
-                        int64_t size_skew = 0) {
-    std::string bytes =
-        profile != nullptr ? profile::SerializeProfile(*profile) : "";
+  grpc::Status Complete(const v1::Task& task, const profile::Profile* profile, bool* accepted,
+                        const std::string& error = "", int64_t size_skew = 0) {
+    std::string bytes = profile != nullptr ? profile::SerializeProfile(*profile) : "";
     grpc::ClientContext context;
     v1::CompleteTaskResponse response;
     auto writer = stub_->CompleteTask(&context, &response);
@@ -128,8 +121,7 @@ class CoordinatorServiceTest : public ::testing::Test {
     header.mutable_header()->set_lease_id(task.lease_id());
     header.mutable_header()->set_succeeded(error.empty());
     header.mutable_header()->set_error(error);
-    header.mutable_header()->set_cycles(profile != nullptr ? profile->total()
-                                                           : 0);
+    header.mutable_header()->set_cycles(profile != nullptr ? profile->total() : 0);
     header.mutable_header()->add_stack(42);
     header.mutable_header()->set_profile_bytes(bytes.size() + size_skew);
     writer->Write(header);
@@ -146,8 +138,8 @@ class CoordinatorServiceTest : public ::testing::Test {
 
   // Sends `bytes` as the profile of a result claiming `cycles`, in one chunk;
   // returns the status.
-  grpc::Status CompleteRaw(const v1::Task& task, const std::string& bytes,
-                           uint64_t cycles, bool* accepted) {
+  grpc::Status CompleteRaw(const v1::Task& task, const std::string& bytes, uint64_t cycles,
+                           bool* accepted) {
     grpc::ClientContext context;
     v1::CompleteTaskResponse response;
     auto writer = stub_->CompleteTask(&context, &response);
@@ -179,8 +171,8 @@ class CoordinatorServiceTest : public ::testing::Test {
     return batch;
   }
 
-  grpc::Status Fetch(const std::string& id, const std::string& job,
-                     v1::ArtifactFormat format, std::string* data) {
+  grpc::Status Fetch(const std::string& id, const std::string& job, v1::ArtifactFormat format,
+                     std::string* data) {
     grpc::ClientContext context;
     v1::FetchArtifactRequest request;
     request.set_batch_id(id);
@@ -243,9 +235,9 @@ TEST_F(CoordinatorServiceTest, BatchSucceedsAndAggregateIsTheExactSum) {
   EXPECT_EQ(Get(id).state(), v1::BATCH_STATE_RUNNING);
   EXPECT_EQ(Get(id).jobs_queued(), 3u);
 
-  std::vector<profile::Profile> profiles = {
-      FromFolded("$main;a 10\n$main;b 3\n"),
-      FromFolded("$main;a 5\n$main;c;d 100\n"), FromFolded("$main 1\n")};
+  std::vector<profile::Profile> profiles = {FromFolded("$main;a 10\n$main;b 3\n"),
+                                            FromFolded("$main;a 5\n$main;c;d 100\n"),
+                                            FromFolded("$main 1\n")};
   profile::Profile expected;
   for (int i = 0; i < 3; ++i) {
     std::optional<v1::Task> task = Lease();
@@ -256,8 +248,7 @@ TEST_F(CoordinatorServiceTest, BatchSucceedsAndAggregateIsTheExactSum) {
     EXPECT_EQ(task->library_digest().size(), 64u);
     EXPECT_EQ(task->options().title(), "nightly");
     int index = task->task_id().back() - '0';
-    EXPECT_EQ(task->job().name(),
-              "suite/job" + std::to_string(index) + ".masm");
+    EXPECT_EQ(task->job().name(), "suite/job" + std::to_string(index) + ".masm");
     bool accepted = false;
     ASSERT_TRUE(Complete(*task, &profiles[index], &accepted).ok());
     EXPECT_TRUE(accepted);
@@ -288,13 +279,10 @@ TEST_F(CoordinatorServiceTest, BatchSucceedsAndAggregateIsTheExactSum) {
   EXPECT_NE(svg.find("nightly"), std::string::npos);
 
   std::string job_folded;
-  ASSERT_TRUE(
-      Fetch(id, "suite/job1.masm", v1::ARTIFACT_FORMAT_FOLDED, &job_folded)
-          .ok());
+  ASSERT_TRUE(Fetch(id, "suite/job1.masm", v1::ARTIFACT_FORMAT_FOLDED, &job_folded).ok());
   EXPECT_EQ(job_folded, ToFolded(profiles[1]));
   std::string job_svg;
-  ASSERT_TRUE(
-      Fetch(id, "suite/job1.masm", v1::ARTIFACT_FORMAT_SVG, &job_svg).ok());
+  ASSERT_TRUE(Fetch(id, "suite/job1.masm", v1::ARTIFACT_FORMAT_SVG, &job_svg).ok());
   EXPECT_NE(job_svg.find("suite/job1.masm"), std::string::npos);
 }
 
@@ -321,9 +309,7 @@ TEST_F(CoordinatorServiceTest, ProgramFailureIsFinalAndTheBatchGoesOn) {
   std::optional<v1::Task> second = Lease();
   ASSERT_TRUE(first && second);
   bool accepted = false;
-  ASSERT_TRUE(
-      Complete(*first, nullptr, &accepted, "job0.masm:3:5: unknown instruction")
-          .ok());
+  ASSERT_TRUE(Complete(*first, nullptr, &accepted, "job0.masm:3:5: unknown instruction").ok());
   EXPECT_TRUE(accepted);
   EXPECT_FALSE(Lease().has_value());  // not retried
   profile::Profile p = FromFolded("$main;x 8\n");
@@ -338,8 +324,7 @@ TEST_F(CoordinatorServiceTest, ProgramFailureIsFinalAndTheBatchGoesOn) {
   std::string folded;
   ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
   EXPECT_EQ(folded, "$main;x 8\n");
-  grpc::Status status =
-      Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_SVG, &folded);
+  grpc::Status status = Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_SVG, &folded);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
 
@@ -453,15 +438,11 @@ TEST_F(CoordinatorServiceTest, InvalidRequestsNameTheField) {
   cases.push_back({MakeRequest(1), "jobs[0].name"});
   cases.back().request.mutable_jobs(0)->set_name("../escape.masm");
   cases.push_back({MakeRequest(1), "libraries.libraries[0].namespace"});
-  cases.back()
-      .request.mutable_libraries()
-      ->mutable_libraries(0)
-      ->clear_namespace_();
+  cases.back().request.mutable_libraries()->mutable_libraries(0)->clear_namespace_();
   for (const Case& c : cases) {
     std::string id;
     grpc::Status status = Submit(c.request, &id);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
-        << c.field;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.field;
     EXPECT_EQ(status.error_message().rfind(c.field + ":", 0), 0u)
         << status.error_message() << " should start with " << c.field;
   }
@@ -478,12 +459,10 @@ TEST_F(CoordinatorServiceTest, OversizedRequestsAreResourceExhausted) {
   big.mutable_jobs(0)->set_source(std::string((1 << 20) + 1, 'x'));
   status = Submit(big, &id);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(status.error_message().rfind("jobs[0].source:", 0), 0u)
-      << status.error_message();
+  EXPECT_EQ(status.error_message().rfind("jobs[0].source:", 0), 0u) << status.error_message();
 
   v1::SubmitBatchRequest huge = MakeRequest(60);
-  for (v1::JobSpec& job : *huge.mutable_jobs())
-    job.set_source(std::string(1 << 20, 'x'));
+  for (v1::JobSpec& job : *huge.mutable_jobs()) job.set_source(std::string(1 << 20, 'x'));
   status = Submit(huge, &id);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 }
@@ -497,8 +476,7 @@ TEST_F(CoordinatorServiceTest, CycleCapAboveTheCeilingIsRefusedAndNoCapGetsIt) {
   std::string id;
   grpc::Status status = Submit(request, &id);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(status.error_message(),
-            "options.max_cycles: 1001 exceeds the limit of 1000 cycles");
+  EXPECT_EQ(status.error_message(), "options.max_cycles: 1001 exceeds the limit of 1000 cycles");
   request.mutable_options()->set_max_cycles(0);  // no cap: gets the ceiling
   ASSERT_TRUE(Submit(request, &id).ok());
   std::optional<v1::Task> task = Lease();
@@ -540,11 +518,10 @@ TEST_F(CoordinatorServiceTest, WorkerAtTheLeaseLimitGetsNoMoreUntilOneEnds) {
     v1::LeaseTaskResponse response;
     grpc::Status status = stub_->LeaseTask(&context, request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-    EXPECT_NE(status.error_message().find("max_leases_per_worker"),
-              std::string::npos);
+    EXPECT_NE(status.error_message().find("max_leases_per_worker"), std::string::npos);
     EXPECT_FALSE(response.has_task());
   }
-  EXPECT_EQ(Get(id).jobs_queued(), 2u);  // the refused call leased nothing
+  EXPECT_EQ(Get(id).jobs_queued(), 2u);             // the refused call leased nothing
   std::optional<v1::Task> other = Lease({}, "w2");  // other workers are not affected
   ASSERT_TRUE(other);
   bool accepted = false;
@@ -608,19 +585,16 @@ TEST_F(CoordinatorServiceTest, FabricatedResultIsRefusedAndNeverCached) {
   bool accepted = true;
   // cycles = 5 with a profile of 10^15 cycles.
   profile::Profile huge = FromFolded("$main 1000000000000000\n");
-  grpc::Status status =
-      CompleteRaw(*task, profile::SerializeProfile(huge), 5, &accepted);
+  grpc::Status status = CompleteRaw(*task, profile::SerializeProfile(huge), 5, &accepted);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(status.error_message().find(
                 "total of 1000000000000000 cycles differs from header.cycles = 5"),
             std::string::npos)
       << status.error_message();
   // A consistent lie past the batch's cycle cap.
-  status = CompleteRaw(*task, profile::SerializeProfile(huge), 1000000000000000,
-                       &accepted);
+  status = CompleteRaw(*task, profile::SerializeProfile(huge), 1000000000000000, &accepted);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("exceeds the batch's cycle cap"),
-            std::string::npos)
+  EXPECT_NE(status.error_message().find("exceeds the batch's cycle cap"), std::string::npos)
       << status.error_message();
   // Self cycles summing past 2^64 (total_cycles set to the wrapped sum).
   v1::Profile wrapped;
@@ -638,8 +612,7 @@ TEST_F(CoordinatorServiceTest, FabricatedResultIsRefusedAndNeverCached) {
   // A success without a profile.
   status = CompleteRaw(*task, "", 5, &accepted);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(status.error_message().find("must carry its profile"),
-            std::string::npos)
+  EXPECT_NE(status.error_message().find("must carry its profile"), std::string::npos)
       << status.error_message();
   v1::Batch batch = Get(first);
   EXPECT_EQ(batch.jobs(0).state(), v1::JOB_STATE_RUNNING);  // nothing recorded
@@ -707,15 +680,13 @@ TEST_F(CoordinatorServiceTest, FetchReportsUnknownAndUnfinished) {
             grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &data).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_EQ(Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_FOLDED, &data)
-                .error_code(),
+  EXPECT_EQ(Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_FOLDED, &data).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
   grpc::ClientContext context;
   v1::GetBatchRequest request;
   request.set_batch_id("999");
   v1::Batch batch;
-  EXPECT_EQ(stub_->GetBatch(&context, request, &batch).error_code(),
-            grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(stub_->GetBatch(&context, request, &batch).error_code(), grpc::StatusCode::NOT_FOUND);
 }
 
 TEST_F(CoordinatorServiceTest, ListBatchesFiltersByLabelAndState) {
@@ -860,14 +831,12 @@ TEST_F(CoordinatorServiceTest, RestartKeepsFinishedResultsAndCompletesTheRest) {
   ASSERT_TRUE(store.ok());
   Start(std::move(*store));
   EXPECT_EQ(Get(id).state(), v1::BATCH_STATE_SUCCEEDED);
-  ASSERT_TRUE(
-      Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
+  ASSERT_TRUE(Fetch(id, "suite/job0.masm", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
   EXPECT_EQ(folded, "$main;a 10\n");
   std::string next;
   ASSERT_TRUE(Submit(MakeRequest(1), &next).ok());
   EXPECT_NE(next, id);
 }
-
 
 // A batch of `jobs` programs whose sources are distinct per `tag` (so that no result is reused
 // across tags), labelled suite=`suite`.
@@ -945,8 +914,7 @@ TEST_F(CoordinatorServiceTest, AggregateAcrossBatchesIsTheSumOfTheirJobProfiles)
   (*request.mutable_labels())["suite"] = "nobody";
   EXPECT_EQ(Aggregate(request, &header, &data).error_code(), grpc::StatusCode::NOT_FOUND);
   request.set_format(static_cast<v1::ArtifactFormat>(99));
-  EXPECT_EQ(Aggregate(request, &header, &data).error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(Aggregate(request, &header, &data).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_F(CoordinatorServiceTest, CacheHitReturnsTheIdenticalProfileWithoutALease) {

@@ -199,8 +199,7 @@ class FailingJobStore : public InMemoryJobStore {
     return InMemoryJobStore::PutArtifact(data);
   }
   absl::Status UpdateJob(absl::string_view batch_id, const JobRecord& job) override {
-    if (fail_update && job.state != v1::JOB_STATE_QUEUED &&
-        job.state != v1::JOB_STATE_RUNNING) {
+    if (fail_update && job.state != v1::JOB_STATE_QUEUED && job.state != v1::JOB_STATE_RUNNING) {
       return absl::InternalError("database or disk is full");
     }
     return InMemoryJobStore::UpdateJob(batch_id, job);

@@ -106,18 +106,13 @@ TEST(SqliteJobStoreTest, ReopenAfterCrashRequeuesRunningJobsAndKeepsResults) {
     finished.cycles = 99;
     finished.profile_digest = digest;
     ASSERT_TRUE((*store)->UpdateJob("5", finished).ok());
-    ASSERT_TRUE((*store)
-                    ->IndexArtifact("5", "job0.masm",
-                                    v1::ARTIFACT_FORMAT_PROFILE, digest)
-                    .ok());
+    ASSERT_TRUE(
+        (*store)->IndexArtifact("5", "job0.masm", v1::ARTIFACT_FORMAT_PROFILE, digest).ok());
     JobRecord running = SampleBatch("5").jobs[1];
     running.state = v1::JOB_STATE_RUNNING;
     running.attempts = 1;
     ASSERT_TRUE((*store)->UpdateJob("5", running).ok());
-    ASSERT_TRUE(
-        (*store)
-            ->RecordAttempt({"5", 1, 1, "worker-a", "lease-1", absl::Now()})
-            .ok());
+    ASSERT_TRUE((*store)->RecordAttempt({"5", 1, 1, "worker-a", "lease-1", absl::Now()}).ok());
     // The store is dropped without any shutdown step, as a SIGKILL would.
   }
   auto store = SqliteJobStore::Open(dir);
@@ -134,8 +129,7 @@ TEST(SqliteJobStoreTest, ReopenAfterCrashRequeuesRunningJobsAndKeepsResults) {
   EXPECT_EQ(batch.jobs[1].spec.source(),
             "begin push.1 end");  // running batch: sources kept
   EXPECT_EQ(batch.jobs[2].state, v1::JOB_STATE_QUEUED);
-  auto found =
-      (*store)->FindArtifact("5", "job0.masm", v1::ARTIFACT_FORMAT_PROFILE);
+  auto found = (*store)->FindArtifact("5", "job0.masm", v1::ARTIFACT_FORMAT_PROFILE);
   ASSERT_TRUE(found.ok());
   EXPECT_EQ(*(*store)->GetArtifact(*found), "profile bytes");
 }
@@ -146,15 +140,12 @@ TEST(SqliteJobStoreTest, StoresArtifactsAsFilesNamedByDigest) {
   ASSERT_TRUE(store.ok());
   auto digest = (*store)->PutArtifact("hello");
   ASSERT_TRUE(digest.ok());
-  EXPECT_EQ(*digest,
-            "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+  EXPECT_EQ(*digest, "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
   EXPECT_TRUE(std::filesystem::exists(dir + "/artifacts/" + *digest));
   EXPECT_EQ(*(*store)->PutArtifact("hello"), *digest);  // idempotent
   EXPECT_EQ(*(*store)->GetArtifact(*digest), "hello");
-  EXPECT_TRUE(
-      absl::IsNotFound((*store)->GetArtifact(std::string(64, '0')).status()));
-  EXPECT_TRUE(absl::IsNotFound(
-      (*store)->FindArtifact("1", "", v1::ARTIFACT_FORMAT_SVG).status()));
+  EXPECT_TRUE(absl::IsNotFound((*store)->GetArtifact(std::string(64, '0')).status()));
+  EXPECT_TRUE(absl::IsNotFound((*store)->FindArtifact("1", "", v1::ARTIFACT_FORMAT_SVG).status()));
 }
 
 TEST(SqliteJobStoreTest, DetectsCorruptArtifact) {
@@ -175,16 +166,14 @@ TEST(SqliteJobStoreTest, FinishedBatchLoadsWithoutSources) {
   auto store = SqliteJobStore::Open(MakeTempDir());
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE((*store)->CreateBatch(SampleBatch("1")).ok());
-  ASSERT_TRUE((*store)
-                  ->UpdateBatchState("1", v1::BATCH_STATE_FAILED, absl::Now())
-                  .ok());
+  ASSERT_TRUE((*store)->UpdateBatchState("1", v1::BATCH_STATE_FAILED, absl::Now()).ok());
   auto batches = (*store)->LoadBatches(/*with_sources=*/false);
   ASSERT_TRUE(batches.ok());
   EXPECT_EQ((*batches)[0].state, v1::BATCH_STATE_FAILED);
   EXPECT_EQ((*batches)[0].jobs[0].spec.name(), "job0.masm");
   EXPECT_EQ((*batches)[0].jobs[0].spec.source(), "");
-  EXPECT_TRUE(absl::IsNotFound(
-      (*store)->UpdateBatchState("404", v1::BATCH_STATE_FAILED, absl::Now())));
+  EXPECT_TRUE(
+      absl::IsNotFound((*store)->UpdateBatchState("404", v1::BATCH_STATE_FAILED, absl::Now())));
 }
 
 TEST(SqliteJobStoreTest, KeepsCacheKeysDeletesBatchesAndCollectsUnreferencedArtifacts) {
@@ -224,8 +213,8 @@ TEST(SqliteJobStoreTest, KeepsCacheKeysDeletesBatchesAndCollectsUnreferencedArti
   ASSERT_TRUE((*store)->DeleteBatch("1").ok());
   EXPECT_TRUE(absl::IsNotFound((*store)->DeleteBatch("1")));
   EXPECT_TRUE(absl::IsNotFound((*store)->GetBatch("1").status()));
-  EXPECT_TRUE(absl::IsNotFound(
-      (*store)->FindArtifact("1", "", v1::ARTIFACT_FORMAT_FOLDED).status()));
+  EXPECT_TRUE(
+      absl::IsNotFound((*store)->FindArtifact("1", "", v1::ARTIFACT_FORMAT_FOLDED).status()));
   EXPECT_EQ(*(*store)->CollectGarbage(absl::ZeroDuration()), 1u);
   EXPECT_TRUE(absl::IsNotFound((*store)->GetArtifact(dropped_digest).status()));
   EXPECT_TRUE((*store)->GetArtifact(kept_digest).ok());  // batch 2 still refers to it

@@ -15,11 +15,9 @@ using testutil::ToFolded;
 TEST(ProfileMergerTest, SumsProfilesExactly) {
   ProfileMerger merger;
   EXPECT_TRUE(*merger.Add("1/0", FromFolded("main;a 10\nmain;b 5\n")));
-  EXPECT_TRUE(*merger.Add(
-      "1/1", FromFolded("main;a 7\nmain;c;d 18446744073709551\n")));
+  EXPECT_TRUE(*merger.Add("1/1", FromFolded("main;a 7\nmain;c;d 18446744073709551\n")));
   EXPECT_EQ(merger.count(), 2u);
-  EXPECT_EQ(ToFolded(merger.aggregate()),
-            "main;a 17\nmain;b 5\nmain;c;d 18446744073709551\n");
+  EXPECT_EQ(ToFolded(merger.aggregate()), "main;a 17\nmain;b 5\nmain;c;d 18446744073709551\n");
   EXPECT_EQ(merger.aggregate().total(), 17u + 5u + 18446744073709551u);
 }
 
@@ -35,14 +33,9 @@ TEST(ProfileMergerTest, CountsEachTaskOnce) {
 
 TEST(ProfileMergerTest, AddsSerializedProfiles) {
   ProfileMerger merger;
-  ASSERT_TRUE(merger
-                  .AddSerialized(
-                      "1/0", profile::SerializeProfile(FromFolded("x;y 3\n")))
-                  .ok());
-  ASSERT_TRUE(merger
-                  .AddSerialized("1/1", profile::SerializeProfile(
-                                            FromFolded("x;y 4\nx 1\n")))
-                  .ok());
+  ASSERT_TRUE(merger.AddSerialized("1/0", profile::SerializeProfile(FromFolded("x;y 3\n"))).ok());
+  ASSERT_TRUE(
+      merger.AddSerialized("1/1", profile::SerializeProfile(FromFolded("x;y 4\nx 1\n"))).ok());
   EXPECT_EQ(ToFolded(std::move(merger).TakeAggregate()), "x 1\nx;y 7\n");
 }
 
@@ -50,15 +43,13 @@ TEST(ProfileMergerTest, AddsSerializedProfiles) {
 TEST(ProfileMergerTest, RefusesASumPastTwoToTheSixtyFourAndNamesTheTask) {
   ProfileMerger merger;
   ASSERT_TRUE(merger.Add("1/0", FromFolded("main 9223372036854775808\n")).ok());
-  const absl::StatusOr<bool> added =
-      merger.Add("1/1", FromFolded("main;a 9223372036854775808\n"));
+  const absl::StatusOr<bool> added = merger.Add("1/1", FromFolded("main;a 9223372036854775808\n"));
   EXPECT_EQ(added.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(added.status().message().find("1/1: "), absl::string_view::npos)
-      << added.status();
+  EXPECT_NE(added.status().message().find("1/1: "), absl::string_view::npos) << added.status();
   EXPECT_EQ(merger.count(), 1u);  // not counted, so a retry may still add it
   EXPECT_EQ(merger.aggregate().total(), 9223372036854775808u);
-  const absl::Status serialized = merger.AddSerialized(
-      "1/2", profile::SerializeProfile(FromFolded("b 9223372036854775808\n")));
+  const absl::Status serialized =
+      merger.AddSerialized("1/2", profile::SerializeProfile(FromFolded("b 9223372036854775808\n")));
   EXPECT_EQ(serialized.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(merger.count(), 1u);
 }

@@ -29,8 +29,8 @@ JobRecord Job(uint32_t index, v1::JobState state, uint64_t cycles = 0,
 }
 
 // A batch `id` created at kT0 + `created_s` seconds; ended at `finished_s` unless running.
-BatchRecord Batch(const std::string& id, v1::BatchState state, int created_s,
-                  int finished_s = 0, std::vector<JobRecord> jobs = {}) {
+BatchRecord Batch(const std::string& id, v1::BatchState state, int created_s, int finished_s = 0,
+                  std::vector<JobRecord> jobs = {}) {
   BatchRecord record;
   record.id = id;
   record.state = state;
@@ -73,8 +73,8 @@ TEST(RunHistoryTest, AddCountsJobsAndMovesTheNextIdPastNumericIds) {
 
 TEST(RunHistoryTest, ToProtoShowsCountsAndJobsOnRequest) {
   RunHistory history;
-  BatchEntry* entry = history.Add(Batch("1", v1::BATCH_STATE_SUCCEEDED, 1, 5,
-                                        {Job(0, v1::JOB_STATE_SUCCEEDED, 9, "d")}));
+  BatchEntry* entry = history.Add(
+      Batch("1", v1::BATCH_STATE_SUCCEEDED, 1, 5, {Job(0, v1::JOB_STATE_SUCCEEDED, 9, "d")}));
   entry->record.jobs[0].cached_from = "0/job0.masm";
   v1::Batch brief = entry->ToProto(/*with_jobs=*/false);
   EXPECT_EQ(brief.batch_id(), "1");
@@ -130,17 +130,17 @@ TEST(RunHistoryTest, ListIsClampedToMaxListedBatches) {
 
 TEST(RunHistoryTest, SelectForAggregateTakesSucceededJobsOfEndedBatchesInTheWindow) {
   RunHistory history;
-  history.Add(Batch("1", v1::BATCH_STATE_SUCCEEDED, 10, 11,
-                    {Job(0, v1::JOB_STATE_SUCCEEDED, 5, "a"),
-                     Job(1, v1::JOB_STATE_SUCCEEDED, 5, "b")}));
+  history.Add(
+      Batch("1", v1::BATCH_STATE_SUCCEEDED, 10, 11,
+            {Job(0, v1::JOB_STATE_SUCCEEDED, 5, "a"), Job(1, v1::JOB_STATE_SUCCEEDED, 5, "b")}));
   history.Add(Batch("2", v1::BATCH_STATE_FAILED, 20, 21,
                     {Job(0, v1::JOB_STATE_FAILED), Job(1, v1::JOB_STATE_SUCCEEDED, 5, "c")}));
-  history.Add(Batch("3", v1::BATCH_STATE_CANCELLED, 30, 31,
-                    {Job(0, v1::JOB_STATE_SUCCEEDED, 5, "d")}));
+  history.Add(
+      Batch("3", v1::BATCH_STATE_CANCELLED, 30, 31, {Job(0, v1::JOB_STATE_SUCCEEDED, 5, "d")}));
   history.Add(
       Batch("4", v1::BATCH_STATE_RUNNING, 40, 0, {Job(0, v1::JOB_STATE_SUCCEEDED, 5, "e")}));
-  BatchRecord weekly = Batch("5", v1::BATCH_STATE_SUCCEEDED, 50, 51,
-                             {Job(0, v1::JOB_STATE_SUCCEEDED, 5, "f")});
+  BatchRecord weekly =
+      Batch("5", v1::BATCH_STATE_SUCCEEDED, 50, 51, {Job(0, v1::JOB_STATE_SUCCEEDED, 5, "f")});
   weekly.labels["suite"] = "weekly";
   history.Add(std::move(weekly));
 

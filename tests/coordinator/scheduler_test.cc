@@ -14,9 +14,8 @@ namespace {
 class JobSchedulerTest : public ::testing::Test {
  protected:
   FakeClock clock_;
-  JobScheduler scheduler_{&clock_,
-                          SchedulerOptions{.lease_duration = absl::Seconds(10),
-                                           .max_lost_leases = 3}};
+  JobScheduler scheduler_{
+      &clock_, SchedulerOptions{.lease_duration = absl::Seconds(10), .max_lost_leases = 3}};
 };
 
 TEST_F(JobSchedulerTest, LeasesInQueueOrder) {
@@ -52,8 +51,7 @@ TEST_F(JobSchedulerTest, ExpiredLeaseRequeuesTask) {
   ASSERT_TRUE(again);
   EXPECT_EQ(again->task_id, "b/0");
   EXPECT_EQ(again->attempt, 2u);
-  EXPECT_FALSE(
-      scheduler_.Complete("b/0", lease->lease_id));  // stale lease rejected
+  EXPECT_FALSE(scheduler_.Complete("b/0", lease->lease_id));  // stale lease rejected
   EXPECT_TRUE(scheduler_.Complete("b/0", again->lease_id));
 }
 
@@ -181,8 +179,8 @@ TEST_F(JobSchedulerTest, LongestFirstLeasesUnknownThenLargestCostThenOldest) {
   while (std::optional<Lease> lease = scheduler_.LeaseTask(absl::ZeroDuration())) {
     order.push_back(lease->task_id);
   }
-  EXPECT_EQ(order, (std::vector<std::string>{"b/new", "b/new", "b/large", "b/mid", "b/mid2",
-                                             "b/small"}));
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"b/new", "b/new", "b/large", "b/mid", "b/mid2", "b/small"}));
   EXPECT_EQ(scheduler_.queued(), 0u);
 }
 

@@ -62,23 +62,19 @@ end
 class ExportFleetTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ =
-        fs::path(testing::TempDir()) / absl::StrCat("export_fleet_", getpid());
+    root_ = fs::path(testing::TempDir()) / absl::StrCat("export_fleet_", getpid());
     fs::remove_all(root_);
     fs::create_directories(root_ / "state");
     renderer_ = Start({FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
-    absl::StatusOr<int> rport =
-        renderer_->WaitForListeningPort(absl::Seconds(60));
+    absl::StatusOr<int> rport = renderer_->WaitForListeningPort(absl::Seconds(60));
     ASSERT_TRUE(rport.ok()) << rport.status();
-    coordinator_ = Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0",
-                          "--state-dir", (root_ / "state").string(),
-                          "--renderer", absl::StrCat("127.0.0.1:", *rport)});
-    absl::StatusOr<int> cport =
-        coordinator_->WaitForListeningPort(absl::Seconds(60));
+    coordinator_ =
+        Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0", "--state-dir",
+               (root_ / "state").string(), "--renderer", absl::StrCat("127.0.0.1:", *rport)});
+    absl::StatusOr<int> cport = coordinator_->WaitForListeningPort(absl::Seconds(60));
     ASSERT_TRUE(cport.ok()) << cport.status();
     address_ = absl::StrCat("127.0.0.1:", *cport);
-    worker_ =
-        Start({FLAMEFLEET_WORKER, "--coordinator", address_, "--slots", "1"});
+    worker_ = Start({FLAMEFLEET_WORKER, "--coordinator", address_, "--slots", "1"});
   }
   void TearDown() override {
     for (auto* p : {&worker_, &coordinator_, &renderer_}) {
@@ -87,8 +83,7 @@ class ExportFleetTest : public testing::Test {
     fs::remove_all(root_);
   }
 
-  static std::unique_ptr<Subprocess> Start(
-      const std::vector<std::string>& argv) {
+  static std::unique_ptr<Subprocess> Start(const std::vector<std::string>& argv) {
     auto p = Subprocess::Start(argv);
     EXPECT_TRUE(p.ok()) << p.status();
     return p.ok() ? std::move(*p) : nullptr;
@@ -96,9 +91,8 @@ class ExportFleetTest : public testing::Test {
 
   // Runs `flamefleet ARGS --coordinator ADDR` in root_; returns the exit code.
   int Cli(const std::string& args) {
-    const std::string cmd =
-        absl::StrCat("cd '", root_.string(), "' && ", FLAMEFLEET_CLI, " ", args,
-                     " --coordinator ", address_, " > out.txt 2> err.txt");
+    const std::string cmd = absl::StrCat("cd '", root_.string(), "' && ", FLAMEFLEET_CLI, " ", args,
+                                         " --coordinator ", address_, " > out.txt 2> err.txt");
     const int status = std::system(cmd.c_str());
     out_ = ReadFile(root_ / "out.txt");
     err_ = ReadFile(root_ / "err.txt");
@@ -131,16 +125,12 @@ TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
 
   // fetch --format pprof: aggregate + jobs, totals as the folded artifacts say.
   ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o folded")), 0) << err_;
-  ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o pprof --format pprof")), 0)
-      << err_;
-  ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o ss --format speedscope")), 0)
-      << err_;
-  for (const std::string name :
-       {"aggregate", "jobs/a.masm", "jobs/b.masm", "jobs/c.masm"}) {
+  ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o pprof --format pprof")), 0) << err_;
+  ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o ss --format speedscope")), 0) << err_;
+  for (const std::string name : {"aggregate", "jobs/a.masm", "jobs/b.masm", "jobs/c.masm"}) {
     uint64_t folded_total = 0;
     for (absl::string_view line :
-         absl::StrSplit(ReadFile(root_ / "folded" / (name + ".folded")), '\n',
-                        absl::SkipEmpty())) {
+         absl::StrSplit(ReadFile(root_ / "folded" / (name + ".folded")), '\n', absl::SkipEmpty())) {
       uint64_t n = 0;
       ASSERT_TRUE(absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &n));
       folded_total += n;
@@ -154,18 +144,14 @@ TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
     int64_t sum = 0;
     for (const auto& s : pb.sample()) sum += s.value(0);
     EXPECT_EQ(static_cast<uint64_t>(sum), folded_total) << name;
-    const nlohmann::json j = nlohmann::json::parse(
-        ReadFile(root_ / "ss" / (name + ".speedscope.json")));
-    EXPECT_EQ(j["profiles"][0]["endValue"].get<uint64_t>(), folded_total)
-        << name;
+    const nlohmann::json j =
+        nlohmann::json::parse(ReadFile(root_ / "ss" / (name + ".speedscope.json")));
+    EXPECT_EQ(j["profiles"][0]["endValue"].get<uint64_t>(), folded_total) << name;
     EXPECT_FALSE(fs::exists(root_ / "pprof" / (name + ".svg"))) << name;
   }
 
   // diff of two batches: b grew ~50%, c is new.
-  EXPECT_EQ(Cli(absl::StrCat("diff ", before, " ", after,
-                             " -o d.svg --fail-above 5")),
-            3)
-      << err_;
+  EXPECT_EQ(Cli(absl::StrCat("diff ", before, " ", after, " -o d.svg --fail-above 5")), 3) << err_;
   const size_t heading = out_.find("jobs that grew most");
   ASSERT_NE(heading, std::string::npos) << out_;
   std::vector<std::string> lines = absl::StrSplit(out_.substr(heading), '\n');
@@ -173,18 +159,11 @@ TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
   EXPECT_TRUE(absl::StrContains(lines[2], "b.masm")) << out_;
   EXPECT_TRUE(absl::StrContains(out_, "c.masm")) << out_;  // listed as added
   EXPECT_TRUE(absl::StrContains(ReadFile(root_ / "d.svg"), "<svg"));
-  EXPECT_EQ(Cli(absl::StrCat("diff ", before, " ", after,
-                             " -o d.svg --fail-above 80")),
-            0)
-      << err_;
+  EXPECT_EQ(Cli(absl::StrCat("diff ", before, " ", after, " -o d.svg --fail-above 80")), 0) << err_;
   // Identical: the batch against itself, and against its fetched directory.
-  EXPECT_EQ(Cli(absl::StrCat("diff ", after, " batch:", after,
-                             " -o d.svg --fail-above 0")),
-            0)
+  EXPECT_EQ(Cli(absl::StrCat("diff ", after, " batch:", after, " -o d.svg --fail-above 0")), 0)
       << err_;
-  EXPECT_EQ(
-      Cli(absl::StrCat("diff folded ", after, " -o d.svg --fail-above 0")), 0)
-      << err_;
+  EXPECT_EQ(Cli(absl::StrCat("diff folded ", after, " -o d.svg --fail-above 0")), 0) << err_;
 }
 
 TEST_F(ExportFleetTest, HealthCommandAsksTheHealthService) {
@@ -243,8 +222,8 @@ TEST_F(ExportFleetTest, NightlyAggregateAcrossBatchesAndTheResultCache) {
   for (const std::string& id : nights) {
     ASSERT_EQ(Cli(absl::StrCat("fetch ", id, " -o night", id)), 0) << err_;
     for (const std::string job : {"a.masm", "b.masm"}) {
-      for (const auto& [stack, n] :
-           testutil::ParseFoldedCounts(ReadFile(root_ / ("night" + id) / "jobs" / (job + ".folded")))) {
+      for (const auto& [stack, n] : testutil::ParseFoldedCounts(
+               ReadFile(root_ / ("night" + id) / "jobs" / (job + ".folded")))) {
         expected[stack] += n;
       }
     }

@@ -48,7 +48,8 @@ std::map<std::string, uint64_t> ParseFolded(const std::string& text) {
 std::string Program(int id, int iterations) {
   return absl::StrCat(R"(
 proc.mix
-  dup.0 u32shl.3 u32xor u32wrapping_add.)", id + 7, R"(
+  dup.0 u32shl.3 u32xor u32wrapping_add.)",
+                      id + 7, R"(
 end
 proc.step
   exec.mix
@@ -57,7 +58,8 @@ proc.step
   u32and.65535
 end
 begin
-  push.)", id + 1, " push.", iterations, R"(
+  push.)",
+                      id + 1, " push.", iterations, R"(
   dup.0 neq.0
   while.true
     swap exec.step swap sub.1 dup.0 neq.0
@@ -85,12 +87,10 @@ class Fleet {
 
   // Starts the coordinator on `port` (0: OS-chosen; else the port of one that died).
   void StartCoordinator(int listen_port = 0) {
-    coordinator_ = Start({FLAMEFLEET_COORDINATOR, "--listen",
-                          absl::StrCat("127.0.0.1:", listen_port),
-                          "--state-dir",
-                          state_dir_.string(), "--renderer",
-                          absl::StrCat("127.0.0.1:", renderer_port_), "--lease-ms",
-                          absl::StrCat(lease_ms_)});
+    coordinator_ =
+        Start({FLAMEFLEET_COORDINATOR, "--listen", absl::StrCat("127.0.0.1:", listen_port),
+               "--state-dir", state_dir_.string(), "--renderer",
+               absl::StrCat("127.0.0.1:", renderer_port_), "--lease-ms", absl::StrCat(lease_ms_)});
     absl::StatusOr<int> port = coordinator_->WaitForListeningPort(absl::Seconds(60));
     ASSERT_TRUE(port.ok()) << port.status();
     address_ = absl::StrCat("127.0.0.1:", *port);
@@ -247,7 +247,7 @@ TEST_F(FleetTest, RestartedCoordinatorKeepsResultsAndFinishesTheBatch) {
           }
         },
         cli::BatchClient::WatchRetry{});  // no reconnect
-    EXPECT_FALSE(watched.ok());  // the stream broke
+    EXPECT_FALSE(watched.ok());           // the stream broke
   }
   ASSERT_GE(done_before, 2u);
   fleet.StartCoordinator();
@@ -266,8 +266,7 @@ TEST_F(FleetTest, RestartedCoordinatorKeepsResultsAndFinishesTheBatch) {
 }
 
 // Polls `client` until batch `id` has ended or `timeout` passed; returns its last state.
-v1::BatchState WaitForEnd(cli::BatchClient& client, const std::string& id,
-                          absl::Duration timeout) {
+v1::BatchState WaitForEnd(cli::BatchClient& client, const std::string& id, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   v1::BatchState state = v1::BATCH_STATE_UNSPECIFIED;
   while (absl::Now() < deadline) {
@@ -293,8 +292,8 @@ TEST_F(FleetTest, Issue12WatchReconnectsAcrossACoordinatorRestart) {
   const fs::path err = root_ / "watch.err";
   auto watch = Subprocess::Start(
       {"/bin/sh", "-c",
-       absl::StrCat("exec '", FLAMEFLEET_CLI, "' watch ", *id, " --coordinator ",
-                    fleet.address(), " --reconnect-for 120 2>'", err.string(), "'")});
+       absl::StrCat("exec '", FLAMEFLEET_CLI, "' watch ", *id, " --coordinator ", fleet.address(),
+                    " --reconnect-for 120 2>'", err.string(), "'")});
   ASSERT_TRUE(watch.ok()) << watch.status();
   // The watch has its stream once it printed the first progress line.
   const absl::Time deadline = absl::Now() + absl::Seconds(60);
@@ -342,9 +341,9 @@ TEST_F(FleetTest, Issue12FetchErrorNamesAStoppedRendererAndRecoversOnRestart) {
       << svg.status();
   // The CLI shows the same message.
   const fs::path err = root_ / "fetch.err";
-  const std::string cmd = absl::StrCat("'", FLAMEFLEET_CLI, "' fetch ", *id, " -o '",
-                                       (root_ / "out").string(), "' --coordinator ",
-                                       fleet.address(), " 2>'", err.string(), "'");
+  const std::string cmd =
+      absl::StrCat("'", FLAMEFLEET_CLI, "' fetch ", *id, " -o '", (root_ / "out").string(),
+                   "' --coordinator ", fleet.address(), " 2>'", err.string(), "'");
   EXPECT_NE(std::system(cmd.c_str()), 0);
   EXPECT_TRUE(absl::StrContains(ReadFile(err), absl::StrCat("renderer at 127.0.0.1:", rport)))
       << ReadFile(err);
@@ -459,8 +458,9 @@ TEST_F(FleetTest, BatchOfSnapshotsRunsWithoutSharedFiles) {
   WriteFile(src / "lib" / "util.masm", "export.triple\n  dup.0 dup.0 add add\nend\n");
   WriteFile(src / "a.masm", Program(1, 30));
   WriteFile(src / "b.masm", Program(2, 40));
-  WriteFile(src / "c.masm", "use.mylib::util\nbegin\n  push.5 exec.util::triple\n"
-                            "  emit.42 swap drop\nend\n");
+  WriteFile(src / "c.masm",
+            "use.mylib::util\nbegin\n  push.5 exec.util::triple\n"
+            "  emit.42 swap drop\nend\n");
   fs::path snaps = root_ / "snaps";
   fs::create_directories(snaps);
   std::vector<std::string> snapshot_paths;
@@ -470,13 +470,13 @@ TEST_F(FleetTest, BatchOfSnapshotsRunsWithoutSharedFiles) {
     const std::string lib = absl::StrCat("mylib=", (src / "lib").string());
     const std::string snap = (snaps / absl::StrCat(name, ".snap")).string();
     const std::string folded = (root_ / absl::StrCat(name, ".folded")).string();
-    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " record ", program, " --lib ", lib,
-                                       " -o ", snap, " 2>/dev/null")
+    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " record ", program, " --lib ", lib, " -o ",
+                                       snap, " 2>/dev/null")
                               .c_str()),
               0)
         << name;
-    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " profile ", program, " --lib ", lib,
-                                       " -o ", folded, " 2>/dev/null")
+    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " profile ", program, " --lib ", lib, " -o ",
+                                       folded, " 2>/dev/null")
                               .c_str()),
               0)
         << name;
@@ -510,8 +510,7 @@ TEST_F(FleetTest, BatchOfSnapshotsRunsWithoutSharedFiles) {
   ASSERT_TRUE(client.FetchAll(*id, (root_ / "out").string()).ok());
   CheckOutput(*batch, root_ / "out");
   for (const auto& [name, folded] : live) {
-    EXPECT_EQ(ParseFolded(ReadFile(root_ / "out" / "jobs" / (name + ".folded"))), folded)
-        << name;
+    EXPECT_EQ(ParseFolded(ReadFile(root_ / "out" / "jobs" / (name + ".folded"))), folded) << name;
   }
 }
 
@@ -568,8 +567,8 @@ bool Alive(pid_t pid) {
 TEST_F(FleetTest, InterruptedRunLeavesNoChildProcess) {
   fs::path dir = root_ / "programs";
   WriteFile(dir / "slow.masm", Program(1, 20000000));
-  auto run = Subprocess::Start({FLAMEFLEET_CLI, "run", dir.string(), "-o",
-                                (root_ / "out").string(), "--workers", "2"});
+  auto run = Subprocess::Start(
+      {FLAMEFLEET_CLI, "run", dir.string(), "-o", (root_ / "out").string(), "--workers", "2"});
   ASSERT_TRUE(run.ok()) << run.status();
   auto batch = (*run)->WaitForLine("BATCH ", absl::Seconds(120));
   ASSERT_TRUE(batch.ok()) << batch.status();

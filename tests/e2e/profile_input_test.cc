@@ -32,8 +32,7 @@ std::chrono::system_clock::time_point Deadline() {
 
 // A wire profile: node 0 is the root, node i > 0 has parent parents[i-1] and
 // frame frames_of[i-1], 5 self cycles each.
-v1::Profile MakeProfile(const std::vector<std::string>& names,
-                        const std::vector<uint32_t>& parents,
+v1::Profile MakeProfile(const std::vector<std::string>& names, const std::vector<uint32_t>& parents,
                         const std::vector<uint32_t>& frames_of) {
   v1::Profile p;
   for (const std::string& name : names) p.add_frames(name);
@@ -65,10 +64,10 @@ grpc::Status Render(v1::Renderer::Stub& stub, const v1::Profile& profile, std::s
 class ProfileInputTest : public testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::path(testing::TempDir()) /
-            absl::StrCat("profile_input_",
-                         testing::UnitTest::GetInstance()->current_test_info()->name(), "_",
-                         getpid());
+    root_ =
+        fs::path(testing::TempDir()) /
+        absl::StrCat("profile_input_",
+                     testing::UnitTest::GetInstance()->current_test_info()->name(), "_", getpid());
     fs::remove_all(root_);
     fs::create_directories(root_ / "state");
   }
@@ -98,8 +97,8 @@ class ProfileInputTest : public testing::Test {
 TEST_F(ProfileInputTest, RendererRefusesAnEmptyFrameNameAndStaysUp) {
   const std::string address = Start({FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"}, &renderer_);
   ASSERT_FALSE(address.empty());
-  auto stub = v1::Renderer::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::Renderer::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   std::string svg;
   grpc::Status status = Render(*stub, MakeProfile({"", "main"}, {0, 1}, {0, 1}), &svg);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
@@ -114,13 +113,12 @@ TEST_F(ProfileInputTest, RendererRefusesAnEmptyFrameNameAndStaysUp) {
 }
 
 TEST_F(ProfileInputTest, CoordinatorRefusesBadResultsStaysUpAndCachesNone) {
-  const std::string address =
-      Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0", "--state-dir",
-             (root_ / "state").string()},
-            &coordinator_);
+  const std::string address = Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0",
+                                     "--state-dir", (root_ / "state").string()},
+                                    &coordinator_);
   ASSERT_FALSE(address.empty());
-  auto stub = v1::Coordinator::NewStub(
-      grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::Coordinator::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   auto submit = [&] {
     v1::SubmitBatchRequest request;
     v1::JobSpec* job = request.add_jobs();
@@ -201,7 +199,7 @@ TEST_F(ProfileInputTest, CoordinatorRefusesBadResultsStaysUpAndCachesNone) {
   ASSERT_EQ(batch.jobs_size(), 1);
   EXPECT_EQ(batch.jobs(0).cached_from(), "");
   EXPECT_EQ(batch.jobs(0).state(), v1::JOB_STATE_QUEUED);
-  EXPECT_FALSE(coordinator_->Poll().has_value());  // still running
+  EXPECT_FALSE(coordinator_->Poll().has_value());       // still running
   EXPECT_EQ(coordinator_->Stop(absl::Seconds(10)), 0);  // drains and exits cleanly
   coordinator_.reset();
 }

@@ -2,6 +2,8 @@
 // with mutual TLS (the committed test identities in tests/testdata/tls) and a bearer token,
 // driven by the `flamefleet` CLI binary and by raw gRPC calls. Each service's stderr goes to a
 // file so the tests can prove that the token never reaches a log.
+#include "common/security.h"
+
 #include <grpcpp/grpcpp.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,12 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "cli/batch_client.h"
 #include "common/channel.h"
-#include "common/security.h"
 #include "common/subprocess.h"
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 #include "flamefleet/v1/renderer.grpc.pb.h"
@@ -39,7 +40,9 @@ constexpr char kToken[] = "e2e-Token-0f9a8b7c6d5e4f3a2b1c";
 constexpr char kWrongToken[] = "e2e-Wrong-1122334455667788";
 constexpr char kReflection[] = "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo";
 
-std::string Tls(const std::string& name) { return absl::StrCat(FLAMEFLEET_TLS_TESTDATA, "/", name); }
+std::string Tls(const std::string& name) {
+  return absl::StrCat(FLAMEFLEET_TLS_TESTDATA, "/", name);
+}
 
 // A small program: `iterations` loop turns of about 20 cycles.
 std::string Program(int iterations) {
@@ -74,9 +77,9 @@ class SecurityTest : public testing::Test {
 
   // The TLS flags every service gets: its identity, the CA, mutual TLS, the token.
   std::vector<std::string> SecureFlags() const {
-    return {"--tls-cert", Tls("server.pem"), "--tls-key",        Tls("server.key"),
-            "--tls-ca",   Tls("ca.pem"),     "--tls-client-auth", "--auth-token-file",
-            token_file_.string()};
+    return {"--tls-cert",        Tls("server.pem"),   "--tls-key",
+            Tls("server.key"),   "--tls-ca",          Tls("ca.pem"),
+            "--tls-client-auth", "--auth-token-file", token_file_.string()};
   }
 
   // Starts `argv` with stderr appended to root/<name>.log; waits for LISTENING (and
@@ -110,15 +113,22 @@ class SecurityTest : public testing::Test {
 
   // Starts renderer and coordinator with full security (plus `coordinator_flags`).
   void StartServices(const std::vector<std::string>& coordinator_flags = {}) {
-    std::vector<std::string> r = {FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0",
-                                  "--health-listen", "127.0.0.1:0"};
+    std::vector<std::string> r = {FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0", "--health-listen",
+                                  "127.0.0.1:0"};
     for (const std::string& f : SecureFlags()) r.push_back(f);
     renderer_ = Start("renderer", r, true, true);
     ASSERT_GT(renderer_.port, 0);
-    std::vector<std::string> c = {FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0",
-                                  "--state-dir", (root_ / "state").string(), "--renderer",
-                                  absl::StrCat("127.0.0.1:", renderer_.port), "--lease-ms",
-                                  "2000", "--health-listen", "127.0.0.1:0"};
+    std::vector<std::string> c = {FLAMEFLEET_COORDINATOR,
+                                  "--listen",
+                                  "127.0.0.1:0",
+                                  "--state-dir",
+                                  (root_ / "state").string(),
+                                  "--renderer",
+                                  absl::StrCat("127.0.0.1:", renderer_.port),
+                                  "--lease-ms",
+                                  "2000",
+                                  "--health-listen",
+                                  "127.0.0.1:0"};
     for (const std::string& f : SecureFlags()) c.push_back(f);
     for (const std::string& f : coordinator_flags) c.push_back(f);
     coordinator_ = Start("coordinator", c, true, true);
@@ -126,12 +136,23 @@ class SecurityTest : public testing::Test {
   }
 
   void AddWorker(bool health = false) {
-    std::vector<std::string> w = {FLAMEFLEET_WORKER, "--coordinator",
-                                  absl::StrCat("127.0.0.1:", coordinator_.port), "--slots", "1",
-                                  "--worker-id", absl::StrCat("w", workers_.size()), "--grace",
-                                  "1s", "--tls-cert", Tls("server.pem"), "--tls-key",
-                                  Tls("server.key"), "--tls-ca", Tls("ca.pem"),
-                                  "--auth-token-file", token_file_.string()};
+    std::vector<std::string> w = {FLAMEFLEET_WORKER,
+                                  "--coordinator",
+                                  absl::StrCat("127.0.0.1:", coordinator_.port),
+                                  "--slots",
+                                  "1",
+                                  "--worker-id",
+                                  absl::StrCat("w", workers_.size()),
+                                  "--grace",
+                                  "1s",
+                                  "--tls-cert",
+                                  Tls("server.pem"),
+                                  "--tls-key",
+                                  Tls("server.key"),
+                                  "--tls-ca",
+                                  Tls("ca.pem"),
+                                  "--auth-token-file",
+                                  token_file_.string()};
     if (health) {
       w.push_back("--health-listen");
       w.push_back("127.0.0.1:0");
@@ -169,9 +190,9 @@ class SecurityTest : public testing::Test {
   int Cli(const std::string& env, const std::string& args, std::string* out,
           std::string* err = nullptr) {
     fs::path o = root_ / "cli.out", e = root_ / "cli.err";
-    int rc = std::system(absl::StrCat(env, " ", FLAMEFLEET_CLI, " ", args, " >", o.string(),
-                                      " 2>", e.string())
-                             .c_str());
+    int rc = std::system(
+        absl::StrCat(env, " ", FLAMEFLEET_CLI, " ", args, " >", o.string(), " 2>", e.string())
+            .c_str());
     *out = ReadFile(o);
     std::string errors = ReadFile(e);
     cli_output_ += *out + errors;
@@ -203,8 +224,8 @@ class SecurityTest : public testing::Test {
 };
 
 std::string TlsFlags() {
-  return absl::StrCat("--tls-ca ", Tls("ca.pem"), " --tls-cert ", Tls("client.pem"),
-                      " --tls-key ", Tls("client.key"));
+  return absl::StrCat("--tls-ca ", Tls("ca.pem"), " --tls-cert ", Tls("client.pem"), " --tls-key ",
+                      Tls("client.key"));
 }
 
 TEST_F(SecurityTest, MutualTlsFleetWithTokenRunsABatchThroughTheCli) {
@@ -226,10 +247,9 @@ TEST_F(SecurityTest, MutualTlsFleetWithTokenRunsABatchThroughTheCli) {
   std::string id(absl::StripAsciiWhitespace(out));
   ASSERT_FALSE(id.empty());
   EXPECT_EQ(Cli(env, absl::StrCat("watch ", id, " ", TlsFlags()), &out), 0) << cli_output_;
-  EXPECT_EQ(Cli(env, absl::StrCat("fetch ", id, " -o ", (root_ / "out").string(), " ",
-                                  TlsFlags()),
-                &out),
-            0)
+  EXPECT_EQ(
+      Cli(env, absl::StrCat("fetch ", id, " -o ", (root_ / "out").string(), " ", TlsFlags()), &out),
+      0)
       << cli_output_;
   EXPECT_TRUE(fs::exists(root_ / "out" / "aggregate.svg"));
   EXPECT_TRUE(fs::exists(root_ / "out" / "jobs" / "p3.masm.svg"));
@@ -257,8 +277,9 @@ TEST_F(SecurityTest, MutualTlsFleetWithTokenRunsABatchThroughTheCli) {
   EXPECT_EQ(Cli(env, absl::StrCat("status ", id, " --tls-ca ", Tls("other-ca.pem")), &out, &err),
             1);
   // A missing key file is named, before any call.
-  EXPECT_EQ(Cli(env, absl::StrCat("status ", id, " --tls-ca ", Tls("ca.pem"), " --tls-cert ",
-                                  Tls("client.pem"), " --tls-key /nonexistent.key"),
+  EXPECT_EQ(Cli(env,
+                absl::StrCat("status ", id, " --tls-ca ", Tls("ca.pem"), " --tls-cert ",
+                             Tls("client.pem"), " --tls-key /nonexistent.key"),
                 &out, &err),
             2);  // a usage error
   EXPECT_NE(err.find("--tls-key: cannot read /nonexistent.key"), std::string::npos) << err;
@@ -281,8 +302,8 @@ TEST_F(SecurityTest, MutualTlsFleetWithTokenRunsABatchThroughTheCli) {
 
 // Calls every method of `service` on `port`: without a token and with a wrong one each is
 // UNAUTHENTICATED with the fixed message; with the right token none is (proving the paths).
-void ExpectEveryMethodNeedsTheToken(const google::protobuf::ServiceDescriptor* descriptor,
-                                    int port, const std::shared_ptr<grpc::Channel>& tokenless,
+void ExpectEveryMethodNeedsTheToken(const google::protobuf::ServiceDescriptor* descriptor, int port,
+                                    const std::shared_ptr<grpc::Channel>& tokenless,
                                     const std::shared_ptr<grpc::Channel>& with_token) {
   ASSERT_NE(descriptor, nullptr);
   ASSERT_GT(descriptor->method_count(), 0);
@@ -316,7 +337,7 @@ TEST_F(SecurityTest, EveryMethodAndReflectionRefuseMissingAndWrongTokensWithoutS
   request.mutable_jobs(0)->set_source(Program(3));
   std::string bytes = request.SerializeAsString();
   grpc::Status refused = testutil::GenericCall(tokenless, "/flamefleet.v1.Coordinator/SubmitBatch",
-                                              bytes, absl::StrCat("Bearer ", kWrongToken));
+                                               bytes, absl::StrCat("Bearer ", kWrongToken));
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_EQ(ReadFile(coordinator_.log).find("SubmitBatch"), std::string::npos);
   cli::BatchClient client(Channel(coordinator_.port, kToken));
@@ -393,12 +414,14 @@ TEST_F(SecurityTest, OversizedRequestsAreResourceExhaustedAndTheCycleCeilingAppl
   EXPECT_EQ(too_many.status().message(), "jobs: 4 jobs exceeds the limit of 3");
   auto too_big = client.Submit(request(1, 3000));
   EXPECT_EQ(too_big.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(too_big.status().message(), "jobs[0].source: 3000 bytes exceeds the limit of 2000 bytes");
+  EXPECT_EQ(too_big.status().message(),
+            "jobs[0].source: 3000 bytes exceeds the limit of 2000 bytes");
   v1::SubmitBatchRequest capped = request(1, 0);
   capped.mutable_options()->set_max_cycles(5001);
   auto over_cap = client.Submit(capped);
   EXPECT_EQ(over_cap.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(over_cap.status().message(), "options.max_cycles: 5001 exceeds the limit of 5000 cycles");
+  EXPECT_EQ(over_cap.status().message(),
+            "options.max_cycles: 5001 exceeds the limit of 5000 cycles");
   v1::SubmitBatchRequest huge = request(1, 0);
   (*huge.mutable_labels())["big"] = std::string(2 << 20, 'x');  // over --max-message-bytes
   auto over_message = client.Submit(huge);

@@ -57,8 +57,7 @@ class ServersTest : public testing::Test {
 
   // Runs a service that must fail to start: returns its exit code (bounded wait) and leaves
   // its log in *log.
-  int ExpectFailsToStart(const std::string& name, std::vector<std::string> argv,
-                         std::string* log) {
+  int ExpectFailsToStart(const std::string& name, std::vector<std::string> argv, std::string* log) {
     std::unique_ptr<Subprocess> p = Spawn(name, std::move(argv));
     if (p == nullptr) return -1;
     auto port = p->WaitForListeningPort(absl::Seconds(60));  // returns when the child exits
@@ -92,8 +91,7 @@ TEST_F(ServersTest, SecondCoordinatorOnAPortInUseExitsWithAddressInUse) {
 }
 
 TEST_F(ServersTest, SecondRendererOnAPortInUseExitsWithAddressInUse) {
-  const int port =
-      StartServing("first", {FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
+  const int port = StartServing("first", {FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
   ASSERT_GT(port, 0);
   const std::string address = absl::StrCat("127.0.0.1:", port);
   std::string log;
@@ -104,27 +102,26 @@ TEST_F(ServersTest, SecondRendererOnAPortInUseExitsWithAddressInUse) {
 }
 
 TEST_F(ServersTest, HealthPortInUseStopsRendererCoordinatorAndWorker) {
-  const int port =
-      StartServing("first", {FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
+  const int port = StartServing("first", {FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
   ASSERT_GT(port, 0);
   const std::string address = absl::StrCat("127.0.0.1:", port);
   const std::string expected =
       absl::StrCat("cannot listen on ", address, " (--health-listen): address already in use");
   std::string log;
-  EXPECT_NE(ExpectFailsToStart("renderer", {FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0",
-                                            "--health-listen", address},
-                               &log),
+  EXPECT_NE(ExpectFailsToStart(
+                "renderer",
+                {FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0", "--health-listen", address}, &log),
             0);
   EXPECT_NE(log.find(expected), std::string::npos) << log;
   EXPECT_NE(ExpectFailsToStart("coordinator",
-                               Coordinator("c", "127.0.0.1:0", {"--health-listen", address}),
-                               &log),
+                               Coordinator("c", "127.0.0.1:0", {"--health-listen", address}), &log),
             0);
   EXPECT_NE(log.find(expected), std::string::npos) << log;
-  EXPECT_NE(ExpectFailsToStart("worker", {FLAMEFLEET_WORKER, "--coordinator", "127.0.0.1:1",
-                                          "--health-listen", address},
-                               &log),
-            0);
+  EXPECT_NE(
+      ExpectFailsToStart(
+          "worker", {FLAMEFLEET_WORKER, "--coordinator", "127.0.0.1:1", "--health-listen", address},
+          &log),
+      0);
   EXPECT_NE(log.find(expected), std::string::npos) << log;
 }
 
@@ -133,8 +130,7 @@ TEST_F(ServersTest, SecondCoordinatorOnALockedStateDirNamesTheHolder) {
   ASSERT_GT(port, 0);
   std::string log;
   EXPECT_EQ(ExpectFailsToStart("second", Coordinator("state", "127.0.0.1:0"), &log), 1);
-  EXPECT_NE(log.find(absl::StrCat("is in use by another coordinator (pid ",
-                                  running_[0]->pid())),
+  EXPECT_NE(log.find(absl::StrCat("is in use by another coordinator (pid ", running_[0]->pid())),
             std::string::npos)
       << log;
   // The holder's pid is in the lock file, and once it stops the dir can be opened again.

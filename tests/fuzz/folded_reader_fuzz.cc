@@ -3,8 +3,8 @@
 // merged profile, a flame chart and a two-column diff, in tiny and large chunks, and checks
 // that the result keeps the Profile invariants (no empty frame names, parents before
 // children, totals that add up, identical results whatever the chunk size) and that its
-// folded output reads back with the same total. Errors (overflowing counts) are expected; crashes, sanitizer
-// reports and broken invariants are bugs.
+// folded output reads back with the same total. Errors (overflowing counts) are expected; crashes,
+// sanitizer reports and broken invariants are bugs.
 //
 //   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DFLAMEFLEET_FUZZ=ON
 //   cmake --build build-fuzz --target folded_reader_fuzz

@@ -18,11 +18,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   flamefleet::vm::SourceManager sources;
-  const uint32_t id = sources.Add(
-      "fuzz.masm", std::string(reinterpret_cast<const char*>(data), size));
+  const uint32_t id =
+      sources.Add("fuzz.masm", std::string(reinterpret_cast<const char*>(data), size));
   for (flamefleet::vm::ast::ModuleKind kind :
-       {flamefleet::vm::ast::ModuleKind::kExecutable,
-        flamefleet::vm::ast::ModuleKind::kLibrary,
+       {flamefleet::vm::ast::ModuleKind::kExecutable, flamefleet::vm::ast::ModuleKind::kLibrary,
         flamefleet::vm::ast::ModuleKind::kKernel}) {
     // The result (a module or an InvalidArgument error) is irrelevant here.
     (void)flamefleet::vm::ParseModule(sources, id, kind, flamefleet::vm::v0_16::Instructions());

@@ -19,8 +19,8 @@
 #include "google/protobuf/stubs/logging.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
-#include "tests/fuzz/profile_invariants.h"
 #include "profile/profile_proto.h"
+#include "tests/fuzz/profile_invariants.h"
 
 namespace {
 

@@ -49,8 +49,7 @@ Profile MixedProfile() {
       "$exec::$main 7\n"
       "$exec::other;lib::util::helper 2\n");
   p.AddSelf(Profile::kRoot, 3);  // "[unknown]"
-  const Profile::NodeId main =
-      p.Child(Profile::kRoot, p.InternFrame("$exec::$main"));
+  const Profile::NodeId main = p.Child(Profile::kRoot, p.InternFrame("$exec::$main"));
   p.AddHidden(main, {4, 11});  // "$exec::$main;[hidden] 11"
   const Profile::NodeId odd = p.Child(main, p.InternFrame("odd;name"));
   p.AddSelf(odd, 1);
@@ -59,8 +58,7 @@ Profile MixedProfile() {
 
 struct DecodedPprof {
   perftools::profiles::Profile pb;
-  Stacks
-      stacks;  // samples rebuilt as folded stacks (root first, names sanitised)
+  Stacks stacks;  // samples rebuilt as folded stacks (root first, names sanitised)
   int64_t sum = 0;
 };
 
@@ -77,19 +75,15 @@ DecodedPprof DecodePprof(const std::string& gz) {
     function_of_location[loc.id()] = loc.line(0).function_id();
   }
   std::map<uint64_t, std::string> name_of_function;
-  for (const auto& fn : d.pb.function())
-    name_of_function[fn.id()] = strings[fn.name()];
+  for (const auto& fn : d.pb.function()) name_of_function[fn.id()] = strings[fn.name()];
   for (const auto& sample : d.pb.sample()) {
     EXPECT_EQ(sample.value_size(), 1);
     std::vector<std::string> frames;
-    for (auto it = sample.location_id().rbegin();
-         it != sample.location_id().rend(); ++it) {
-      frames.push_back(
-          SanitizeFrameName(name_of_function[function_of_location[*it]]));
+    for (auto it = sample.location_id().rbegin(); it != sample.location_id().rend(); ++it) {
+      frames.push_back(SanitizeFrameName(name_of_function[function_of_location[*it]]));
     }
     const std::string stack = absl::StrJoin(frames, ";");
-    EXPECT_FALSE(d.stacks.contains(stack))
-        << "two samples with stack " << stack;
+    EXPECT_FALSE(d.stacks.contains(stack)) << "two samples with stack " << stack;
     d.stacks[stack] += static_cast<uint64_t>(sample.value(0));
     d.sum += sample.value(0);
   }
@@ -149,8 +143,7 @@ TEST(PprofExportTest, OneFunctionAndLocationPerNameWithModuleAsFilename) {
 }
 
 TEST(PprofExportTest, SamplesAreLeafFirst) {
-  const DecodedPprof d =
-      DecodePprof(*EncodePprof(FromFolded("a::x;b::y;c::z 9\n")));
+  const DecodedPprof d = DecodePprof(*EncodePprof(FromFolded("a::x;b::y;c::z 9\n")));
   ASSERT_EQ(d.pb.sample_size(), 1);
   const auto& strings = d.pb.string_table();
   std::map<uint64_t, std::string> name;
@@ -166,9 +159,8 @@ TEST(PprofExportTest, GeneratedProfileRoundTripsExactly) {
   options.lines = 5000;
   options.names = 800;
   std::string text;
-  bench::GenerateFolded(options, [&](absl::string_view chunk) {
-    text.append(chunk.data(), chunk.size());
-  });
+  bench::GenerateFolded(options,
+                        [&](absl::string_view chunk) { text.append(chunk.data(), chunk.size()); });
   const Profile p = FromFolded(text);
   const DecodedPprof d = DecodePprof(*EncodePprof(p));
   EXPECT_EQ(static_cast<uint64_t>(d.sum), p.total());
@@ -177,8 +169,7 @@ TEST(PprofExportTest, GeneratedProfileRoundTripsExactly) {
 }
 
 TEST(PprofExportTest, FlameChartStacksAreMergedIntoDistinctSamples) {
-  const Profile p =
-      FromFolded("a;b 1\na;c 2\na;b 3\n", Profile::ChildMatching::kAdjacent);
+  const Profile p = FromFolded("a;b 1\na;c 2\na;b 3\n", Profile::ChildMatching::kAdjacent);
   ASSERT_GT(p.num_nodes(), 4u);  // `a;b` exists twice in the flame chart
   const DecodedPprof d = DecodePprof(*EncodePprof(p));
   EXPECT_EQ(d.stacks, (Stacks{{"a;b", 4}, {"a;c", 2}}));
@@ -202,8 +193,7 @@ Stacks SpeedscopeStacks(const nlohmann::json& j, uint64_t* sum) {
   for (size_t i = 0; i < prof["samples"].size(); ++i) {
     std::vector<std::string> names;
     for (const auto& f : prof["samples"][i]) {
-      names.push_back(SanitizeFrameName(
-          frames[f.get<size_t>()]["name"].get<std::string>()));
+      names.push_back(SanitizeFrameName(frames[f.get<size_t>()]["name"].get<std::string>()));
     }
     const uint64_t w = prof["weights"][i].get<uint64_t>();
     out[absl::StrJoin(names, ";")] += w;
@@ -245,9 +235,8 @@ TEST(SpeedscopeExportTest, GeneratedProfileRoundTripsExactly) {
   options.lines = 3000;
   options.names = 500;
   std::string text;
-  bench::GenerateFolded(options, [&](absl::string_view chunk) {
-    text.append(chunk.data(), chunk.size());
-  });
+  bench::GenerateFolded(options,
+                        [&](absl::string_view chunk) { text.append(chunk.data(), chunk.size()); });
   const Profile p = FromFolded(text);
   uint64_t sum = 0;
   EXPECT_EQ(SpeedscopeStacks(nlohmann::json::parse(EncodeSpeedscope(p)), &sum),
@@ -256,8 +245,7 @@ TEST(SpeedscopeExportTest, GeneratedProfileRoundTripsExactly) {
 }
 
 TEST(SpeedscopeExportTest, FlameChartKeepsInputOrder) {
-  const Profile p =
-      FromFolded("a;b 1\na;c 2\na;b 3\n", Profile::ChildMatching::kAdjacent);
+  const Profile p = FromFolded("a;b 1\na;c 2\na;b 3\n", Profile::ChildMatching::kAdjacent);
   const nlohmann::json j = nlohmann::json::parse(EncodeSpeedscope(p));
   const auto& prof = j["profiles"][0];
   EXPECT_EQ(prof["weights"], nlohmann::json({1, 2, 3}));
@@ -265,11 +253,10 @@ TEST(SpeedscopeExportTest, FlameChartKeepsInputOrder) {
 
 TEST(SpeedscopeExportTest, InvalidUtf8AndControlCharactersStillGiveValidJson) {
   Profile p;
-  const Profile::NodeId n = p.Child(
-      Profile::kRoot, p.InternFrame(std::string("bad\xff\x01name\"\\", 11)));
+  const Profile::NodeId n =
+      p.Child(Profile::kRoot, p.InternFrame(std::string("bad\xff\x01name\"\\", 11)));
   p.AddSelf(n, 5);
-  const nlohmann::json j =
-      nlohmann::json::parse(EncodeSpeedscope(p));  // throws if invalid
+  const nlohmann::json j = nlohmann::json::parse(EncodeSpeedscope(p));  // throws if invalid
   EXPECT_EQ(j["shared"]["frames"].size(), 1u);
   EXPECT_EQ(j["profiles"][0]["weights"][0], 5);
 }
@@ -299,22 +286,17 @@ TEST(OutputFormatTest, PicksFormatByName) {
     EXPECT_EQ(f.gzip, c.gzip) << c.path;
   }
   // The fallback decides only for names no rule claims.
-  EXPECT_EQ(OutputFormatForPath("graph", ProfileFormat::kSvg).format,
-            ProfileFormat::kSvg);
+  EXPECT_EQ(OutputFormatForPath("graph", ProfileFormat::kSvg).format, ProfileFormat::kSvg);
   EXPECT_TRUE(OutputFormatForPath("graph.gz", ProfileFormat::kSvg).gzip);
-  EXPECT_EQ(OutputFormatForPath("a.folded", ProfileFormat::kSvg).format,
-            ProfileFormat::kFolded);
-  EXPECT_EQ(OutputFormatForPath("a.pb.gz", ProfileFormat::kSvg).format,
-            ProfileFormat::kPprof);
+  EXPECT_EQ(OutputFormatForPath("a.folded", ProfileFormat::kSvg).format, ProfileFormat::kFolded);
+  EXPECT_EQ(OutputFormatForPath("a.pb.gz", ProfileFormat::kSvg).format, ProfileFormat::kPprof);
 }
 
 TEST(OutputFormatTest, NamesAndSuffixesRoundTrip) {
-  for (ProfileFormat f : {ProfileFormat::kFolded, ProfileFormat::kSvg,
-                          ProfileFormat::kPprof, ProfileFormat::kSpeedscope}) {
+  for (ProfileFormat f : {ProfileFormat::kFolded, ProfileFormat::kSvg, ProfileFormat::kPprof,
+                          ProfileFormat::kSpeedscope}) {
     EXPECT_EQ(*ParseProfileFormat(ProfileFormatName(f)), f);
-    EXPECT_EQ(
-        OutputFormatForPath(absl::StrCat("x", ProfileFormatSuffix(f))).format,
-        f);
+    EXPECT_EQ(OutputFormatForPath(absl::StrCat("x", ProfileFormatSuffix(f))).format, f);
   }
   EXPECT_TRUE(absl::IsInvalidArgument(ParseProfileFormat("png").status()));
 }
@@ -357,8 +339,7 @@ TEST(FoldedDiffTest, TwoColumnOutputReadsBackAsBothProfiles) {
 
 TEST(FoldedDiffTest, HiddenCyclesKeepTotalsExact) {
   Profile before = FromFolded("a;b 10\n");
-  const Profile::NodeId a =
-      before.Child(Profile::kRoot, before.InternFrame("a"));
+  const Profile::NodeId a = before.Child(Profile::kRoot, before.InternFrame("a"));
   before.AddHidden(a, {2, 6});
   const Profile after = FromFolded("a;b 10\n");
   std::ostringstream out;

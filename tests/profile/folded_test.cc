@@ -45,16 +45,15 @@ std::string DumpNodes(const Profile& p) {
   std::string out;
   for (size_t i = 1; i < p.num_nodes(); ++i) {
     const auto node = static_cast<Profile::NodeId>(i);
-    absl::StrAppend(&out, i, " ", p.parent(node), " '",
-                    p.frame_name(p.frame(node)), "' ", p.self(node), "\n");
+    absl::StrAppend(&out, i, " ", p.parent(node), " '", p.frame_name(p.frame(node)), "' ",
+                    p.self(node), "\n");
   }
   return out;
 }
 
 // Builds the profile for well-formed one-column `text` the plain way: intern
 // every non-empty frame and walk Child() from the root.
-Profile ReadByChildWalk(const std::string& text,
-                        Profile::ChildMatching matching) {
+Profile ReadByChildWalk(const std::string& text, Profile::ChildMatching matching) {
   Profile p(matching);
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     if (line.empty()) continue;
@@ -64,8 +63,7 @@ Profile ReadByChildWalk(const std::string& text,
     const absl::string_view stack = line.substr(0, space);
     Profile::NodeId node = Profile::kRoot;
     if (!stack.empty()) {
-      for (absl::string_view frame :
-           absl::StrSplit(stack, ';', absl::SkipEmpty()))
+      for (absl::string_view frame : absl::StrSplit(stack, ';', absl::SkipEmpty()))
         node = p.Child(node, p.InternFrame(frame));
     }
     p.AddSelf(node, count);
@@ -107,8 +105,7 @@ std::string RandomFolded(uint64_t seed, int lines) {
 TEST(FoldedTest, MatchesChildWalkOnRandomStacks) {
   for (uint64_t seed : {1u, 2u, 3u}) {
     const std::string text = RandomFolded(seed, 400);
-    for (auto matching :
-         {Profile::ChildMatching::kByName, Profile::ChildMatching::kAdjacent}) {
+    for (auto matching : {Profile::ChildMatching::kByName, Profile::ChildMatching::kAdjacent}) {
       const std::string expected = DumpNodes(ReadByChildWalk(text, matching));
       {
         Profile p(matching);
@@ -123,8 +120,7 @@ TEST(FoldedTest, MatchesChildWalkOnRandomStacks) {
         FoldedReader reader(&p, nullptr, options);
         std::istringstream in(text);
         ASSERT_TRUE(reader.ReadStream(in, "stream").ok());
-        EXPECT_EQ(DumpNodes(p), expected)
-            << "seed " << seed << " chunk " << chunk;
+        EXPECT_EQ(DumpNodes(p), expected) << "seed " << seed << " chunk " << chunk;
       }
     }
   }
@@ -165,8 +161,7 @@ TEST(FoldedTest, SanitisesNamesOnOutput) {
 
 TEST(FoldedTest, ToleratesBlankLinesCrlfAndSpacesInNames) {
   FoldedReadStats stats;
-  const Profile p =
-      Read("\r\n a frame;with spaces 10\r\n\n\t\nmain;f  2 \r\n", {}, &stats);
+  const Profile p = Read("\r\n a frame;with spaces 10\r\n\n\t\nmain;f  2 \r\n", {}, &stats);
   EXPECT_EQ(stats.lines, 2u);
   EXPECT_EQ(stats.malformed_lines, 0u);
   EXPECT_EQ(ToFolded(p), " a frame;with spaces 10\nmain;f 2\n");
@@ -236,9 +231,8 @@ TEST(FoldedTest, AddsSeveralInputsIntoOneProfile) {
 TEST(FoldedTest, StreamsAcrossTinyChunks) {
   std::string text;
   for (int i = 0; i < 300; ++i) {
-    text += "root;mid_" + std::to_string(i % 7) + ";leaf_" +
-            std::to_string(i % 13) + " " + std::to_string(i) +
-            (i % 3 == 0 ? "\r\n" : "\n");
+    text += "root;mid_" + std::to_string(i % 7) + ";leaf_" + std::to_string(i % 13) + " " +
+            std::to_string(i) + (i % 3 == 0 ? "\r\n" : "\n");
   }
   text += "last;line 5";  // no final newline
   const std::string expected = ToFolded(Read(text));
@@ -280,9 +274,8 @@ TEST(FoldedTest, ReadFileReadsLikeString) {
 // Returns every stat as text, so two readers compare equal only if they saw
 // the same lines, bytes and errors.
 std::string DumpStats(const FoldedReadStats& s) {
-  std::string out =
-      absl::StrCat(s.lines, " ", s.malformed_lines, " ", s.two_column_lines,
-                   " ", s.fractional_lines, " ", s.bytes, "\n");
+  std::string out = absl::StrCat(s.lines, " ", s.malformed_lines, " ", s.two_column_lines, " ",
+                                 s.fractional_lines, " ", s.bytes, "\n");
   for (const FoldedReadStats::Error& e : s.errors)
     absl::StrAppend(&out, e.source, ":", e.line, ": ", e.message, "\n");
   return out;
@@ -294,9 +287,8 @@ std::string AwkwardInput() {
   std::string text = "bad line\n\n";
   bench::FoldedGenOptions gen;
   gen.lines = 2000;
-  bench::GenerateFolded(gen, [&](absl::string_view chunk) {
-    text.append(chunk.data(), chunk.size());
-  });
+  bench::GenerateFolded(gen,
+                        [&](absl::string_view chunk) { text.append(chunk.data(), chunk.size()); });
   text += "a;b 1 2\r\nc;d 1.5\n" + std::string(5000, 'x') + ";y 7\nno count\n";
   text += "a;b 9";
   return text;
@@ -309,8 +301,7 @@ TEST(FoldedTest, ReadFileMappedOrThreadedMatchesStream) {
     std::ofstream f(path, std::ios::binary);
     f << text;
   }
-  for (const auto matching :
-       {Profile::ChildMatching::kByName, Profile::ChildMatching::kAdjacent}) {
+  for (const auto matching : {Profile::ChildMatching::kByName, Profile::ChildMatching::kAdjacent}) {
     for (const size_t chunk : {size_t{100}, size_t{4096}, size_t{64} << 10}) {
       FoldedReadOptions options;
       options.chunk_size = chunk;
@@ -323,12 +314,10 @@ TEST(FoldedTest, ReadFileMappedOrThreadedMatchesStream) {
         Profile got(matching), got_before(matching);
         FoldedReader reader(&got, &got_before, options);
         ASSERT_TRUE(reader.ReadFile(path).ok());
-        const std::string label =
-            absl::StrCat("chunk ", chunk, " threads ", threads);
+        const std::string label = absl::StrCat("chunk ", chunk, " threads ", threads);
         EXPECT_EQ(DumpNodes(got), DumpNodes(want)) << label;
         EXPECT_EQ(DumpNodes(got_before), DumpNodes(want_before)) << label;
-        EXPECT_EQ(DumpStats(reader.stats()), DumpStats(stream_reader.stats()))
-            << label;
+        EXPECT_EQ(DumpStats(reader.stats()), DumpStats(stream_reader.stats())) << label;
       }
     }
   }
@@ -372,8 +361,7 @@ TEST(FoldedTest, HiddenCyclesAreWrittenAsHiddenFrame) {
 
 TEST(FoldedTest, FlameChartPruningWhileReadingKeepsTotals) {
   std::string text;
-  for (int i = 0; i < 5000; ++i)
-    text += "a;b" + std::to_string(i % 2) + ";c 1\n";
+  for (int i = 0; i < 5000; ++i) text += "a;b" + std::to_string(i % 2) + ";c 1\n";
   FoldedReadOptions options;
   options.prune_fraction = 0.01;
   Profile p(Profile::ChildMatching::kAdjacent);
@@ -385,8 +373,7 @@ TEST(FoldedTest, FlameChartPruningWhileReadingKeepsTotals) {
 // Issue #12: `; 5` and `;;;; 5` crashed (an empty first frame name).
 TEST(FoldedTest, EmptyFramesAreSkipped) {
   FoldedReadStats stats;
-  const Profile p =
-      Read("; 5\n;;;; 3\na;;b 2\n;a; 1\n;;x;;;y;; 4\n", {}, &stats);
+  const Profile p = Read("; 5\n;;;; 3\na;;b 2\n;a; 1\n;;x;;;y;; 4\n", {}, &stats);
   EXPECT_EQ(stats.malformed_lines, 0u);
   EXPECT_EQ(p.total(), 15u);
   EXPECT_EQ(p.self(Profile::kRoot), 8u);
@@ -415,9 +402,8 @@ TEST(FoldedTest, CountsThatOverflowTheTotalAreAnError) {
   Profile p;
   FoldedReader reader(&p);
   // 2^63 + 2^63 - 1 fits; one more is 2^64.
-  const absl::Status status = reader.ReadString(
-      "a 9223372036854775808\nb 9223372036854775807\nc 1\nd 0\n",
-      "big.folded");
+  const absl::Status status =
+      reader.ReadString("a 9223372036854775808\nb 9223372036854775807\nc 1\nd 0\n", "big.folded");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("big.folded:3:"));
   EXPECT_THAT(std::string(status.message()), HasSubstr("2^64"));

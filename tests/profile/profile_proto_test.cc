@@ -19,8 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-void AddPath(Profile& p, const std::vector<std::string>& frames,
-             uint64_t cycles) {
+void AddPath(Profile& p, const std::vector<std::string>& frames, uint64_t cycles) {
   Profile::NodeId node = Profile::kRoot;
   for (const std::string& f : frames) node = p.Child(node, p.InternFrame(f));
   p.AddSelf(node, cycles);
@@ -177,8 +176,7 @@ TEST(ProfileProtoTest, RejectsSelfCyclesPastTwoToTheSixtyFour) {
 }
 
 TEST(ProfileProtoTest, RejectsGarbageBytes) {
-  absl::Status status =
-      ParseProfile(absl::string_view("\xff\xff\xff\xff", 4)).status();
+  absl::Status status = ParseProfile(absl::string_view("\xff\xff\xff\xff", 4)).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -186,9 +184,8 @@ TEST(ProfileProtoTest, WireFormIsAtMostAQuarterOfFoldedText) {
   bench::FoldedGenOptions options;
   options.lines = 20000;
   std::string text;
-  bench::GenerateFolded(options, [&](absl::string_view chunk) {
-    text.append(chunk.data(), chunk.size());
-  });
+  bench::GenerateFolded(options,
+                        [&](absl::string_view chunk) { text.append(chunk.data(), chunk.size()); });
   Profile p;
   FoldedReader reader(&p);
   ASSERT_TRUE(reader.ReadString(text, "generated").ok());
@@ -198,8 +195,7 @@ TEST(ProfileProtoTest, WireFormIsAtMostAQuarterOfFoldedText) {
   RecordProperty("wire_bytes", static_cast<int>(wire.size()));
   RecordProperty("folded_bytes", static_cast<int>(folded.size()));
   EXPECT_LE(wire.size() * 4, folded.size())
-      << "wire " << wire.size() << " bytes, folded " << folded.size()
-      << " bytes";
+      << "wire " << wire.size() << " bytes, folded " << folded.size() << " bytes";
   absl::StatusOr<Profile> back = ParseProfile(wire);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->total(), p.total());

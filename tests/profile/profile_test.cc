@@ -17,8 +17,7 @@ using ::testing::HasSubstr;
 using NodeId = Profile::NodeId;
 
 // Adds `cycles` to the path `frames` (root first).
-NodeId AddPath(Profile& p, const std::vector<std::string>& frames,
-               uint64_t cycles) {
+NodeId AddPath(Profile& p, const std::vector<std::string>& frames, uint64_t cycles) {
   NodeId node = Profile::kRoot;
   for (const std::string& f : frames) node = p.Child(node, p.InternFrame(f));
   p.AddSelf(node, cycles);
@@ -52,8 +51,7 @@ TEST(ProfileTest, InternReturnsSameIdForSameName) {
 TEST(ProfileTest, InternedNamesSurviveManyInsertionsAndMoves) {
   Profile p;
   std::vector<Profile::FrameId> ids;
-  for (int i = 0; i < 20000; ++i)
-    ids.push_back(p.InternFrame("frame_" + std::to_string(i)));
+  for (int i = 0; i < 20000; ++i) ids.push_back(p.InternFrame("frame_" + std::to_string(i)));
   Profile moved = std::move(p);
   for (int i = 0; i < 20000; i += 997) {
     EXPECT_EQ(moved.frame_name(ids[i]), "frame_" + std::to_string(i));

@@ -21,10 +21,9 @@ namespace {
 using profile::FoldedReader;
 using profile::Profile;
 using profile::ProfileDiff;
-using testutil::FromFolded;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
+using testutil::FromFolded;
 
 std::string Render(const Profile& p, const RenderOptions& o = {}) {
   std::ostringstream out;
@@ -35,9 +34,7 @@ std::string Render(const Profile& p, const RenderOptions& o = {}) {
 
 int Count(const std::string& s, const std::string& needle) {
   int n = 0;
-  for (size_t at = s.find(needle); at != std::string::npos;
-       at = s.find(needle, at + 1))
-    ++n;
+  for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) ++n;
   return n;
 }
 
@@ -53,8 +50,7 @@ TEST(FlamegraphTest, WritesInteractiveSvgStructure) {
   EXPECT_THAT(svg, HasSubstr("onload=\"init(evt)\""));
   EXPECT_THAT(svg, HasSubstr("<text id=\"title\""));
   EXPECT_THAT(svg, HasSubstr(">Flame Graph</text>"));
-  for (const char* id :
-       {"details", "unzoom", "search", "ignorecase", "matched", "frames"}) {
+  for (const char* id : {"details", "unzoom", "search", "ignorecase", "matched", "frames"}) {
     EXPECT_THAT(svg, HasSubstr(std::string("id=\"") + id + "\"")) << id;
   }
   EXPECT_THAT(svg, HasSubstr("function zoomTo("));
@@ -62,12 +58,8 @@ TEST(FlamegraphTest, WritesInteractiveSvgStructure) {
   // all + main + add + helper + rpo.
   EXPECT_EQ(Count(svg, "<g ff:") + Count(svg, "<g class="), 5);
   EXPECT_THAT(svg, HasSubstr("<title>all (100 samples, 100.00%)</title>"));
-  EXPECT_THAT(
-      svg,
-      HasSubstr("<title>$exec::$main (100 samples, 100.00%; self 10)</title>"));
-  EXPECT_THAT(
-      svg, HasSubstr(
-               "<title>std::crypto::hashes::rpo (60 samples, 60.00%)</title>"));
+  EXPECT_THAT(svg, HasSubstr("<title>$exec::$main (100 samples, 100.00%; self 10)</title>"));
+  EXPECT_THAT(svg, HasSubstr("<title>std::crypto::hashes::rpo (60 samples, 60.00%)</title>"));
   EXPECT_THAT(svg, HasSubstr("ff:x=\"0\" ff:w=\"100\""));
   EXPECT_THAT(svg, HasSubstr("</svg>\n"));
 }
@@ -75,8 +67,8 @@ TEST(FlamegraphTest, WritesInteractiveSvgStructure) {
 TEST(FlamegraphTest, OutputIsByteIdentical) {
   std::string text;
   for (int i = 0; i < 500; ++i) {
-    text += "r;m" + std::to_string(i % 17) + ";l" + std::to_string(i % 31) +
-            " " + std::to_string(i + 1) + "\n";
+    text += "r;m" + std::to_string(i % 17) + ";l" + std::to_string(i % 31) + " " +
+            std::to_string(i + 1) + "\n";
   }
   const std::string a = Render(FromFolded(text));
   const std::string b = Render(FromFolded(text));
@@ -86,8 +78,7 @@ TEST(FlamegraphTest, OutputIsByteIdentical) {
   std::istringstream lines(text);
   std::vector<std::string> all;
   for (std::string line; std::getline(lines, line);) all.push_back(line);
-  for (auto it = all.rbegin(); it != all.rend(); ++it)
-    reversed_lines += *it + "\n";
+  for (auto it = all.rbegin(); it != all.rend(); ++it) reversed_lines += *it + "\n";
   EXPECT_EQ(Render(FromFolded(reversed_lines)), a);
 }
 
@@ -96,8 +87,7 @@ TEST(FlamegraphTest, EscapesXmlInNamesAndOptions) {
   o.title = "a <title> & \"quotes\"";
   o.notes = "notes -- with <angle> brackets";
   o.count_name = "c<y>cles";
-  const std::string svg =
-      Render(FromFolded("main;operator<<&\"x\" 5\nbad\xff\x01name 1\n"), o);
+  const std::string svg = Render(FromFolded("main;operator<<&\"x\" 5\nbad\xff\x01name 1\n"), o);
   EXPECT_THAT(svg, HasSubstr("operator&lt;&lt;&amp;&quot;x&quot;"));
   EXPECT_THAT(svg, HasSubstr("a &lt;title&gt; &amp; &quot;quotes&quot;"));
   EXPECT_THAT(svg, HasSubstr("c&lt;y&gt;cles"));
@@ -146,8 +136,7 @@ TEST(FlamegraphTest, InvertedPutsRootOnTop) {
 
 TEST(FlamegraphTest, MinWidthPrunesAndReportsHiddenFrames) {
   std::string text = "main;big 100000\n";
-  for (int i = 0; i < 50; ++i)
-    text += "main;small" + std::to_string(i) + ";leaf 1\n";
+  for (int i = 0; i < 50; ++i) text += "main;small" + std::to_string(i) + ";leaf 1\n";
   const Profile p = FromFolded(text);
   const std::string svg = Render(p);
   EXPECT_THAT(svg, Not(HasSubstr("small7")));
@@ -172,11 +161,9 @@ TEST(FlamegraphTest, TotalOverrideNarrowsFrames) {
   const Profile p = FromFolded(kSample);
   RenderOptions o;
   o.total = 200;
-  EXPECT_THAT(Render(p, o),
-              HasSubstr("<title>all (100 samples, 50.00%)</title>"));
+  EXPECT_THAT(Render(p, o), HasSubstr("<title>all (100 samples, 50.00%)</title>"));
   o.total = 10;  // smaller than the real total: ignored
-  EXPECT_THAT(Render(p, o),
-              HasSubstr("<title>all (100 samples, 100.00%)</title>"));
+  EXPECT_THAT(Render(p, o), HasSubstr("<title>all (100 samples, 100.00%)</title>"));
 }
 
 TEST(FlamegraphTest, ReverseAndFlameChartChangeLayout) {
@@ -196,8 +183,7 @@ TEST(FlamegraphTest, ReverseAndFlameChartChangeLayout) {
 }
 
 TEST(FlamegraphTest, PalettesAreDeterministicAndDistinct) {
-  const Profile p =
-      FromFolded("$exec::main;std::mem::copy;$kernel::syscall_x 5\n");
+  const Profile p = FromFolded("$exec::main;std::mem::copy;$kernel::syscall_x 5\n");
   RenderOptions o;
   ASSERT_TRUE(ParsePalette("masm").ok());
   o.palette = *ParsePalette("masm");
@@ -230,8 +216,7 @@ TEST(FlamegraphTest, SvgzRoundTrips) {
   ASSERT_NE(f, nullptr);
   std::string data;
   char buf[4096];
-  for (int n; (n = gzread(f, buf, sizeof(buf))) > 0;)
-    data.append(buf, static_cast<size_t>(n));
+  for (int n; (n = gzread(f, buf, sizeof(buf))) > 0;) data.append(buf, static_cast<size_t>(n));
   gzclose(f);
   EXPECT_EQ(data, Render(p));
   std::ifstream raw(path, std::ios::binary);
@@ -250,10 +235,8 @@ TEST(FlamegraphTest, SvgzRoundTrips) {
 }
 
 TEST(FlamegraphTest, DiffColoursGrowthRedShrinkBlueAndMarksNewAndVanished) {
-  const Profile before =
-      FromFolded("main;same 50\nmain;shrink 40\nmain;gone 10\n");
-  const Profile after =
-      FromFolded("main;same 50\nmain;shrink 10\nmain;grow 30\n");
+  const Profile before = FromFolded("main;same 50\nmain;shrink 40\nmain;gone 10\n");
+  const Profile after = FromFolded("main;same 50\nmain;shrink 10\nmain;grow 30\n");
   const ProfileDiff d = ProfileDiff::Compute(before, after);
   std::ostringstream out;
   RenderOptions o;

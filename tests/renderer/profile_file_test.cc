@@ -23,9 +23,9 @@ namespace flamefleet::renderer {
 namespace {
 
 namespace fs = std::filesystem;
-using testutil::ReadFile;
 using profile::Profile;
 using profile::ProfileFormat;
+using testutil::ReadFile;
 
 bool IsGzip(const std::string& bytes) {
   return bytes.size() > 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
@@ -35,18 +35,14 @@ bool IsGzip(const std::string& bytes) {
 class ProfileFileTest : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::path(testing::TempDir()) /
-           absl::StrCat(
-               "profile_file_",
-               testing::UnitTest::GetInstance()->current_test_info()->name(),
-               "_", getpid());
+    dir_ =
+        fs::path(testing::TempDir()) /
+        absl::StrCat("profile_file_", testing::UnitTest::GetInstance()->current_test_info()->name(),
+                     "_", getpid());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     profile::FoldedReader reader(&profile_);
-    ASSERT_TRUE(
-        reader
-            .ReadString("$exec::$main;std::sys::truncate 40\n$exec::$main 2\n")
-            .ok());
+    ASSERT_TRUE(reader.ReadString("$exec::$main;std::sys::truncate 40\n$exec::$main 2\n").ok());
     std::ostringstream folded;
     ASSERT_TRUE(profile::WriteFolded(profile_, folded).ok());
     folded_ = folded.str();
@@ -54,11 +50,9 @@ class ProfileFileTest : public testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  std::string Write(const std::string& name,
-                    ProfileFormat fallback = ProfileFormat::kFolded) {
+  std::string Write(const std::string& name, ProfileFormat fallback = ProfileFormat::kFolded) {
     const fs::path path = dir_ / name;
-    absl::Status st =
-        WriteProfileFile(profile_, path.string(), options_, fallback);
+    absl::Status st = WriteProfileFile(profile_, path.string(), options_, fallback);
     EXPECT_TRUE(st.ok()) << name << ": " << st;
     return ReadFile(path);
   }
@@ -114,14 +108,12 @@ TEST_F(ProfileFileTest, EmptyProfileSvgIsWrittenAndReported) {
   absl::Status st = WriteProfileFile(Profile(), path.string(), options_);
   EXPECT_TRUE(absl::IsFailedPrecondition(st)) << st;
   EXPECT_TRUE(absl::StrContains(ReadFile(path), "No valid input"));
-  EXPECT_TRUE(
-      WriteProfileFile(Profile(), (dir_ / "empty.pb.gz").string(), options_)
-          .ok());
+  EXPECT_TRUE(WriteProfileFile(Profile(), (dir_ / "empty.pb.gz").string(), options_).ok());
 }
 
 TEST_F(ProfileFileTest, MissingDirectoryIsNotFoundAndLeavesNoTempFile) {
-  absl::Status st = WriteProfileFile(
-      profile_, (dir_ / "no" / "such" / "a.pb.gz").string(), options_);
+  absl::Status st =
+      WriteProfileFile(profile_, (dir_ / "no" / "such" / "a.pb.gz").string(), options_);
   EXPECT_TRUE(absl::IsNotFound(st)) << st;
   EXPECT_TRUE(fs::is_empty(dir_));
 }
@@ -146,9 +138,7 @@ TEST_F(ProfileFileTest, SpecialFilesAreWrittenInPlace) {
 
 TEST_F(ProfileFileTest, WriteProfileToStreamMatchesTheFile) {
   std::ostringstream out;
-  ASSERT_TRUE(
-      WriteProfile(profile_, {ProfileFormat::kSpeedscope, false}, options_, out)
-          .ok());
+  ASSERT_TRUE(WriteProfile(profile_, {ProfileFormat::kSpeedscope, false}, options_, out).ok());
   EXPECT_EQ(out.str(), Write("b.speedscope.json"));
 }
 

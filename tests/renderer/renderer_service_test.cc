@@ -27,8 +27,7 @@ using ::testing::HasSubstr;
 
 profile::Profile MakeProfile(uint64_t scale) {
   profile::Profile p;
-  const auto main =
-      p.Child(profile::Profile::kRoot, p.InternFrame("$exec::$main"));
+  const auto main = p.Child(profile::Profile::kRoot, p.InternFrame("$exec::$main"));
   const auto add = p.Child(main, p.InternFrame("std::math::u64::wrapping_add"));
   const auto mul = p.Child(main, p.InternFrame("std::math::u64::wrapping_mul"));
   p.AddSelf(main, 10 * scale);
@@ -51,8 +50,7 @@ class RendererServiceTest : public ::testing::Test {
         GrpcServer::Start(ServerOptions(), {service_.get()});
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
-    stub_ = v1::Renderer::NewStub(
-        server_->server()->InProcessChannel(grpc::ChannelArguments()));
+    stub_ = v1::Renderer::NewStub(server_->server()->InProcessChannel(grpc::ChannelArguments()));
   }
 
   void SetUp() override { Start(); }
@@ -86,8 +84,7 @@ TEST_F(RendererServiceTest, RendersTheSameSvgAsTheLibrary) {
   EXPECT_THAT(rendered.svg, HasSubstr("Batch 42"));
   EXPECT_THAT(rendered.svg, HasSubstr("std::math::u64::wrapping_add"));
 
-  absl::StatusOr<RenderOptions> options =
-      RenderOptionsFromProto(request.options());
+  absl::StatusOr<RenderOptions> options = RenderOptionsFromProto(request.options());
   ASSERT_TRUE(options.ok()) << options.status();
   std::ostringstream expected;
   ASSERT_TRUE(RenderSvg(MakeProfile(1), *options, expected).ok());
@@ -101,8 +98,7 @@ TEST_F(RendererServiceTest, StreamsLargeSvgsInBoundedChunks) {
   Rendered rendered = Render(request);
   ASSERT_TRUE(rendered.status.ok()) << rendered.status;
   ASSERT_GT(rendered.chunks.size(), 2u);
-  for (const std::string& chunk : rendered.chunks)
-    EXPECT_LE(chunk.size(), 1000u);
+  for (const std::string& chunk : rendered.chunks) EXPECT_LE(chunk.size(), 1000u);
   EXPECT_THAT(rendered.svg, HasSubstr("</svg>"));
 }
 
@@ -113,13 +109,11 @@ TEST_F(RendererServiceTest, RendersADiffWhenBeforeIsSet) {
   Rendered rendered = Render(request);
   ASSERT_TRUE(rendered.status.ok()) << rendered.status;
 
-  absl::StatusOr<RenderOptions> options =
-      RenderOptionsFromProto(request.options());
+  absl::StatusOr<RenderOptions> options = RenderOptionsFromProto(request.options());
   ASSERT_TRUE(options.ok());
   std::ostringstream expected;
-  ASSERT_TRUE(RenderDiffSvg(
-                  profile::ProfileDiff::Compute(MakeProfile(1), MakeProfile(3)),
-                  *options, expected)
+  ASSERT_TRUE(RenderDiffSvg(profile::ProfileDiff::Compute(MakeProfile(1), MakeProfile(3)), *options,
+                            expected)
                   .ok());
   EXPECT_EQ(rendered.svg, expected.str());
   std::ostringstream plain;
@@ -174,13 +168,11 @@ TEST_F(RendererServiceTest, RejectsBadOptions) {
 TEST_F(RendererServiceTest, EmptyProfileIsFailedPrecondition) {
   v1::RenderRequest request;
   request.set_profile(profile::SerializeProfile(profile::Profile()));
-  EXPECT_EQ(Render(request).status.code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Render(request).status.code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(RenderOptionsFromProtoTest, MapsWireOptionsAndDefaults) {
-  absl::StatusOr<RenderOptions> defaults =
-      RenderOptionsFromProto(v1::RenderOptions());
+  absl::StatusOr<RenderOptions> defaults = RenderOptionsFromProto(v1::RenderOptions());
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_EQ(defaults->count_name, "cycles");
   EXPECT_EQ(defaults->width, 1200);

@@ -69,7 +69,8 @@ TEST(ProfileRunTest, DynamicallyCalledProcedureAppearsByName) {
     EXPECT_EQ(run->profile.total(), run->result.cycles);
     EXPECT_EQ(run->result.stack[0].value(), 294u);
     std::string folded = Folded(run->profile);
-    const char* frame = mode == StackMode::kNested ? "$exec::$main;$exec::target " : "\n$exec::target ";
+    const char* frame =
+        mode == StackMode::kNested ? "$exec::$main;$exec::target " : "\n$exec::target ";
     EXPECT_NE(("\n" + folded).find(frame), std::string::npos) << folded;
   }
 }
@@ -92,7 +93,8 @@ TEST(ProfileRunTest, ProcedureInvokedByMastRootAppearsByName) {
     EXPECT_EQ(run->profile.total(), run->result.cycles);
     EXPECT_EQ(run->result.stack[0].value(), 42u * 7 * 7);
     std::string folded = Folded(run->profile);
-    const char* frame = mode == StackMode::kNested ? "$exec::$main;$exec::target " : "\n$exec::target ";
+    const char* frame =
+        mode == StackMode::kNested ? "$exec::$main;$exec::target " : "\n$exec::target ";
     EXPECT_NE(("\n" + folded).find(frame), std::string::npos) << folded;
   }
 }
@@ -124,8 +126,7 @@ TEST(ProfileRunTest, ProfileTotalsEqualCyclesOnTheCorpus) {
     if (size_t k = text.find(kernel_key); k != std::string::npos) {
       size_t begin = k + kernel_key.size();
       assembler_options.kernel_path =
-          (entry.path().parent_path() / text.substr(begin, text.find('"', begin) - begin))
-              .string();
+          (entry.path().parent_path() / text.substr(begin, text.find('"', begin) - begin)).string();
     }
     absl::StatusOr<vm::Program> program =
         vm::Assembler(assembler_options).AssembleFile(entry.path().string());

@@ -9,10 +9,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/status_matchers.h"
 #include "profile/folded.h"
 #include "renderer/flamegraph.h"
 #include "runner/profile_run.h"
+#include "tests/testing/status_matchers.h"
 
 namespace flamefleet::runner {
 namespace {
@@ -279,9 +279,8 @@ TEST(SnapshotTest, UnusedLogEntriesAreADivergence) {
 }
 
 TEST(SnapshotTest, FailedRunStillYieldsASnapshotWithoutOutcome) {
-  absl::StatusOr<Recording> recording =
-      RecordSource("fail.masm", "begin\n  emit.3\n  push.0 assert\nend\n", vm::ProgramInputs{},
-                   RecordOptions{});
+  absl::StatusOr<Recording> recording = RecordSource(
+      "fail.masm", "begin\n  emit.3\n  push.0 assert\nend\n", vm::ProgramInputs{}, RecordOptions{});
   ASSERT_TRUE(recording.ok()) << recording.status();
   EXPECT_FALSE(recording->run_status.ok());
   EXPECT_FALSE(recording->snapshot.has_outcome());
@@ -400,9 +399,9 @@ TEST(SnapshotTest, FutureVersionAsksForAnUpgrade) {
   bytes[8] = static_cast<char>(kSnapshotFormatVersion + 1);
   absl::StatusOr<v1::ReplaySnapshot> decoded = DecodeSnapshot(bytes.substr(0, 12));
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(decoded.status().message(),
-              HasSubstr(absl::StrCat("snapshot format version ", kSnapshotFormatVersion + 1,
-                                     " is newer")));
+  EXPECT_THAT(
+      decoded.status().message(),
+      HasSubstr(absl::StrCat("snapshot format version ", kSnapshotFormatVersion + 1, " is newer")));
   EXPECT_EQ(DecodeSnapshot(bytes).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -457,9 +456,8 @@ TEST(SnapshotTest, FilesAreWrittenAtomicallyAndLoadBack) {
   EXPECT_EQ(loaded->SerializeAsString(), RoundTrip(recording->snapshot).SerializeAsString());
   EXPECT_EQ(LoadSnapshotFile((dir / "missing.snap").string()).status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_FALSE(WriteSnapshotFile((dir / "no" / "such" / "dir.snap").string(),
-                                 recording->snapshot)
-                   .ok());
+  EXPECT_FALSE(
+      WriteSnapshotFile((dir / "no" / "such" / "dir.snap").string(), recording->snapshot).ok());
   std::ofstream(dir / "short.snap") << "FFSNAP";
   EXPECT_THAT(LoadSnapshotFile((dir / "short.snap").string()).status().message(),
               HasSubstr("short.snap: snapshot is truncated"));

@@ -19,8 +19,7 @@ namespace flamefleet::testutil {
 // `authorization` is sent as the "authorization" header unless empty.
 inline grpc::Status GenericCall(const std::shared_ptr<grpc::Channel>& channel,
                                 const std::string& method, const std::string& request,
-                                const std::string& authorization = "",
-                                int* responses = nullptr) {
+                                const std::string& authorization = "", int* responses = nullptr) {
   grpc::GenericStub stub(channel);
   grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));

@@ -91,8 +91,7 @@ template <typename MessageMatcher>
 ::testing::PolymorphicMatcher<internal_status::StatusIsMatcherImpl> StatusIs(
     absl::StatusCode code, MessageMatcher&& message) {
   return ::testing::MakePolymorphicMatcher(internal_status::StatusIsMatcherImpl(
-      code,
-      ::testing::SafeMatcherCast<const std::string&>(std::forward<MessageMatcher>(message))));
+      code, ::testing::SafeMatcherCast<const std::string&>(std::forward<MessageMatcher>(message))));
 }
 
 // Returns a matcher that accepts an OK absl::Status or absl::StatusOr<T>.
@@ -115,11 +114,12 @@ inline ::testing::PolymorphicMatcher<internal_status::StatusIsMatcherImpl> IsOk(
 // Evaluates `rexpr` (an absl::StatusOr<T>); fails the test fatally if it is not OK (printing the
 // status and the expression), otherwise moves the value into `lhs`, which may be a declaration
 // (`Profile p`, `auto x`) or an lvalue. Usable only where ASSERT_* is (functions returning void).
-#define ASSERT_OK_AND_ASSIGN(lhs, rexpr) \
-  ASSERT_OK_AND_ASSIGN_IMPL_(FLAMEFLEET_TESTUTIL_CONCAT_(flamefleet_statusor_, __LINE__), lhs, rexpr)
+#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                                       \
+  ASSERT_OK_AND_ASSIGN_IMPL_(FLAMEFLEET_TESTUTIL_CONCAT_(flamefleet_statusor_, __LINE__), lhs, \
+                             rexpr)
 
-#define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, rexpr)                  \
-  auto statusor = (rexpr);                                                \
+#define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, rexpr)                       \
+  auto statusor = (rexpr);                                                     \
   ASSERT_TRUE(statusor.ok()) << #rexpr << " is not OK: " << statusor.status(); \
   lhs = std::move(statusor).value()
 

@@ -37,8 +37,7 @@ inline FoldedCounts ParseFoldedCounts(const std::string& text) {
   for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
     const size_t space = line.rfind(' ');
     uint64_t n = 0;
-    EXPECT_TRUE(space != absl::string_view::npos &&
-                absl::SimpleAtoi(line.substr(space + 1), &n))
+    EXPECT_TRUE(space != absl::string_view::npos && absl::SimpleAtoi(line.substr(space + 1), &n))
         << line;
     out[std::string(line.substr(0, space))] += n;
   }

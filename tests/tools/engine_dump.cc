@@ -1,6 +1,6 @@
 // engine_dump: prints everything the VM computes for a set of MASM programs, in a stable text
-// form, so that two builds of flamefleet can be compared byte for byte (scripts/compare-engines.sh).
-// A refactor of the VM must leave this output unchanged.
+// form, so that two builds of flamefleet can be compared byte for byte
+// (scripts/compare-engines.sh). A refactor of the VM must leave this output unchanged.
 //
 //   engine_dump --corpus tests/testdata/vm          # every NAME.masm that has NAME.expect.json
 //   engine_dump --suite examples --lib ex=examples/lib
@@ -21,8 +21,8 @@
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "profile/folded.h"
-#include "vm/vm.h"
 #include "runner/runner.h"
+#include "vm/vm.h"
 
 namespace fs = std::filesystem;
 using namespace flamefleet;
@@ -88,8 +88,8 @@ void Dump(const fs::path& root, const Case& c, std::ostream& out) {
     return;
   }
   out << "procedures " << program->procedures.size() << " entry " << program->entry_procedure
-      << " mast_nodes " << program->num_mast_nodes << " basic_blocks "
-      << program->num_basic_blocks << "\n";
+      << " mast_nodes " << program->num_mast_nodes << " basic_blocks " << program->num_basic_blocks
+      << "\n";
   for (const vm::ProcedureInfo& p : program->procedures) {
     out << "  " << p.name << " root=" << Hex(p.mast_root) << " entry_pc=" << p.entry_pc
         << " subroutine=" << p.is_subroutine << "\n";

@@ -37,11 +37,9 @@ AssemblerOptions VirtualLibrary() {
 
 TEST(AssemblerTest, VirtualFilesServeLibraryModulesWithoutTheDisk) {
   Assembler assembler(VirtualLibrary());
-  absl::StatusOr<Program> program =
-      assembler.AssembleSource("main.masm", kProgram);
+  absl::StatusOr<Program> program = assembler.AssembleSource("main.masm", kProgram);
   ASSERT_TRUE(program.ok()) << program.status();
-  absl::StatusOr<RunResult> result =
-      RunProgram(*program, ProgramInputs{}, ExecutionOptions{});
+  absl::StatusOr<RunResult> result = RunProgram(*program, ProgramInputs{}, ExecutionOptions{});
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_FALSE(result->stack.empty());
   EXPECT_EQ(result->stack[0].value(), 6u);
@@ -51,18 +49,15 @@ TEST(AssemblerTest, VirtualFilesServeTheProgramFile) {
   AssemblerOptions options = VirtualLibrary();
   options.virtual_files["no/such/dir/main.masm"] = kProgram;
   Assembler assembler(std::move(options));
-  absl::StatusOr<Program> program =
-      assembler.AssembleFile("no/such/dir/main.masm");
+  absl::StatusOr<Program> program = assembler.AssembleFile("no/such/dir/main.masm");
   ASSERT_TRUE(program.ok()) << program.status();
 }
 
 TEST(AssemblerTest, ErrorsInVirtualFilesNameTheVirtualPath) {
   AssemblerOptions options = VirtualLibrary();
-  options.virtual_files["virtual/mylib/util/math.masm"] =
-      "export.add3\n  add bogus_op\nend\n";
+  options.virtual_files["virtual/mylib/util/math.masm"] = "export.add3\n  add bogus_op\nend\n";
   Assembler assembler(std::move(options));
-  absl::Status status =
-      assembler.AssembleSource("main.masm", kProgram).status();
+  absl::Status status = assembler.AssembleSource("main.masm", kProgram).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("virtual/mylib/util/math.masm:2:"));
 }
@@ -71,16 +66,14 @@ TEST(AssemblerTest, MissingVirtualModuleIsReportedAtTheUseLine) {
   AssemblerOptions options;
   options.libraries = {{"mylib", "virtual/mylib"}};
   Assembler assembler(std::move(options));
-  absl::Status status =
-      assembler.AssembleSource("main.masm", kProgram).status();
+  absl::Status status = assembler.AssembleSource("main.masm", kProgram).status();
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("main.masm:1:"));
   EXPECT_THAT(status.message(), HasSubstr("mylib::util::math"));
 }
 
 TEST(AssemblerTest, ReadDiskFalseNeverReadsLibraryFilesFromTheDisk) {
-  std::filesystem::path dir =
-      std::filesystem::path(::testing::TempDir()) / "assembler_read_disk";
+  std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "assembler_read_disk";
   std::filesystem::create_directories(dir / "util");
   std::ofstream(dir / "util" / "math.masm") << kMathModule;
   AssemblerOptions options;
@@ -97,8 +90,7 @@ TEST(AssemblerTest, ReadDiskFalseNeverReadsLibraryFilesFromTheDisk) {
 TEST(AssemblerTest, ProgramSourcesListTheEntryThenExactlyTheLoadedModules) {
   AssemblerOptions options = VirtualLibrary();
   options.virtual_files["virtual/mylib/util/unused.masm"] = kMathModule;
-  absl::StatusOr<Program> program =
-      Assembler(options).AssembleSource("main.masm", kProgram);
+  absl::StatusOr<Program> program = Assembler(options).AssembleSource("main.masm", kProgram);
   ASSERT_TRUE(program.ok()) << program.status();
   ASSERT_NE(program->sources, nullptr);
   ASSERT_EQ(program->sources->size(), 2u);

@@ -76,9 +76,8 @@ Case LoadCase(const std::string& rel) {
   c.expect = nlohmann::json::parse(ReadFile(expect));
   if (c.expect.contains("libs")) {
     for (auto& [ns, dir] : c.expect["libs"].items()) {
-      c.assembler.libraries.emplace_back(ns, (c.program.parent_path() / dir.get<std::string>())
-                                                 .lexically_normal()
-                                                 .string());
+      c.assembler.libraries.emplace_back(
+          ns, (c.program.parent_path() / dir.get<std::string>()).lexically_normal().string());
     }
   }
   if (c.expect.contains("kernel")) {
@@ -125,8 +124,8 @@ TEST_P(ConformanceTest, MatchesExpectedStackAndCycles) {
     std::string message(program.status().message());
     EXPECT_TRUE(absl::StrContains(message, c.expect["error"].get<std::string>())) << message;
     if (c.expect.contains("line")) {
-      std::string where = absl::StrCat(":", c.expect["line"].get<int>(), ":",
-                                       c.expect["col"].get<int>(), ":");
+      std::string where =
+          absl::StrCat(":", c.expect["line"].get<int>(), ":", c.expect["col"].get<int>(), ":");
       EXPECT_TRUE(absl::StrContains(message, where)) << message << "\nwanted " << where;
     }
     return;
@@ -137,8 +136,8 @@ TEST_P(ConformanceTest, MatchesExpectedStackAndCycles) {
     std::string message(result.status().message());
     EXPECT_TRUE(absl::StrContains(message, c.expect["error"].get<std::string>())) << message;
     if (c.expect.contains("cycles")) {
-      EXPECT_TRUE(absl::StrContains(message, absl::StrCat("at cycle ",
-                                                          c.expect["cycles"].get<uint64_t>())))
+      EXPECT_TRUE(
+          absl::StrContains(message, absl::StrCat("at cycle ", c.expect["cycles"].get<uint64_t>())))
           << message;
     }
     return;
@@ -184,14 +183,12 @@ TEST_P(StepConformanceTest, StepByStepAgreesWithFastRun) {
   TransitionRecorder recorder;
   absl::StatusOr<AdviceProvider> advice = MakeAdvice(c.inputs);
   ASSERT_TRUE(advice.ok()) << advice.status();
-  Executor fast(*program, c.inputs.stack, *advice, c.options, nullptr,
-                &recorder);
+  Executor fast(*program, c.inputs.stack, *advice, c.options, nullptr, &recorder);
   fast.Run();
   absl::StatusOr<RunResult> fast_result = FinishRun(fast);
   ASSERT_TRUE(fast_result.ok()) << fast_result.status();
 
-  Executor stepped(*program, c.inputs.stack, *std::move(advice),
-                   c.options);
+  Executor stepped(*program, c.inputs.stack, *std::move(advice), c.options);
   uint64_t mismatches = 0;
   while (stepped.state() == Executor::State::kPaused) {
     uint64_t before = stepped.clk();

@@ -26,8 +26,8 @@ TEST(DialectTest, UnknownNameListsTheKnownDialects) {
                 StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("expected one of v0.16")))
         << bad;
   }
-  EXPECT_THAT(ParseDialect("v9"), StatusIs(absl::StatusCode::kInvalidArgument,
-                                           HasSubstr("unknown dialect 'v9'")));
+  EXPECT_THAT(ParseDialect("v9"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unknown dialect 'v9'")));
 }
 
 TEST(DialectTest, EveryDialectRoundTripsThroughItsNameAndSpec) {

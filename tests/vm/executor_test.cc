@@ -17,7 +17,7 @@ absl::StatusOr<Program> Assemble(const std::string& source) {
 }
 
 absl::StatusOr<RunResult> RunSource(const std::string& source, std::vector<Felt> stack = {},
-                              std::vector<Felt> advice = {}) {
+                                    std::vector<Felt> advice = {}) {
   absl::StatusOr<Program> program = Assemble(source);
   if (!program.ok()) return program.status();
   ProgramInputs inputs;
@@ -157,7 +157,8 @@ TEST(ExecutorTest, CallHidesDeepElementsAndRestoresThem) {
 }
 
 TEST(ExecutorTest, AssertionTrapNamesCycleSourceAndCallStack) {
-  auto r = RunSource("proc.check\n  push.0\n  assert.err=\"boom\"\nend\nbegin\n  exec.check\nend\n");
+  auto r =
+      RunSource("proc.check\n  push.0\n  assert.err=\"boom\"\nend\nbegin\n  exec.check\nend\n");
   ASSERT_FALSE(r.ok());
   std::string msg(r.status().message());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
@@ -216,8 +217,7 @@ TEST(ExecutorTest, ObserverChargesInlinedAndNestedProcedures) {
     end)");
   ASSERT_TRUE(p.ok()) << p.status();
   FoldingObserver observer(*p);
-  Executor exec(*p, {}, AdviceProvider{}, ExecutionOptions{}, nullptr,
-                &observer);
+  Executor exec(*p, {}, AdviceProvider{}, ExecutionOptions{}, nullptr, &observer);
   exec.Run();
   ASSERT_EQ(exec.state(), Executor::State::kFinished) << exec.trap().message;
   observer.Flush(exec.clk());

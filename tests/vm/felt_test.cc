@@ -29,9 +29,18 @@ TEST(FeltTest, SubBorrowsModulus) {
 }
 
 TEST(FeltTest, MulReducesAtModulus) {
-  const uint64_t samples[] = {0, 1, 2, kP - 1, kP - 2, 0xFFFFFFFFull, 0x100000000ull,
-                              0x100000001ull, 0xFFFFFFFEull, 0x8000000000000000ull,
-                              0xFFFFFFFF00000000ull, 12345678901234567ull};
+  const uint64_t samples[] = {0,
+                              1,
+                              2,
+                              kP - 1,
+                              kP - 2,
+                              0xFFFFFFFFull,
+                              0x100000000ull,
+                              0x100000001ull,
+                              0xFFFFFFFEull,
+                              0x8000000000000000ull,
+                              0xFFFFFFFF00000000ull,
+                              12345678901234567ull};
   for (uint64_t a : samples) {
     for (uint64_t b : samples) {
       EXPECT_EQ((Felt(a) * Felt(b)).value(), RefMul(a, b)) << a << " * " << b;

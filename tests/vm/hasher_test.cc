@@ -64,9 +64,9 @@ TEST(HasherTest, RpoHasherHashElementsMatchesPublishedVectorsAndFreeFunction) {
   const Hasher& h = RpoHasher::Get();
   // hash_test_vectors of 0xMiden/crypto v0.15.9 (see rpo_test.cc): HashElements([0, 1]) and
   // HashElements([0, ..., 18]).
-  EXPECT_EQ(h.HashElements(std::vector<Felt>{Felt(0), Felt(1)}),
-            W(10139303045932500183u, 2293916558361785533u, 15496361415980502047u,
-              17904948502382283940u));
+  EXPECT_EQ(
+      h.HashElements(std::vector<Felt>{Felt(0), Felt(1)}),
+      W(10139303045932500183u, 2293916558361785533u, 15496361415980502047u, 17904948502382283940u));
   std::vector<Felt> nineteen;
   for (uint64_t k = 0; k <= 18; ++k) nineteen.push_back(Felt(k));
   EXPECT_EQ(h.HashElements(nineteen), W(13205273108219124830u, 2524898486192849221u,
@@ -121,8 +121,7 @@ TEST(HasherTest, MerkleStoreHashesThroughItsHasher) {
   EXPECT_EQ(root, Merge(W(1, 0, 0, 0), W(2, 0, 0, 0)));
   EXPECT_GT(counting.calls.load(), constructed);
   const int before = counting.calls.load();
-  EXPECT_EQ(ComputeMerkleRoot(counting, W(1, 0, 0, 0), std::vector<Word>{W(2, 0, 0, 0)}, 0),
-            root);
+  EXPECT_EQ(ComputeMerkleRoot(counting, W(1, 0, 0, 0), std::vector<Word>{W(2, 0, 0, 0)}, 0), root);
   EXPECT_GT(counting.calls.load(), before);
   EXPECT_EQ(EmptySubtreeRoot(counting, 5), EmptySubtreeRoot(5));
 }
@@ -135,8 +134,8 @@ TEST(HasherTest, MastForestDigestsThroughItsHasher) {
   block.ops.push_back(LoweredOp{});
   block.origins.push_back(OpOrigin{});
   const uint32_t id = forest.AddNode(block);
-  EXPECT_EQ(forest.nodes[id].digest, BlockDigest(block.ops, v0_16::MastRules(), v0_16::WireOpcodes(),
-                                                   RpoHasher::Get()));
+  EXPECT_EQ(forest.nodes[id].digest,
+            BlockDigest(block.ops, v0_16::MastRules(), v0_16::WireOpcodes(), RpoHasher::Get()));
   EXPECT_GT(counting.calls.load(), 0);
 }
 

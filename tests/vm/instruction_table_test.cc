@@ -19,12 +19,9 @@ absl::Status LowerNothing(lowering::Lowering&) { return absl::OkStatus(); }
 constexpr SystemEventRow kNoEvents[] = {{7, "seven", SystemEventHandler::kU64Div}};
 
 constexpr InstructionRow kSorted[] = {
-    {"add", Form::kFelt, 0, 0, LowerNothing},
-    {"adv", Form::kAdv, 0, 0, LowerNothing},
-    {"debug", Form::kDebug, 0, 0, LowerNothing},
-    {"exec", Form::kInvoke, 0, 0, nullptr},
-    {"exp", Form::kExp, 0, 0, LowerNothing},
-    {"swap", Form::kStackIndex, 1, 15, LowerNothing},
+    {"add", Form::kFelt, 0, 0, LowerNothing},    {"adv", Form::kAdv, 0, 0, LowerNothing},
+    {"debug", Form::kDebug, 0, 0, LowerNothing}, {"exec", Form::kInvoke, 0, 0, nullptr},
+    {"exp", Form::kExp, 0, 0, LowerNothing},     {"swap", Form::kStackIndex, 1, 15, LowerNothing},
 };
 static_assert(RowsSortedAndUnique(kSorted));
 

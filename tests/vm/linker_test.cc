@@ -136,8 +136,8 @@ TEST_F(LinkerTest, ResolveRefusesUndefinedPrivateAndUnimportedNames) {
   EXPECT_EQ(undefined.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(undefined.message(), "undefined procedure 'nope'")) << undefined;
   absl::Status priv = linker_->Resolve(program, "math::private", Loc()).status();
-  EXPECT_TRUE(absl::StrContains(priv.message(),
-                                "procedure 'private' of module 'lib::math' is private"))
+  EXPECT_TRUE(
+      absl::StrContains(priv.message(), "procedure 'private' of module 'lib::math' is private"))
       << priv;
   absl::Status alias = linker_->Resolve(program, "nomod::foo", Loc()).status();
   EXPECT_TRUE(absl::StrContains(alias.message(), "undefined module 'nomod'")) << alias;
@@ -184,10 +184,10 @@ TEST_F(LinkerTest, CallsIntoAnotherLibraryLinkDynamically) {
   absl::StatusOr<uint32_t> twice = linker_->Resolve(math, "twice", Loc());
   absl::StatusOr<uint32_t> plus = linker_->Resolve(program, "ops::plus", Loc());
   ASSERT_TRUE(add3.ok() && twice.ok() && plus.ok());
-  EXPECT_TRUE(linker_->LinksDynamically(program, *add3));   // program -> library
-  EXPECT_FALSE(linker_->LinksDynamically(math, *add3));     // within one library
-  EXPECT_TRUE(linker_->LinksDynamically(math, *plus));      // library -> another library
-  EXPECT_FALSE(linker_->LinksDynamically(program, 0));      // the program's own procedure
+  EXPECT_TRUE(linker_->LinksDynamically(program, *add3));  // program -> library
+  EXPECT_FALSE(linker_->LinksDynamically(math, *add3));    // within one library
+  EXPECT_TRUE(linker_->LinksDynamically(math, *plus));     // library -> another library
+  EXPECT_FALSE(linker_->LinksDynamically(program, 0));     // the program's own procedure
 }
 
 TEST_F(LinkerTest, RootLiteralsPreferTheProgramThenLibraries) {

@@ -43,13 +43,11 @@ ast::Immediate ParseImmediate(absl::string_view text) {
   ast::Immediate imm;
   if (absl::StartsWith(text, "[")) {
     imm.kind = ast::Immediate::Kind::kWord;
-    std::vector<std::string> parts =
-        absl::StrSplit(text.substr(1, text.size() - 2), ',');
+    std::vector<std::string> parts = absl::StrSplit(text.substr(1, text.size() - 2), ',');
     for (size_t i = 0; i < 4 && i < parts.size(); ++i) {
       EXPECT_TRUE(absl::SimpleAtoi(parts[i], &imm.word[i])) << text;
     }
-  } else if (!text.empty() &&
-             absl::ascii_isupper(static_cast<unsigned char>(text[0]))) {
+  } else if (!text.empty() && absl::ascii_isupper(static_cast<unsigned char>(text[0]))) {
     imm.kind = ast::Immediate::Kind::kConstant;
     imm.text = std::string(text);
   } else if (absl::StartsWith(text, "0x")) {
@@ -71,24 +69,20 @@ ast::Instruction Inst(absl::string_view spec) {
   if ((parts[0] == "adv" || parts[0] == "debug") && parts.size() > 1) {
     inst.name = absl::StrCat(parts[0], ".", parts[1]);
     first_arg = 2;
-  } else if (parts[0] == "exp" && parts.size() > 1 &&
-             absl::StartsWith(parts[1], "u")) {
+  } else if (parts[0] == "exp" && parts.size() > 1 && absl::StartsWith(parts[1], "u")) {
     inst.name = "exp.u";
     parts[1] = parts[1].substr(1);
   }
-  for (size_t i = first_arg; i < parts.size(); ++i)
-    inst.args.push_back(ParseImmediate(parts[i]));
+  for (size_t i = first_arg; i < parts.size(); ++i) inst.args.push_back(ParseImmediate(parts[i]));
   return inst;
 }
 
 // Resolves the test constants: "K<n>" is the felt n, "WORD" the word [5, 0, 1,
 // 7], "MSG" the string "oops"; anything else is undefined.
-absl::StatusOr<ast::ConstantValue> ResolveTestConstant(
-    const std::string& name) {
+absl::StatusOr<ast::ConstantValue> ResolveTestConstant(const std::string& name) {
   ast::ConstantValue value;
   uint64_t n = 0;
-  if (name.size() > 1 && name[0] == 'K' &&
-      absl::SimpleAtoi(name.substr(1), &n)) {
+  if (name.size() > 1 && name[0] == 'K' && absl::SimpleAtoi(name.substr(1), &n)) {
     value.kind = ast::ConstantValue::Kind::kFelt;
     value.felt = n;
     return value;
@@ -209,8 +203,7 @@ std::vector<Row> ReadLoweringTable(const std::string& path) {
     row.spec = left[0];
     for (size_t i = 1; i < left.size(); ++i) {
       absl::string_view option = left[i];
-      if (!absl::ConsumePrefix(&option, "locals=") ||
-          !absl::SimpleAtoi(option, &row.num_locals)) {
+      if (!absl::ConsumePrefix(&option, "locals=") || !absl::SimpleAtoi(option, &row.num_locals)) {
         ADD_FAILURE() << path << ":" << line << ": unknown option " << left[i];
       }
     }
@@ -237,8 +230,8 @@ TEST(LowerTest, EveryTableRowLowersToItsExactSequence) {
   const std::vector<Row> rows = ReadLoweringTable(LoweringTablePath());
   ASSERT_GE(rows.size(), 388u) << "rows missing from " << LoweringTablePath();
   for (const Row& row : rows) {
-    SCOPED_TRACE(absl::StrCat("lowering.txt:", row.line, ": ", row.spec, " (N = ",
-                              row.num_locals, ")"));
+    SCOPED_TRACE(
+        absl::StrCat("lowering.txt:", row.line, ": ", row.spec, " (N = ", row.num_locals, ")"));
     std::vector<LoweredOp> out;
     const absl::Status status =
         LowerInstruction(v0_16::Instructions(), Inst(row.spec), Context(row.num_locals), &out);
@@ -250,16 +243,12 @@ TEST(LowerTest, EveryTableRowLowersToItsExactSequence) {
 TEST(LowerTest, OpCountsMatchTheReferenceColumn) {
   // A sample of the "Ops" column, checked independently of the sequences above.
   const std::map<std::string, size_t> counts = {
-      {"pow2", 16},        {"exp", 73},       {"exp.u63", 72},
-      {"exp.8", 14},       {"exp.255", 18},   {"exp.256", 19},
-      {"ilog2", 45},       {"u32popcnt", 33}, {"u32clz", 43},
-      {"u32ctz", 35},      {"u32clo", 41},    {"u32cto", 34},
-      {"u32rotr", 23},     {"u32shl", 18},    {"hash", 19},
-      {"hmerge", 16},      {"mtree_get", 10}, {"mtree_set", 30},
-      {"mtree_merge", 17}, {"ext2div", 12},   {"ext2inv", 9},
-      {"u32testw", 23},    {"eqw", 15},       {"gte.1", 18},
-      {"lte.1", 17},       {"u32or.1", 8},    {"u32not.1", 7},
-      {"assert_eqw", 11},
+      {"pow2", 16},    {"exp", 73},       {"exp.u63", 72},    {"exp.8", 14},       {"exp.255", 18},
+      {"exp.256", 19}, {"ilog2", 45},     {"u32popcnt", 33},  {"u32clz", 43},      {"u32ctz", 35},
+      {"u32clo", 41},  {"u32cto", 34},    {"u32rotr", 23},    {"u32shl", 18},      {"hash", 19},
+      {"hmerge", 16},  {"mtree_get", 10}, {"mtree_set", 30},  {"mtree_merge", 17}, {"ext2div", 12},
+      {"ext2inv", 9},  {"u32testw", 23},  {"eqw", 15},        {"gte.1", 18},       {"lte.1", 17},
+      {"u32or.1", 8},  {"u32not.1", 7},   {"assert_eqw", 11},
   };
   for (const auto& [spec, n] : counts) {
     std::vector<LoweredOp> out;
@@ -317,12 +306,11 @@ TEST(LowerTest, ErrorCodesAreAttachedToEveryAssertion) {
       {"assert", "ASSERT(" + c + ")"},
       {"assertz", "EQZ ASSERT(" + c + ")"},
       {"assert_eq", "EQ ASSERT(" + c + ")"},
-      {"assert_eqw", "MOVUP4 EQ ASSERT(" + c + ") MOVUP3 EQ ASSERT(" + c +
-                         ") MOVUP2 EQ ASSERT(" + c + ") EQ ASSERT(" + c + ")"},
+      {"assert_eqw", "MOVUP4 EQ ASSERT(" + c + ") MOVUP3 EQ ASSERT(" + c + ") MOVUP2 EQ ASSERT(" +
+                         c + ") EQ ASSERT(" + c + ")"},
       {"u32assert", "PAD U32ASSERT2(" + c + ") DROP"},
       {"u32assert2", "U32ASSERT2(" + c + ")"},
-      {"u32assertw", "U32ASSERT2(" + c + ") MOVUP3 MOVUP3 U32ASSERT2(" + c +
-                         ") MOVUP3 MOVUP3"},
+      {"u32assertw", "U32ASSERT2(" + c + ") MOVUP3 MOVUP3 U32ASSERT2(" + c + ") MOVUP3 MOVUP3"},
       {"mtree_verify", "MPVERIFY(" + c + ")"},
   };
   for (const auto& [spec, expected] : rows) {
@@ -348,8 +336,7 @@ TEST(LowerTest, StringConstantErrorMessageGivesSameCodeAsLiteral) {
 TEST(LowerTest, NonStringErrorMessagesAreRejected) {
   std::vector<LoweredOp> out;
   ast::Instruction numeric = Inst("assert");
-  numeric.error = ParseImmediate(
-      "123");  // v0.16 `.err=` takes a string or a string constant
+  numeric.error = ParseImmediate("123");  // v0.16 `.err=` takes a string or a string constant
   EXPECT_EQ(LowerInstruction(v0_16::Instructions(), numeric, Context(), &out).code(),
             absl::StatusCode::kInvalidArgument);
   ast::Instruction felt_constant = Inst("assert");
@@ -438,8 +425,7 @@ TEST(LowerTest, AssemblyErrorsAreInvalidArgumentWithMessage) {
     const absl::Status status =
         LowerInstruction(v0_16::Instructions(), Inst(row.spec), Context(row.num_locals), &out);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-    EXPECT_TRUE(absl::StrContains(status.message(), row.message_part))
-        << status;
+    EXPECT_TRUE(absl::StrContains(status.message(), row.message_part)) << status;
   }
 }
 
@@ -447,13 +433,11 @@ TEST(LowerTest, LocalWordIndexErrorHasExactV016Message) {
   std::vector<LoweredOp> out;
   const absl::Status status =
       LowerInstruction(v0_16::Instructions(), Inst("loc_loadw.2"), Context(8), &out);
-  EXPECT_TRUE(absl::StartsWith(status.message(), "invalid local word index: 2"))
-      << status;
+  EXPECT_TRUE(absl::StartsWith(status.message(), "invalid local word index: 2")) << status;
 }
 
 TEST(LowerTest, NodeProducingInstructionsAreInternalErrors) {
-  for (const char* name :
-       {"exec", "call", "syscall", "procref", "dynexec", "dyncall"}) {
+  for (const char* name : {"exec", "call", "syscall", "procref", "dynexec", "dyncall"}) {
     ast::Instruction inst;
     inst.name = name;
     inst.target = "foo";
@@ -470,8 +454,7 @@ TEST(LowerTest, MissingResolverMakesConstantsUndefined) {
   std::vector<LoweredOp> out;
   const absl::Status status = LowerInstruction(v0_16::Instructions(), Inst("add.K5"), ctx, &out);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(status.message(), "undefined constant"))
-      << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "undefined constant")) << status;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -492,46 +475,26 @@ TEST(LowerTest, Blake3MatchesOfficialTestVectors) {
   const std::vector<std::pair<size_t, std::string>> vectors = {
       {0, "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"},
       {1, "2d3adedff11b61f14c886e35afa036736dcd87a74d27b5c1510225d0f592e213"},
-      {1023,
-       "10108970eeda3eb932baac1428c7a2163b0e924c9a9e25b35bba72b28f70bd11"},
-      {1024,
-       "42214739f095a406f3fc83deb889744ac00df831c10daa55189b5d121c855af7"},
-      {1025,
-       "d00278ae47eb27b34faecf67b4fe263f82d5412916c1ffd97c8cb7fb814b8444"},
-      {2048,
-       "e776b6028c7cd22a4d0ba182a8bf62205d2ef576467e838ed6f2529b85fba24a"},
-      {2049,
-       "5f4d72f40d7a5f82b15ca2b2e44b1de3c2ef86c426c95c1af0b6879522563030"},
-      {3072,
-       "b98cb0ff3623be03326b373de6b9095218513e64f1ee2edd2525c7ad1e5cffd2"},
-      {3073,
-       "7124b49501012f81cc7f11ca069ec9226cecb8a2c850cfe644e327d22d3e1cd3"},
-      {4096,
-       "015094013f57a5277b59d8475c0501042c0b642e531b0a1c8f58d2163229e969"},
-      {4097,
-       "9b4052b38f1c5fc8b1f9ff7ac7b27cd242487b3d890d15c96a1c25b8aa0fb995"},
-      {5120,
-       "9cadc15fed8b5d854562b26a9536d9707cadeda9b143978f319ab34230535833"},
-      {5121,
-       "628bd2cb2004694adaab7bbd778a25df25c47b9d4155a55f8fbd79f2fe154cff"},
-      {6144,
-       "3e2e5b74e048f3add6d21faab3f83aa44d3b2278afb83b80b3c35164ebeca205"},
-      {6145,
-       "f1323a8631446cc50536a9f705ee5cb619424d46887f3c376c695b70e0f0507f"},
-      {7168,
-       "61da957ec2499a95d6b8023e2b0e604ec7f6b50e80a9678b89d2628e99ada77a"},
-      {7169,
-       "a003fc7a51754a9b3c7fae0367ab3d782dccf28855a03d435f8cfe74605e7817"},
-      {8192,
-       "aae792484c8efe4f19e2ca7d371d8c467ffb10748d8a5a1ae579948f718a2a63"},
-      {8193,
-       "bab6c09cb8ce8cf459261398d2e7aef35700bf488116ceb94a36d0f5f1b7bc3b"},
-      {16384,
-       "f875d6646de28985646f34ee13be9a576fd515f76b5b0a26bb324735041ddde4"},
-      {31744,
-       "62b6960e1a44bcc1eb1a611a8d6235b6b4b78f32e7abc4fb4c6cdcce94895c47"},
-      {102400,
-       "bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085"},
+      {1023, "10108970eeda3eb932baac1428c7a2163b0e924c9a9e25b35bba72b28f70bd11"},
+      {1024, "42214739f095a406f3fc83deb889744ac00df831c10daa55189b5d121c855af7"},
+      {1025, "d00278ae47eb27b34faecf67b4fe263f82d5412916c1ffd97c8cb7fb814b8444"},
+      {2048, "e776b6028c7cd22a4d0ba182a8bf62205d2ef576467e838ed6f2529b85fba24a"},
+      {2049, "5f4d72f40d7a5f82b15ca2b2e44b1de3c2ef86c426c95c1af0b6879522563030"},
+      {3072, "b98cb0ff3623be03326b373de6b9095218513e64f1ee2edd2525c7ad1e5cffd2"},
+      {3073, "7124b49501012f81cc7f11ca069ec9226cecb8a2c850cfe644e327d22d3e1cd3"},
+      {4096, "015094013f57a5277b59d8475c0501042c0b642e531b0a1c8f58d2163229e969"},
+      {4097, "9b4052b38f1c5fc8b1f9ff7ac7b27cd242487b3d890d15c96a1c25b8aa0fb995"},
+      {5120, "9cadc15fed8b5d854562b26a9536d9707cadeda9b143978f319ab34230535833"},
+      {5121, "628bd2cb2004694adaab7bbd778a25df25c47b9d4155a55f8fbd79f2fe154cff"},
+      {6144, "3e2e5b74e048f3add6d21faab3f83aa44d3b2278afb83b80b3c35164ebeca205"},
+      {6145, "f1323a8631446cc50536a9f705ee5cb619424d46887f3c376c695b70e0f0507f"},
+      {7168, "61da957ec2499a95d6b8023e2b0e604ec7f6b50e80a9678b89d2628e99ada77a"},
+      {7169, "a003fc7a51754a9b3c7fae0367ab3d782dccf28855a03d435f8cfe74605e7817"},
+      {8192, "aae792484c8efe4f19e2ca7d371d8c467ffb10748d8a5a1ae579948f718a2a63"},
+      {8193, "bab6c09cb8ce8cf459261398d2e7aef35700bf488116ceb94a36d0f5f1b7bc3b"},
+      {16384, "f875d6646de28985646f34ee13be9a576fd515f76b5b0a26bb324735041ddde4"},
+      {31744, "62b6960e1a44bcc1eb1a611a8d6235b6b4b78f32e7abc4fb4c6cdcce94895c47"},
+      {102400, "bc3e3d41a1146b069abffad3c0d44860cf664390afce4d9661f7902e7943e085"},
   };
   for (const auto& [len, expected] : vectors) {
     std::string input(len, '\0');

@@ -135,8 +135,8 @@ TEST_F(MastBuilderTest, EntryPrologueStartsTheProgram) {
 TEST_F(MastBuilderTest, WhileBecomesALoopNodeAndDynUsesTheRulesDigest) {
   MastRules rules = v0_16::MastRules();
   rules.dyn_digest = Word{Felt(9), Felt(9), Felt(9), Felt(9)};
-  const MastNode& root = Build("begin\n  push.0\n  while.true\n    push.0\n  end\n  dynexec\nend\n",
-                               rules);
+  const MastNode& root =
+      Build("begin\n  push.0\n  while.true\n    push.0\n  end\n  dynexec\nend\n", rules);
   ASSERT_EQ(root.kind, MastKind::kJoin);
   const MastNode& left = Node(root.first);
   ASSERT_EQ(left.kind, MastKind::kJoin);

@@ -36,9 +36,8 @@ Program Assemble(const std::string& text) {
 
 TEST(MastDigestTest, SingleBlock) {
   Program p = Assemble("begin\n push.1 push.2 add\nend\n");
-  EXPECT_EQ(RootOf(p, "$exec::$main"),
-            (Digest{10590713464951180479ULL, 12160189095910759890ULL, 16887974655121798560ULL,
-                    3324878740855725239ULL}));
+  EXPECT_EQ(RootOf(p, "$exec::$main"), (Digest{10590713464951180479ULL, 12160189095910759890ULL,
+                                               16887974655121798560ULL, 3324878740855725239ULL}));
 }
 
 TEST(MastDigestTest, LocalsLoopsCallsMultiBatchBlocksAndErrorCodes) {
@@ -63,15 +62,12 @@ begin
     push.3 u32assert2.err="boom" drop
 end
 )");
-  EXPECT_EQ(RootOf(p, "$exec::foo"),
-            (Digest{17692059563853635997ULL, 13521143976298273205ULL, 5524907486376737065ULL,
-                    11175260612681448998ULL}));
-  EXPECT_EQ(RootOf(p, "$exec::bar"),
-            (Digest{1298063329462581689ULL, 10161093202884190274ULL, 12017105693688532943ULL,
-                    18239012197123816835ULL}));
-  EXPECT_EQ(RootOf(p, "$exec::$main"),
-            (Digest{17247118074296593610ULL, 10755374335593141659ULL, 3895491531495175567ULL,
-                    7232236221039275288ULL}));
+  EXPECT_EQ(RootOf(p, "$exec::foo"), (Digest{17692059563853635997ULL, 13521143976298273205ULL,
+                                             5524907486376737065ULL, 11175260612681448998ULL}));
+  EXPECT_EQ(RootOf(p, "$exec::bar"), (Digest{1298063329462581689ULL, 10161093202884190274ULL,
+                                             12017105693688532943ULL, 18239012197123816835ULL}));
+  EXPECT_EQ(RootOf(p, "$exec::$main"), (Digest{17247118074296593610ULL, 10755374335593141659ULL,
+                                               3895491531495175567ULL, 7232236221039275288ULL}));
 }
 
 TEST(MastDigestTest, ExecOnlyProcedureSharesItsCalleesRoot) {
@@ -91,9 +87,8 @@ end
                      17979956137801310292ULL};
   EXPECT_EQ(RootOf(p, "$exec::inner"), inner);
   EXPECT_EQ(RootOf(p, "$exec::outer"), inner);
-  EXPECT_EQ(RootOf(p, "$exec::$main"),
-            (Digest{17525755705193518265ULL, 14490400460582227531ULL, 1178092134932265348ULL,
-                    2613284800004365840ULL}));
+  EXPECT_EQ(RootOf(p, "$exec::$main"), (Digest{17525755705193518265ULL, 14490400460582227531ULL,
+                                               1178092134932265348ULL, 2613284800004365840ULL}));
 }
 
 TEST(MastDigestTest, ProcrefAndDynNodes) {
@@ -112,9 +107,8 @@ end
   const Digest target{13975833391190678484ULL, 906913048468217869ULL, 5956713561529196568ULL,
                       5568141610020945525ULL};
   EXPECT_EQ(RootOf(p, "$exec::target"), target);
-  EXPECT_EQ(RootOf(p, "$exec::$main"),
-            (Digest{10914855846842017020ULL, 13638581571904081024ULL, 15732534013594511502ULL,
-                    6604551034116902926ULL}));
+  EXPECT_EQ(RootOf(p, "$exec::$main"), (Digest{10914855846842017020ULL, 13638581571904081024ULL,
+                                               15732534013594511502ULL, 6604551034116902926ULL}));
   ASSERT_EQ(p.dyn_targets.size(), 2u);  // target and $main
   bool found = false;
   for (const DynTarget& t : p.dyn_targets) found |= t.digest == target;
@@ -164,15 +158,12 @@ end
 )";
   absl::StatusOr<Program> p = Assembler(options).AssembleFile("main.masm");
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(RootOf(*p, "xl::ops::inc"),
-            (Digest{11848160635611330839ULL, 588277511402887074ULL, 17855636077955410758ULL,
-                    2937302364866844842ULL}));
-  EXPECT_EQ(RootOf(*p, "xl::ops::twice"),
-            (Digest{13470346064490803420ULL, 17360185376620396588ULL, 2782634541288104089ULL,
-                    1727748223690461592ULL}));
-  EXPECT_EQ(RootOf(*p, "$exec::$main"),
-            (Digest{10789990283287504571ULL, 10014291421252847166ULL, 11316618663097561547ULL,
-                    1782737992782963993ULL}));
+  EXPECT_EQ(RootOf(*p, "xl::ops::inc"), (Digest{11848160635611330839ULL, 588277511402887074ULL,
+                                                17855636077955410758ULL, 2937302364866844842ULL}));
+  EXPECT_EQ(RootOf(*p, "xl::ops::twice"), (Digest{13470346064490803420ULL, 17360185376620396588ULL,
+                                                  2782634541288104089ULL, 1727748223690461592ULL}));
+  EXPECT_EQ(RootOf(*p, "$exec::$main"), (Digest{10789990283287504571ULL, 10014291421252847166ULL,
+                                                11316618663097561547ULL, 1782737992782963993ULL}));
 }
 
 }  // namespace

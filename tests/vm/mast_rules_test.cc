@@ -54,9 +54,8 @@ TEST(MastRulesTest, V016RulesHoldTheV016Constants) {
   EXPECT_EQ(rules.locals_model, LocalsModel::kFmpRelative);
   EXPECT_EQ(rules.locals_alignment, 4u);
   EXPECT_TRUE(rules.entry_prologue.empty());
-  EXPECT_EQ(rules.dyn_digest,
-            (Word{Felt(8115106948140260551ULL), Felt(13491227816952616836ULL),
-                  Felt(15015806788322198710ULL), Felt(16575543461540527115ULL)}));
+  EXPECT_EQ(rules.dyn_digest, (Word{Felt(8115106948140260551ULL), Felt(13491227816952616836ULL),
+                                    Felt(15015806788322198710ULL), Felt(16575543461540527115ULL)}));
   EXPECT_EQ(rules.dyncall_digest,
             (Word{Felt(8751004906421739448ULL), Felt(13469709002495534233ULL),
                   Felt(12584249374630430826ULL), Felt(7624899870831503004ULL)}));
@@ -67,9 +66,9 @@ TEST(MastRulesTest, V016PackingGivesTheRowsOfTheHardCodedPacker) {
   // the rules became data) and are written out here.
   std::vector<int32_t> rows;
   EXPECT_EQ(PackBlock(Ops("PAPPAAAAAAAPAPAAAAAAAAEPPPPPPPA"), v0_16::MastRules(), &rows), 3u);
-  EXPECT_EQ(rows, (std::vector<int32_t>{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12,
-                                        13, 14, 15, 16, 17, 18, 19, 20, 21, -2, 22, 23, 24,
-                                        25, 26, 27, 28, -1, -2, 29, 30}));
+  EXPECT_EQ(rows, (std::vector<int32_t>{0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                        12, 13, 14, 15, 16, 17, 18, 19, 20, 21, -2, 22,
+                                        23, 24, 25, 26, 27, 28, -1, -2, 29, 30}));
   // 500 pseudo-random blocks of 1..200 PUSH / EMIT / ADD: an FNV-1a hash of all their rows
   // (each block's rows followed by 0xffff), the number of rows and of batches.
   Stream stream;
@@ -135,8 +134,7 @@ TEST(MastRulesTest, GroupSlotFlagsDecideWhichValuesTakeASlot) {
 
 TEST(MastRulesTest, BlockDigestHashesWireOpcodes) {
   const std::vector<LoweredOp> ops = Ops("PAAE");
-  const Word v016 =
-      BlockDigest(ops, v0_16::MastRules(), v0_16::WireOpcodes(), DefaultHasher());
+  const Word v016 = BlockDigest(ops, v0_16::MastRules(), v0_16::WireOpcodes(), DefaultHasher());
   WireOpcodeTable copy = v0_16::WireOpcodes();
   EXPECT_EQ(BlockDigest(ops, v0_16::MastRules(), copy, DefaultHasher()), v016);
   copy[OpcodeIndex(Opcode::kAdd)] = 35;  // another encoding of ADD
@@ -166,9 +164,8 @@ TEST(MastRulesTest, ForestDigestsFollowTheRules) {
   join.first = MastItem{a, 0};
   join.second = MastItem{a, 0};
   const uint32_t j = forest.AddNode(join);
-  EXPECT_EQ(forest.nodes[j].digest,
-            DefaultHasher().MergeInDomain(forest.nodes[a].digest, forest.nodes[a].digest,
-                                          Felt(87)));
+  EXPECT_EQ(forest.nodes[j].digest, DefaultHasher().MergeInDomain(
+                                        forest.nodes[a].digest, forest.nodes[a].digest, Felt(87)));
 }
 
 }  // namespace

@@ -27,13 +27,11 @@ Word NaiveRoot(const std::vector<Word>& leaves, size_t first, size_t count) {
 
 // Independent reference for a sparse tree: the node at height `height` covering leaf indices
 // [base, base + 2^height), with absent leaves zero.
-Word NaiveSparseRoot(const std::vector<std::pair<uint64_t, Word>>& leaves,
-                     uint64_t height, uint64_t base) {
+Word NaiveSparseRoot(const std::vector<std::pair<uint64_t, Word>>& leaves, uint64_t height,
+                     uint64_t base) {
   bool any = false;
   for (const auto& [index, w] : leaves) {
-    if (height == 64 ||
-        (index >= base && index - base < (uint64_t{1} << height)))
-      any = true;
+    if (height == 64 || (index >= base && index - base < (uint64_t{1} << height))) any = true;
   }
   if (!any) {
     Word e = W(0);
@@ -56,8 +54,7 @@ std::string MasmHex(const Word& w) {
   std::string out = "0x";
   for (Felt f : w) {
     uint64_t v = f.value();
-    for (int b = 0; b < 8; ++b)
-      absl::StrAppendFormat(&out, "%02x", (v >> (8 * b)) & 0xFF);
+    for (int b = 0; b < 8; ++b) absl::StrAppendFormat(&out, "%02x", (v >> (8 * b)) & 0xFF);
   }
   return out;
 }
@@ -65,8 +62,7 @@ std::string MasmHex(const Word& w) {
 TEST(MerkleStoreTest, EmptySubtreeRootsChainByMerge) {
   EXPECT_EQ(EmptySubtreeRoot(0), W(0));
   EXPECT_EQ(EmptySubtreeRoot(1), Merge(W(0), W(0)));
-  EXPECT_EQ(EmptySubtreeRoot(64),
-            Merge(EmptySubtreeRoot(63), EmptySubtreeRoot(63)));
+  EXPECT_EQ(EmptySubtreeRoot(64), Merge(EmptySubtreeRoot(63), EmptySubtreeRoot(63)));
 }
 
 TEST(MerkleStoreTest, MerkleTreeRootAndNodesMatchNaiveHashing) {
@@ -92,8 +88,7 @@ TEST(MerkleStoreTest, MerkleTreeRootAndNodesMatchNaiveHashing) {
 TEST(MerkleStoreTest, SetNodeKeepsOldTreeAndAddsNewOne) {
   std::vector<Word> leaves = {W(1), W(2), W(3), W(4)};
   MerkleStore store;
-  Word root =
-      *store.AddInput({MerkleStoreInput::Kind::kMerkleTree, {}, leaves});
+  Word root = *store.AddInput({MerkleStoreInput::Kind::kMerkleTree, {}, leaves});
   absl::StatusOr<MerkleStore::Update> update = store.SetNode(root, 2, 2, W(9));
   ASSERT_TRUE(update.ok()) << update.status();
   std::vector<Word> changed = {W(1), W(2), W(9), W(4)};
@@ -104,10 +99,7 @@ TEST(MerkleStoreTest, SetNodeKeepsOldTreeAndAddsNewOne) {
 
 TEST(MerkleStoreTest, SparseTreeOfDepth64MatchesNaiveHashing) {
   std::vector<std::pair<uint64_t, Word>> leaves = {
-      {0, W(5)},
-      {3, W(6, 1)},
-      {uint64_t{1} << 40, W(7)},
-      {~uint64_t{0}, W(8, 0, 0, 1)}};
+      {0, W(5)}, {3, W(6, 1)}, {uint64_t{1} << 40, W(7)}, {~uint64_t{0}, W(8, 0, 0, 1)}};
   MerkleStoreInput input{MerkleStoreInput::Kind::kSparseMerkleTree, {}, {}};
   for (const auto& [i, w] : leaves) {
     input.indices.push_back(i);
@@ -124,33 +116,25 @@ TEST(MerkleStoreTest, SparseTreeOfDepth64MatchesNaiveHashing) {
 
 TEST(MerkleStoreTest, PartialTreeNeedsSiblingsAndComputesRoot) {
   // Leaves at depth 2 (indices 0, 1) and depth 1 (index 1): a full depth-2 left half.
-  MerkleStoreInput input{MerkleStoreInput::Kind::kPartialMerkleTree,
-                         {2, 0, 2, 1, 1, 1},
-                         {W(1), W(2), W(3)}};
+  MerkleStoreInput input{
+      MerkleStoreInput::Kind::kPartialMerkleTree, {2, 0, 2, 1, 1, 1}, {W(1), W(2), W(3)}};
   MerkleStore store;
   absl::StatusOr<Word> root = store.AddInput(input);
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(*root, Merge(Merge(W(1), W(2)), W(3)));
   EXPECT_EQ(*store.GetNode(*root, 2, 1), W(2));
 
-  MerkleStoreInput missing{
-      MerkleStoreInput::Kind::kPartialMerkleTree, {2, 0}, {W(1)}};
-  EXPECT_EQ(MerkleStore().AddInput(missing).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  MerkleStoreInput missing{MerkleStoreInput::Kind::kPartialMerkleTree, {2, 0}, {W(1)}};
+  EXPECT_EQ(MerkleStore().AddInput(missing).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MerkleStoreTest, LookupErrorsAreReported) {
   MerkleStore store;
-  EXPECT_EQ(store.GetNode(W(1, 2, 3, 4), 1, 0).status().code(),
-            absl::StatusCode::kNotFound);
-  Word root =
-      *store.AddInput({MerkleStoreInput::Kind::kMerkleTree, {}, {W(1), W(2)}});
-  EXPECT_EQ(store.GetNode(root, 1, 2).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(store.GetNode(root, 65, 0).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(store.GetNode(root, 2, 0).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store.GetNode(W(1, 2, 3, 4), 1, 0).status().code(), absl::StatusCode::kNotFound);
+  Word root = *store.AddInput({MerkleStoreInput::Kind::kMerkleTree, {}, {W(1), W(2)}});
+  EXPECT_EQ(store.GetNode(root, 1, 2).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.GetNode(root, 65, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store.GetNode(root, 2, 0).status().code(), absl::StatusCode::kNotFound);
 }
 
 // The conformance program testdata/vm/crypto/merkle_store.masm runs mtree_* against the roots it
@@ -158,8 +142,7 @@ TEST(MerkleStoreTest, LookupErrorsAreReported) {
 // store, so the program's pass also proves the store built the right trees.
 TEST(MerkleStoreTest, ConformanceProgramRootsMatchIndependentHashing) {
   const std::string dir = std::string(FLAMEFLEET_TESTDATA_DIR) + "/vm/crypto/";
-  absl::StatusOr<ProgramInputs> inputs =
-      LoadInputs(dir + "merkle_store.inputs");
+  absl::StatusOr<ProgramInputs> inputs = LoadInputs(dir + "merkle_store.inputs");
   ASSERT_TRUE(inputs.ok()) << inputs.status();
   std::ifstream file(dir + "merkle_store.masm");
   std::stringstream text;
@@ -173,8 +156,7 @@ TEST(MerkleStoreTest, ConformanceProgramRootsMatchIndependentHashing) {
       root = NaiveRoot(m.leaves, 0, m.leaves.size());
     } else if (m.kind == MerkleStoreInput::Kind::kSparseMerkleTree) {
       std::vector<std::pair<uint64_t, Word>> leaves;
-      for (size_t i = 0; i < m.leaves.size(); ++i)
-        leaves.emplace_back(m.indices[i], m.leaves[i]);
+      for (size_t i = 0; i < m.leaves.size(); ++i) leaves.emplace_back(m.indices[i], m.leaves[i]);
       root = NaiveSparseRoot(leaves, 64, 0);
     } else {
       continue;  // partial trees: covered by PartialTreeNeedsSiblingsAndComputesRoot

@@ -60,16 +60,14 @@ TEST(SourceManagerTest, LineStripsTerminators) {
 TEST(SourceManagerTest, FormatPutsCaretUnderColumn) {
   SourceManager sm;
   const uint32_t id = sm.Add("main.masm", "begin\n  push.1 foo\nend\n");
-  EXPECT_EQ(
-      sm.Format({id, 2, 10}, "unknown instruction 'foo'"),
-      "main.masm:2:10: unknown instruction 'foo'\n  push.1 foo\n         ^");
+  EXPECT_EQ(sm.Format({id, 2, 10}, "unknown instruction 'foo'"),
+            "main.masm:2:10: unknown instruction 'foo'\n  push.1 foo\n         ^");
 }
 
 TEST(SourceManagerTest, FormatKeepsTabsInCaretPrefix) {
   SourceManager sm;
   const uint32_t id = sm.Add("t.masm", "\t\tpush.1 x");
-  EXPECT_EQ(sm.Format({id, 1, 10}, "m"),
-            "t.masm:1:10: m\n\t\tpush.1 x\n\t\t       ^");
+  EXPECT_EQ(sm.Format({id, 1, 10}, "m"), "t.masm:1:10: m\n\t\tpush.1 x\n\t\t       ^");
 }
 
 TEST(SourceManagerTest, LoadReadsFile) {
@@ -90,8 +88,7 @@ TEST(SourceManagerTest, LoadMissingFileIsNotFound) {
   SourceManager sm;
   absl::StatusOr<uint32_t> id = sm.Load("/nonexistent/dir/x.masm");
   EXPECT_EQ(id.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(id.status().message()),
-              HasSubstr("/nonexistent/dir/x.masm"));
+  EXPECT_THAT(std::string(id.status().message()), HasSubstr("/nonexistent/dir/x.masm"));
 }
 
 TEST(SourceManagerTest, LoadDirectoryIsInvalidArgument) {
@@ -126,8 +123,8 @@ TEST(LexerTest, TokensCarryLineAndColumn) {
 }
 
 TEST(LexerTest, HexWordElementsAreLittleEndian) {
-  const std::vector<Token> toks = LexAll(
-      "0x0100000000000000020000000000000003000000000000000400000000000000");
+  const std::vector<Token> toks =
+      LexAll("0x0100000000000000020000000000000003000000000000000400000000000000");
   ASSERT_EQ(toks[0].kind, TokenKind::kHexWord);
   EXPECT_THAT(toks[0].word, ElementsAre(1u, 2u, 3u, 4u));
 }
@@ -143,8 +140,7 @@ TEST(LexerTest, RejectsBadHexLiterals) {
   EXPECT_EQ(LexAll("0x")[0].kind, TokenKind::kError);
   EXPECT_EQ(LexAll("0xFFFFFFFFFFFFFFFF")[0].kind,
             TokenKind::kHex);  // parser checks < p
-  EXPECT_EQ(LexAll(std::string("0x") + std::string(66, '0'))[0].kind,
-            TokenKind::kError);
+  EXPECT_EQ(LexAll(std::string("0x") + std::string(66, '0'))[0].kind, TokenKind::kError);
 }
 
 TEST(LexerTest, RejectsNulAndInvalidUtf8) {
@@ -165,15 +161,13 @@ TEST(LexerTest, AllowsUtf8InCommentsAndStrings) {
 
 class ParserTest : public ::testing::Test {
  protected:
-  absl::StatusOr<ast::Module> Parse(
-      absl::string_view text,
-      ast::ModuleKind kind = ast::ModuleKind::kExecutable) {
+  absl::StatusOr<ast::Module> Parse(absl::string_view text,
+                                    ast::ModuleKind kind = ast::ModuleKind::kExecutable) {
     const uint32_t id = sources_.Add("test.masm", std::string(text));
     return ParseModule(sources_, id, kind, v0_16::Instructions());
   }
 
-  ast::Module ParseOk(absl::string_view text,
-                      ast::ModuleKind kind = ast::ModuleKind::kExecutable) {
+  ast::Module ParseOk(absl::string_view text, ast::ModuleKind kind = ast::ModuleKind::kExecutable) {
     absl::StatusOr<ast::Module> m = Parse(text, kind);
     EXPECT_TRUE(m.ok()) << m.status().message();
     return m.ok() ? *std::move(m) : ast::Module{};
@@ -202,9 +196,7 @@ class ParserTest : public ::testing::Test {
   SourceManager sources_;
 };
 
-const ast::Instruction& AsInst(const ast::Node& n) {
-  return std::get<ast::Instruction>(n.op);
-}
+const ast::Instruction& AsInst(const ast::Node& n) { return std::get<ast::Instruction>(n.op); }
 
 TEST_F(ParserTest, ParsesMinimalExecutable) {
   ast::Module m = ParseOk("begin\n  push.1 push.2 add\nend\n");
@@ -218,8 +210,7 @@ TEST_F(ParserTest, ParsesMinimalExecutable) {
 }
 
 TEST_F(ParserTest, ParsesClassicImports) {
-  ast::Module m =
-      ParseOk("use.std::math::u64\nuse.std::math::u64->bigint\nbegin nop end");
+  ast::Module m = ParseOk("use.std::math::u64\nuse.std::math::u64->bigint\nbegin nop end");
   ASSERT_EQ(m.imports.size(), 2u);
   EXPECT_EQ(m.imports[0].path, "std::math::u64");
   EXPECT_EQ(m.imports[0].alias, "u64");
@@ -227,8 +218,7 @@ TEST_F(ParserTest, ParsesClassicImports) {
 }
 
 TEST_F(ParserTest, ParsesV020Imports) {
-  ast::Module m = ParseOk(
-      "use miden::core::math::u64\nuse a::b->c\nuse ::x::y\nbegin nop end");
+  ast::Module m = ParseOk("use miden::core::math::u64\nuse a::b->c\nuse ::x::y\nbegin nop end");
   ASSERT_EQ(m.imports.size(), 3u);
   EXPECT_EQ(m.imports[0].path, "miden::core::math::u64");
   EXPECT_EQ(m.imports[0].alias, "u64");
@@ -238,8 +228,7 @@ TEST_F(ParserTest, ParsesV020Imports) {
 }
 
 TEST_F(ParserTest, RejectsUnqualifiedAndDuplicateImports) {
-  EXPECT_THAT(ParseError("use.u64\nbegin nop end"),
-              HasSubstr("at least two components"));
+  EXPECT_THAT(ParseError("use.u64\nbegin nop end"), HasSubstr("at least two components"));
   EXPECT_THAT(ParseError("use.a::b\nuse.c::b\nbegin nop end"),
               StartsWith("test.masm:2:5: duplicate import 'b'"));
 }
@@ -281,10 +270,8 @@ TEST_F(ParserTest, RejectsBadConstants) {
               StartsWith("test.masm:2:7: duplicate constant 'A'"));
   EXPECT_THAT(ParseError("const.A=1/0\nbegin nop end"),
               StartsWith("test.masm:1:10: division by zero"));
-  EXPECT_THAT(ParseError("const.A=1//0\nbegin nop end"),
-              HasSubstr("division by zero"));
-  EXPECT_THAT(ParseError("const.A=\"x\"+1\nbegin nop end"),
-              HasSubstr("field elements"));
+  EXPECT_THAT(ParseError("const.A=1//0\nbegin nop end"), HasSubstr("division by zero"));
+  EXPECT_THAT(ParseError("const.A=\"x\"+1\nbegin nop end"), HasSubstr("field elements"));
   EXPECT_THAT(ParseError("const.A=18446744069414584321\nbegin nop end"),
               HasSubstr("is not a field element (>= p)"));
 }
@@ -322,15 +309,12 @@ TEST_F(ParserTest, ParsesV020Procedures) {
   EXPECT_FALSE(m.procedures[1].exported);
   EXPECT_EQ(m.procedures[1].num_locals, 0u);
   EXPECT_EQ(m.procedures[2].num_locals, 8u);
-  EXPECT_THAT(
-      ParseError("@locals(4)\nconst.A=1\nbegin nop end"),
-      StartsWith(
-          "test.masm:1:1: an annotation must be followed by a procedure"));
+  EXPECT_THAT(ParseError("@locals(4)\nconst.A=1\nbegin nop end"),
+              StartsWith("test.masm:1:1: an annotation must be followed by a procedure"));
 }
 
 TEST_F(ParserTest, ParsesQuotedProcedureNames) {
-  ast::Module m =
-      ParseOk("proc.\"foo::bar\" nop end\nbegin exec.\"foo::bar\" end");
+  ast::Module m = ParseOk("proc.\"foo::bar\" nop end\nbegin exec.\"foo::bar\" end");
   ASSERT_EQ(m.procedures.size(), 1u);
   EXPECT_EQ(m.procedures[0].name, "foo::bar");
   EXPECT_EQ(AsInst(m.entry->front()).target, "\"foo::bar\"");
@@ -353,9 +337,8 @@ TEST_F(ParserTest, AttachesDocComments) {
 TEST_F(ParserTest, ParsesReExports) {
   const std::string root = "0x" + std::string(64, '0');
   ast::Module m = ParseOk(
-      absl::StrCat("use.std::math::u64\nexport.u64::add\n",
-                   "export.u64::mul->mul64\nexport.", root, "->rooted\n",
-                   "pub use u64::sub\npub use u64::div->div64\n",
+      absl::StrCat("use.std::math::u64\nexport.u64::add\n", "export.u64::mul->mul64\nexport.", root,
+                   "->rooted\n", "pub use u64::sub\npub use u64::div->div64\n",
                    "export.::std::math::u64::shr\n"),
       ast::ModuleKind::kLibrary);
   ASSERT_EQ(m.reexports.size(), 6u);
@@ -369,17 +352,14 @@ TEST_F(ParserTest, ParsesReExports) {
   EXPECT_EQ(m.reexports[4].name, "div64");
   EXPECT_EQ(m.reexports[5].target, "::std::math::u64::shr");
   EXPECT_EQ(m.reexports[5].name, "shr");
-  EXPECT_THAT(ParseError(absl::StrCat("export.", root, "\n"),
-                         ast::ModuleKind::kLibrary),
+  EXPECT_THAT(ParseError(absl::StrCat("export.", root, "\n"), ast::ModuleKind::kLibrary),
               HasSubstr("needs a name"));
 }
 
 TEST_F(ParserTest, RejectsDuplicateProcedures) {
-  EXPECT_EQ(
-      ParseError("proc.foo nop end\nproc.foo nop end\nbegin nop end"),
-      "test.masm:2:6: duplicate procedure 'foo'\nproc.foo nop end\n     ^");
-  EXPECT_THAT(ParseError("export.u64::add\nexport.add nop end",
-                         ast::ModuleKind::kLibrary),
+  EXPECT_EQ(ParseError("proc.foo nop end\nproc.foo nop end\nbegin nop end"),
+            "test.masm:2:6: duplicate procedure 'foo'\nproc.foo nop end\n     ^");
+  EXPECT_THAT(ParseError("export.u64::add\nexport.add nop end", ast::ModuleKind::kLibrary),
               HasSubstr("duplicate procedure 'add'"));
 }
 
@@ -389,31 +369,26 @@ TEST_F(ParserTest, EnforcesModuleKindRules) {
             "end` block\n\n^");
   EXPECT_THAT(ParseError("begin nop end", ast::ModuleKind::kLibrary),
               StartsWith("test.masm:1:1: `begin ... end` is not allowed"));
-  EXPECT_THAT(ParseError("begin nop end", ast::ModuleKind::kKernel),
-              HasSubstr("not allowed"));
+  EXPECT_THAT(ParseError("begin nop end", ast::ModuleKind::kKernel), HasSubstr("not allowed"));
   EXPECT_THAT(ParseError("export.foo nop end\nbegin nop end"),
               StartsWith("test.masm:1:1: exported procedures are not allowed"));
-  EXPECT_THAT(ParseError("pub proc foo nop end\nbegin nop end"),
-              HasSubstr("not allowed"));
-  EXPECT_THAT(ParseError("begin nop end\nbegin nop end"),
-              HasSubstr("duplicate"));
+  EXPECT_THAT(ParseError("pub proc foo nop end\nbegin nop end"), HasSubstr("not allowed"));
+  EXPECT_THAT(ParseError("begin nop end\nbegin nop end"), HasSubstr("duplicate"));
   ast::Module k = ParseOk("export.foo caller end", ast::ModuleKind::kKernel);
   EXPECT_EQ(k.kind, ast::ModuleKind::kKernel);
 }
 
 TEST_F(ParserTest, ParsesAdviceMapEntries) {
-  const std::string key =
-      "0x0100000000000000020000000000000003000000000000000400000000000000";
-  ast::Module m = ParseOk(absl::StrCat("adv_map.A=[1,2,0x03]\nadv_map.B(", key,
-                                       ")=[5]\nbegin nop end"));
+  const std::string key = "0x0100000000000000020000000000000003000000000000000400000000000000";
+  ast::Module m =
+      ParseOk(absl::StrCat("adv_map.A=[1,2,0x03]\nadv_map.B(", key, ")=[5]\nbegin nop end"));
   ASSERT_EQ(m.adv_map.size(), 2u);
   EXPECT_EQ(m.adv_map[0].name, "A");
   EXPECT_FALSE(m.adv_map[0].key.has_value());
   EXPECT_THAT(m.adv_map[0].values, ElementsAre(1u, 2u, 3u));
   ASSERT_TRUE(m.adv_map[1].key.has_value());
   EXPECT_THAT(*m.adv_map[1].key, ElementsAre(1u, 2u, 3u, 4u));
-  EXPECT_THAT(ParseError("adv_map.A(5)=[1]\nbegin nop end"),
-              HasSubstr("must be a word"));
+  EXPECT_THAT(ParseError("adv_map.A(5)=[1]\nbegin nop end"), HasSubstr("must be a word"));
 }
 
 TEST_F(ParserTest, ParsesIfElseForms) {
@@ -439,17 +414,13 @@ TEST_F(ParserTest, ParsesIfElseForms) {
   EXPECT_TRUE(e.on_true.empty());
   EXPECT_EQ(AsInst(e.on_false[0]).args[0].value, 8u);
   EXPECT_EQ(e.loc.line, 6u);
-  EXPECT_THAT(ParseError("begin if.true end end"),
-              HasSubstr("at least one instruction"));
-  EXPECT_THAT(ParseError("begin if.true else end end"),
-              HasSubstr("at least one instruction"));
-  EXPECT_THAT(ParseError("begin if.maybe nop end end"),
-              HasSubstr("'true' or 'false'"));
+  EXPECT_THAT(ParseError("begin if.true end end"), HasSubstr("at least one instruction"));
+  EXPECT_THAT(ParseError("begin if.true else end end"), HasSubstr("at least one instruction"));
+  EXPECT_THAT(ParseError("begin if.maybe nop end end"), HasSubstr("'true' or 'false'"));
 }
 
 TEST_F(ParserTest, ParsesLoops) {
-  ast::Module m =
-      ParseOk("begin while.true push.0 end repeat.3 nop nop end end");
+  ast::Module m = ParseOk("begin while.true push.0 end repeat.3 nop nop end end");
   ASSERT_EQ(m.entry->size(), 2u);
   EXPECT_EQ(std::get<ast::While>((*m.entry)[0].op).body.size(), 1u);
   const auto& r = std::get<ast::Repeat>((*m.entry)[1].op);
@@ -458,19 +429,15 @@ TEST_F(ParserTest, ParsesLoops) {
   ParseOk("begin repeat.4294967295 nop end end");
   EXPECT_THAT(ParseError("begin repeat.0 nop end end"),
               StartsWith("test.masm:1:7: repeat count 0 is out of range"));
-  EXPECT_THAT(ParseError("begin repeat.4294967296 nop end end"),
-              HasSubstr("out of range"));
+  EXPECT_THAT(ParseError("begin repeat.4294967296 nop end end"), HasSubstr("out of range"));
   EXPECT_THAT(ParseError("begin while.false nop end end"), HasSubstr("'true'"));
 }
 
 TEST_F(ParserTest, RejectsEmptyBodies) {
-  EXPECT_EQ(
-      ParseError("begin\nend"),
-      "test.masm:2:1: a block must contain at least one instruction\nend\n^");
-  EXPECT_THAT(ParseError("proc.foo end\nbegin nop end"),
-              HasSubstr("at least one instruction"));
-  EXPECT_THAT(ParseError("begin while.true end end"),
-              HasSubstr("at least one instruction"));
+  EXPECT_EQ(ParseError("begin\nend"),
+            "test.masm:2:1: a block must contain at least one instruction\nend\n^");
+  EXPECT_THAT(ParseError("proc.foo end\nbegin nop end"), HasSubstr("at least one instruction"));
+  EXPECT_THAT(ParseError("begin while.true end end"), HasSubstr("at least one instruction"));
 }
 
 TEST_F(ParserTest, ReportsUnknownInstructionWithCaret) {
@@ -512,10 +479,8 @@ TEST_F(ParserTest, ParsesPushForms) {
   EXPECT_EQ(Inst(sixteen).args.size(), 16u);
   EXPECT_THAT(ParseError(absl::StrCat("begin ", sixteen, ".16 end")),
               HasSubstr("too many values in push"));
-  EXPECT_THAT(
-      ParseError("begin push.18446744069414584321 end"),
-      StartsWith(
-          "test.masm:1:7: value 18446744069414584321 is not a field element"));
+  EXPECT_THAT(ParseError("begin push.18446744069414584321 end"),
+              StartsWith("test.masm:1:7: value 18446744069414584321 is not a field element"));
   EXPECT_THAT(ParseError("begin push.0xffffffff00000001 end"),
               StartsWith("test.masm:1:7: value 0xffffffff00000001 is not a "
                          "field element (>= p)"));
@@ -542,8 +507,7 @@ TEST_F(ParserTest, ParsesExpForms) {
   EXPECT_EQ(Inst("exp.u0").args[0].value, 0u);
   EXPECT_EQ(Inst("exp.5").name, "exp");
   EXPECT_TRUE(Inst("exp").args.empty());
-  EXPECT_THAT(ParseError("begin exp.u64 end"),
-              HasSubstr("out of range for exp.u"));
+  EXPECT_THAT(ParseError("begin exp.u64 end"), HasSubstr("out of range for exp.u"));
   EXPECT_THAT(ParseError("begin exp.u99999999999999999999 end"),
               HasSubstr("out of range for exp.u"));
 }
@@ -554,24 +518,21 @@ TEST_F(ParserTest, ParsesErrorImmediates) {
   ASSERT_TRUE(a.error.has_value());
   EXPECT_EQ(a.error->kind, ast::Immediate::Kind::kString);
   EXPECT_EQ(a.error->text, "boom");
-  ast::Module m =
-      ParseOk("const.E=\"x\"\nbegin assert_eq.err=E u32assert2.err=42 end");
+  ast::Module m = ParseOk("const.E=\"x\"\nbegin assert_eq.err=E u32assert2.err=42 end");
   EXPECT_EQ(AsInst((*m.entry)[0]).error->kind, ast::Immediate::Kind::kConstant);
   EXPECT_EQ(AsInst((*m.entry)[0]).error->text, "E");
   EXPECT_EQ(AsInst((*m.entry)[1]).error->kind, ast::Immediate::Kind::kLiteral);
   EXPECT_EQ(AsInst((*m.entry)[1]).error->value, 42u);
   EXPECT_FALSE(Inst("mtree_verify").error.has_value());
   EXPECT_TRUE(Inst("mtree_verify.err=\"m\"").error.has_value());
-  EXPECT_THAT(ParseError("begin assert.1 end"),
-              HasSubstr("unexpected immediate"));
+  EXPECT_THAT(ParseError("begin assert.1 end"), HasSubstr("unexpected immediate"));
 }
 
 TEST_F(ParserTest, ParsesSystemEventsAndDebug) {
   EXPECT_EQ(Inst("adv.push_mapval").name, "adv.push_mapval");
   EXPECT_EQ(Inst("adv.insert_hdword_d").name, "adv.insert_hdword_d");
-  EXPECT_THAT(
-      ParseError("begin adv.push_nothing end"),
-      StartsWith("test.masm:1:7: unknown system event 'adv.push_nothing'"));
+  EXPECT_THAT(ParseError("begin adv.push_nothing end"),
+              StartsWith("test.masm:1:7: unknown system event 'adv.push_nothing'"));
   ast::Instruction d = Inst("debug.stack.4");
   EXPECT_EQ(d.name, "debug.stack");
   ASSERT_EQ(d.args.size(), 1u);
@@ -579,10 +540,8 @@ TEST_F(ParserTest, ParsesSystemEventsAndDebug) {
   EXPECT_EQ(Inst("debug.mem.1.2").args.size(), 2u);
   EXPECT_EQ(Inst("debug.local").name, "debug.local");
   EXPECT_EQ(Inst("debug.adv_stack.3").name, "debug.adv_stack");
-  EXPECT_THAT(ParseError("begin debug.stack.256 end"),
-              HasSubstr("out of range"));
-  EXPECT_THAT(ParseError("begin debug.heap end"),
-              HasSubstr("unknown debug option"));
+  EXPECT_THAT(ParseError("begin debug.stack.256 end"), HasSubstr("out of range"));
+  EXPECT_THAT(ParseError("begin debug.heap end"), HasSubstr("unknown debug option"));
   EXPECT_EQ(Inst("trace.240").args[0].value, 240u);
   EXPECT_EQ(Inst("emit.0xFFFFFFFF").args[0].value, 0xFFFFFFFFu);
   EXPECT_THAT(ParseError("begin emit end"), HasSubstr("expected '.'"));
@@ -611,15 +570,12 @@ TEST_F(ParserTest, ParsesInvocationTargets) {
 }
 
 TEST_F(ParserTest, RejectsLiteralDivisionByZero) {
-  for (const char* body :
-       {"div.0", "u32div.0", "u32mod.0", "u32divmod.0", "u32div.0x00"}) {
-    EXPECT_THAT(ParseError(absl::StrCat("begin ", body, " end")),
-                HasSubstr("division by zero"))
+  for (const char* body : {"div.0", "u32div.0", "u32mod.0", "u32divmod.0", "u32div.0x00"}) {
+    EXPECT_THAT(ParseError(absl::StrCat("begin ", body, " end")), HasSubstr("division by zero"))
         << body;
   }
   ast::Module m = ParseOk("const.Z=0\nbegin div.Z u32div.Z end");
-  EXPECT_EQ(AsInst(m.entry->front()).args[0].kind,
-            ast::Immediate::Kind::kConstant);
+  EXPECT_EQ(AsInst(m.entry->front()).args[0].kind, ast::Immediate::Kind::kConstant);
   EXPECT_EQ(ParseError("begin\n  u32div.0\nend"),
             "test.masm:2:3: division by zero\n  u32div.0\n  ^");
 }
@@ -628,8 +584,7 @@ TEST_F(ParserTest, ValidatesShiftAmounts) {
   EXPECT_EQ(Inst("u32shl.31").args[0].value, 31u);
   EXPECT_EQ(Inst("u32rotr.0").args[0].value, 0u);
   EXPECT_TRUE(Inst("u32shr").args.empty());
-  EXPECT_THAT(ParseError("begin u32shl.32 end"),
-              HasSubstr("out of range (0..31)"));
+  EXPECT_THAT(ParseError("begin u32shl.32 end"), HasSubstr("out of range (0..31)"));
   EXPECT_THAT(ParseError("begin u32rotl.100 end"), HasSubstr("out of range"));
   ParseOk("const.S=40\nbegin u32shl.S end");  // checked by the assembler
 }
@@ -641,54 +596,41 @@ TEST_F(ParserTest, ValidatesStackIndices) {
     int max;
   };
   for (const Case& c :
-       {Case{"dup", 0, 15}, Case{"dupw", 0, 3}, Case{"swap", 1, 15},
-        Case{"swapw", 1, 3}, Case{"movup", 2, 15}, Case{"movdn", 2, 15},
-        Case{"movupw", 2, 3}, Case{"movdnw", 2, 3}}) {
-    EXPECT_EQ(Inst(absl::StrCat(c.name, ".", c.min)).args[0].value,
-              static_cast<uint64_t>(c.min));
-    EXPECT_EQ(Inst(absl::StrCat(c.name, ".", c.max)).args[0].value,
-              static_cast<uint64_t>(c.max));
-    EXPECT_THAT(
-        ParseError(absl::StrCat("begin ", c.name, ".", c.max + 1, " end")),
-        HasSubstr("out of range"));
+       {Case{"dup", 0, 15}, Case{"dupw", 0, 3}, Case{"swap", 1, 15}, Case{"swapw", 1, 3},
+        Case{"movup", 2, 15}, Case{"movdn", 2, 15}, Case{"movupw", 2, 3}, Case{"movdnw", 2, 3}}) {
+    EXPECT_EQ(Inst(absl::StrCat(c.name, ".", c.min)).args[0].value, static_cast<uint64_t>(c.min));
+    EXPECT_EQ(Inst(absl::StrCat(c.name, ".", c.max)).args[0].value, static_cast<uint64_t>(c.max));
+    EXPECT_THAT(ParseError(absl::StrCat("begin ", c.name, ".", c.max + 1, " end")),
+                HasSubstr("out of range"));
     if (c.min > 0) {
-      EXPECT_THAT(
-          ParseError(absl::StrCat("begin ", c.name, ".", c.min - 1, " end")),
-          HasSubstr("out of range"));
+      EXPECT_THAT(ParseError(absl::StrCat("begin ", c.name, ".", c.min - 1, " end")),
+                  HasSubstr("out of range"));
     }
   }
   EXPECT_TRUE(Inst("dup").args.empty());
   EXPECT_TRUE(Inst("swapw").args.empty());
   EXPECT_THAT(ParseError("begin movup end"), HasSubstr("expected '.'"));
-  EXPECT_THAT(ParseError("const.I=1\nbegin dup.I end"),
-              HasSubstr("expected an integer"));
+  EXPECT_THAT(ParseError("const.I=1\nbegin dup.I end"), HasSubstr("expected an integer"));
 }
 
 TEST_F(ParserTest, ValidatesOtherImmediateRanges) {
   EXPECT_EQ(Inst("adv_push.16").args[0].value, 16u);
-  EXPECT_THAT(ParseError("begin adv_push.0 end"),
-              HasSubstr("out of range (1..16)"));
+  EXPECT_THAT(ParseError("begin adv_push.0 end"), HasSubstr("out of range (1..16)"));
   EXPECT_THAT(ParseError("begin adv_push.17 end"), HasSubstr("out of range"));
   EXPECT_EQ(Inst("mem_load.4294967295").args[0].value, 4294967295u);
-  EXPECT_THAT(ParseError("begin mem_store.4294967296 end"),
-              HasSubstr("does not fit in u32"));
+  EXPECT_THAT(ParseError("begin mem_store.4294967296 end"), HasSubstr("does not fit in u32"));
   EXPECT_THAT(ParseError("begin u32wrapping_add.0x0100000000 end"),
               HasSubstr("does not fit in u32"));
   EXPECT_EQ(Inst("u32and.0b101").args[0].value, 5u);
   EXPECT_EQ(Inst("loc_load.65535").args[0].value, 65535u);
-  EXPECT_THAT(ParseError("begin loc_store.65536 end"),
-              HasSubstr("out of range (0..65535)"));
+  EXPECT_THAT(ParseError("begin loc_store.65536 end"), HasSubstr("out of range (0..65535)"));
   EXPECT_THAT(ParseError("begin locaddr end"), HasSubstr("expected '.'"));
-  EXPECT_THAT(
-      ParseError(
-          "begin "
-          "add.0x0100000000000000020000000000000003000000000000000400000000"
-          "000000 end"),
-      HasSubstr("found a word"));
-  EXPECT_THAT(ParseError("begin drop.1 end"),
-              HasSubstr("unexpected immediate after 'drop'"));
-  EXPECT_THAT(ParseError("begin dup.1.2 end"),
-              HasSubstr("unexpected immediate"));
+  EXPECT_THAT(ParseError("begin "
+                         "add.0x0100000000000000020000000000000003000000000000000400000000"
+                         "000000 end"),
+              HasSubstr("found a word"));
+  EXPECT_THAT(ParseError("begin drop.1 end"), HasSubstr("unexpected immediate after 'drop'"));
+  EXPECT_THAT(ParseError("begin dup.1.2 end"), HasSubstr("unexpected immediate"));
 }
 
 TEST_F(ParserTest, AcceptsEveryPlainMnemonic) {
@@ -811,10 +753,8 @@ TEST_F(ParserTest, EnforcesBlockInstructionLimit) {
   for (int i = 0; i < 65535; ++i) body += "nop\n";
   ast::Module m = ParseOk(absl::StrCat("begin\n", body, "end"));
   EXPECT_EQ(m.entry->size(), 65535u);
-  EXPECT_THAT(
-      ParseError(absl::StrCat("begin\n", body, "nop\nend")),
-      StartsWith(
-          "test.masm:65537:1: a block may contain at most 65535 instructions"));
+  EXPECT_THAT(ParseError(absl::StrCat("begin\n", body, "nop\nend")),
+              StartsWith("test.masm:65537:1: a block may contain at most 65535 instructions"));
 }
 
 TEST_F(ParserTest, RejectsDeepNestingWithoutCrashing) {
@@ -842,8 +782,7 @@ TEST_F(ParserTest, RejectsBinaryInput) {
   EXPECT_THAT(ParseError(std::string("begin\n nop\0 end", 15)),
               StartsWith("test.masm:2:5: invalid NUL byte"));
   EXPECT_THAT(ParseError("begin nop \xfe end"), HasSubstr("invalid UTF-8"));
-  EXPECT_THAT(ParseError("begin nop \xc3\xa9 end"),
-              HasSubstr("unexpected character"));
+  EXPECT_THAT(ParseError("begin nop \xc3\xa9 end"), HasSubstr("unexpected character"));
 }
 
 TEST_F(ParserTest, SurvivesRandomGarbage) {
@@ -903,19 +842,16 @@ TEST_F(ParserTest, SurvivesRandomGarbage) {
     std::string text;
     const int n = static_cast<int>(rng() % 60);
     if (iter % 3 == 0) {
-      for (int i = 0; i < n * 4; ++i)
-        text.push_back(static_cast<char>(rng() & 0xFF));
+      for (int i = 0; i < n * 4; ++i) text.push_back(static_cast<char>(rng() & 0xFF));
     } else {
       for (int i = 0; i < n; ++i) text += fragments[rng() % fragments.size()];
     }
     for (ast::ModuleKind kind :
-         {ast::ModuleKind::kExecutable, ast::ModuleKind::kLibrary,
-          ast::ModuleKind::kKernel}) {
+         {ast::ModuleKind::kExecutable, ast::ModuleKind::kLibrary, ast::ModuleKind::kKernel}) {
       absl::StatusOr<ast::Module> m = Parse(text, kind);
       if (!m.ok()) {
         EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
-        EXPECT_THAT(std::string(m.status().message()),
-                    StartsWith("test.masm:"));
+        EXPECT_THAT(std::string(m.status().message()), StartsWith("test.masm:"));
       }
     }
   }

@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 absl::StatusOr<RunResult> RunMasm(const std::string& source, const ExecutionOptions& options,
-                              std::vector<Felt> advice = {}) {
+                                  std::vector<Felt> advice = {}) {
   absl::StatusOr<Program> program =
       Assembler(AssemblerOptions{}).AssembleSource("test.masm", source);
   if (!program.ok()) return program.status();
@@ -34,7 +34,8 @@ TEST(ResourceLimitsTest, MemoryHogTrapsAtTheBudgetNamingIt) {
   absl::StatusOr<RunResult> r = RunMasm(testutil::kPageHogProgram, options);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("memory budget of 67108864 bytes exceeded"));
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("memory budget of 67108864 bytes exceeded"));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("--max-memory"));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("mem_store"));
   // Far below the cycle cap: the budget stopped it (about 2048 pages, 8 cycles each).
@@ -81,8 +82,7 @@ TEST(ResourceLimitsTest, PipeAcrossPagesIsCharged) {
   ProgramInputs inputs;
   inputs.advice_stack = advice;
   ASSERT_TRUE(RunProgram(*program, inputs, ExecutionOptions{}).ok());
-  Executor exec(*program, {}, AdviceProvider{advice, {}, {}},
-                ExecutionOptions{});
+  Executor exec(*program, {}, AdviceProvider{advice, {}, {}}, ExecutionOptions{});
   const uint64_t before = exec.memory_used();
   exec.Run();
   ASSERT_EQ(exec.state(), Executor::State::kFinished) << exec.trap().message;
@@ -165,7 +165,8 @@ end)";
   options.max_cycles = 3000000;
   absl::StatusOr<RunResult> r = RunMasm(source, options);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(std::string(r.status().message()), testing::ContainsRegex(R"(\.\.\. [0-9]{1,3}(,[0-9]{3})+ frames omitted \.\.\.)"));
+  EXPECT_THAT(std::string(r.status().message()),
+              testing::ContainsRegex(R"(\.\.\. [0-9]{1,3}(,[0-9]{3})+ frames omitted \.\.\.)"));
 }
 
 // ---- item 10: source windows
@@ -200,7 +201,8 @@ TEST(ResourceLimitsTest, ShortSourceLineIsEchoedWhole) {
   absl::StatusOr<Program> p =
       Assembler(AssemblerOptions{}).AssembleSource("s.masm", "begin push.1 bogus end");
   ASSERT_FALSE(p.ok());
-  EXPECT_THAT(std::string(p.status().message()), HasSubstr("\nbegin push.1 bogus end\n             ^"));
+  EXPECT_THAT(std::string(p.status().message()),
+              HasSubstr("\nbegin push.1 bogus end\n             ^"));
 }
 
 // ---- item 13: repeat amplification
@@ -212,12 +214,15 @@ TEST(ResourceLimitsTest, RepeatAmplificationIsRefusedBeforeUnrolling) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), absl::StatusCode::kResourceExhausted) << p.status();
-  EXPECT_THAT(std::string(p.status().message()), HasSubstr("amp.masm:1:7: repeat.4000000 expands to 16,000,000 operations"));
-  EXPECT_THAT(std::string(p.status().message()), HasSubstr("limit of 4,194,304 operations (--max-program-ops)"));
+  EXPECT_THAT(std::string(p.status().message()),
+              HasSubstr("amp.masm:1:7: repeat.4000000 expands to 16,000,000 operations"));
+  EXPECT_THAT(std::string(p.status().message()),
+              HasSubstr("limit of 4,194,304 operations (--max-program-ops)"));
 }
 
 TEST(ResourceLimitsTest, NestedRepeatsMultiply) {
-  const std::string source = "begin\n  repeat.3000\n    repeat.3000\n      nop\n    end\n  end\nend\n";
+  const std::string source =
+      "begin\n  repeat.3000\n    repeat.3000\n      nop\n    end\n  end\nend\n";
   absl::StatusOr<Program> p = Assembler(AssemblerOptions{}).AssembleSource("n.masm", source);
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(std::string(p.status().message()),
@@ -239,7 +244,10 @@ TEST(ResourceLimitsTest, RepeatsAddUpAgainstTheLimit) {
   absl::StatusOr<Program> p =
       Assembler(AssemblerOptions{}).AssembleSource("sum.masm", source, limits);
   ASSERT_FALSE(p.ok());
-  EXPECT_THAT(std::string(p.status().message()), HasSubstr("sum.masm:1:26: repeat.600 expands to 600 operations (1,200 for all repeats so far)"));
+  EXPECT_THAT(
+      std::string(p.status().message()),
+      HasSubstr(
+          "sum.masm:1:26: repeat.600 expands to 600 operations (1,200 for all repeats so far)"));
 }
 
 TEST(ResourceLimitsTest, AssemblyHonoursTheDeadline) {
@@ -255,18 +263,19 @@ TEST(ResourceLimitsTest, AssemblyHonoursTheDeadline) {
 // ---- item 16: input keys
 
 TEST(ResourceLimitsTest, JsonInputsRejectUnknownTopLevelKey) {
-  absl::StatusOr<ProgramInputs> r =
-      ParseJsonInputs(R"({"operand_stackk": ["1"]})", "typo.inputs");
+  absl::StatusOr<ProgramInputs> r = ParseJsonInputs(R"({"operand_stackk": ["1"]})", "typo.inputs");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("typo.inputs: unknown key \"operand_stackk\""));
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("typo.inputs: unknown key \"operand_stackk\""));
 }
 
 TEST(ResourceLimitsTest, JsonInputsRejectDuplicateKeysAtEveryLevel) {
   absl::StatusOr<ProgramInputs> top =
       ParseJsonInputs(R"({"operand_stack": ["1"], "operand_stack": ["2"]})", "d.inputs");
   ASSERT_FALSE(top.ok());
-  EXPECT_THAT(std::string(top.status().message()), HasSubstr("d.inputs: duplicate key \"operand_stack\""));
+  EXPECT_THAT(std::string(top.status().message()),
+              HasSubstr("d.inputs: duplicate key \"operand_stack\""));
   const std::string key = "0x" + std::string(64, '0');
   absl::StatusOr<ProgramInputs> map = ParseJsonInputs(
       absl::StrCat(R"({"advice_map": {")", key, R"(": [1], ")", key, R"(": [2]}})"), "m.inputs");

@@ -69,8 +69,7 @@ TEST(SystemEventTableTest, CreateRefusesIdsOutOfOrder) {
 
 TEST(SystemEventTableTest, CreateRefusesDuplicateIds) {
   constexpr SystemEventRow kBad[] = {{10, "a", H::kU64Div}, {10, "b", H::kU32Clz}};
-  EXPECT_EQ(SystemEventTable::Create(kBad).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SystemEventTable::Create(kBad).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(SystemEventTableTest, CreateRefusesDuplicateHandlers) {
@@ -82,8 +81,7 @@ TEST(SystemEventTableTest, CreateRefusesDuplicateHandlers) {
 
 TEST(SystemEventTableTest, CreateRefusesDuplicateNamesButAllowsSeveralUnnamedRows) {
   constexpr SystemEventRow kBad[] = {{10, "a", H::kU64Div}, {20, "a", H::kU32Clz}};
-  EXPECT_EQ(SystemEventTable::Create(kBad).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SystemEventTable::Create(kBad).status().code(), absl::StatusCode::kInvalidArgument);
   constexpr SystemEventRow kGood[] = {{10, "", H::kU64Div}, {20, "", H::kU32Clz}};
   EXPECT_TRUE(SystemEventTable::Create(kGood).ok());
 }
@@ -109,10 +107,10 @@ TEST(SystemEventTableTest, V016NamesTheElevenAdvEvents) {
   for (const SystemEventRow& row : v0_16::SystemEvents().rows()) {
     if (!row.name.empty()) names.insert(std::string(row.name));
   }
-  EXPECT_EQ(names, (std::set<std::string>{"has_mapkey", "insert_hdword", "insert_hdword_d",
-                                          "insert_hperm", "insert_mem", "push_falcon_div",
-                                          "push_mapval", "push_mapvaln", "push_mtnode",
-                                          "push_smtpeek", "push_u64div"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"has_mapkey", "insert_hdword", "insert_hdword_d", "insert_hperm",
+                                   "insert_mem", "push_falcon_div", "push_mapval", "push_mapvaln",
+                                   "push_mtnode", "push_smtpeek", "push_u64div"}));
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "worker/worker.h"
 
 #include <grpcpp/server_context.h>
-
 #include <unistd.h>
 
 #include <deque>
@@ -35,8 +34,7 @@ using ::testing::Not;
 constexpr absl::Duration kTimeout = absl::Seconds(30);
 
 // Runs forever: the condition is pushed again by every iteration.
-constexpr char kRunaway[] =
-    "begin\n  push.1\n  while.true\n    push.1\n  end\nend\n";
+constexpr char kRunaway[] = "begin\n  push.1\n  while.true\n    push.1\n  end\nend\n";
 
 // One completed task as the fake coordinator received it.
 struct Result {
@@ -50,8 +48,7 @@ class FakeCoordinator : public v1::Coordinator::Service {
  public:
   void AddTask(v1::Task task) {
     absl::MutexLock lock(&mu_);
-    if (task.lease_id().empty())
-      task.set_lease_id(absl::StrCat("lease-", task.task_id()));
+    if (task.lease_id().empty()) task.set_lease_id(absl::StrCat("lease-", task.task_id()));
     tasks_.push_back(std::move(task));
   }
   // RenewLease answers ok=false for task `task_id` from its `n`-th renewal on
@@ -62,16 +59,13 @@ class FakeCoordinator : public v1::Coordinator::Service {
     lose_at_renewal_ = n;
   }
 
-  grpc::Status LeaseTask(grpc::ServerContext*,
-                         const v1::LeaseTaskRequest* request,
+  grpc::Status LeaseTask(grpc::ServerContext*, const v1::LeaseTaskRequest* request,
                          v1::LeaseTaskResponse* response) override {
     absl::MutexLock lock(&mu_);
     lease_requests_.push_back(*request);
-    mu_.AwaitWithTimeout(
-        absl::Condition(
-            +[](std::deque<v1::Task>* tasks) { return !tasks->empty(); },
-            &tasks_),
-        absl::Milliseconds(request->wait_ms()));
+    mu_.AwaitWithTimeout(absl::Condition(
+                             +[](std::deque<v1::Task>* tasks) { return !tasks->empty(); }, &tasks_),
+                         absl::Milliseconds(request->wait_ms()));
     if (!tasks_.empty()) {
       *response->mutable_task() = std::move(tasks_.front());
       tasks_.pop_front();
@@ -79,8 +73,7 @@ class FakeCoordinator : public v1::Coordinator::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status RenewLease(grpc::ServerContext*,
-                          const v1::RenewLeaseRequest* request,
+  grpc::Status RenewLease(grpc::ServerContext*, const v1::RenewLeaseRequest* request,
                           v1::RenewLeaseResponse* response) override {
     absl::MutexLock lock(&mu_);
     ++renewals_;
@@ -91,8 +84,7 @@ class FakeCoordinator : public v1::Coordinator::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status CompleteTask(grpc::ServerContext*,
-                            grpc::ServerReader<v1::CompleteTaskChunk>* reader,
+  grpc::Status CompleteTask(grpc::ServerContext*, grpc::ServerReader<v1::CompleteTaskChunk>* reader,
                             v1::CompleteTaskResponse* response) override {
     Result result;
     v1::CompleteTaskChunk chunk;
@@ -100,8 +92,7 @@ class FakeCoordinator : public v1::Coordinator::Service {
     while (reader->Read(&chunk)) {
       if (first) {
         if (!chunk.has_header()) {
-          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                              "first chunk has no header");
+          return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "first chunk has no header");
         }
         result.header = chunk.header();
         first = false;
@@ -121,24 +112,21 @@ class FakeCoordinator : public v1::Coordinator::Service {
   std::vector<Result> WaitForResults(size_t n) {
     absl::MutexLock lock(&mu_);
     n_ = n;
-    mu_.AwaitWithTimeout(absl::Condition(this, &FakeCoordinator::HasResults),
-                         kTimeout);
+    mu_.AwaitWithTimeout(absl::Condition(this, &FakeCoordinator::HasResults), kTimeout);
     return results_;
   }
   // Waits until at least `n` renewals arrived; returns false on timeout.
   bool WaitForRenewals(int n) {
     absl::MutexLock lock(&mu_);
     renewals_wanted_ = n;
-    return mu_.AwaitWithTimeout(
-        absl::Condition(this, &FakeCoordinator::HasRenewals), kTimeout);
+    return mu_.AwaitWithTimeout(absl::Condition(this, &FakeCoordinator::HasRenewals), kTimeout);
   }
   // Waits until `n` lease requests arrived after every queued task was handed
   // out.
   bool WaitForIdleLeases(size_t n) {
     absl::MutexLock lock(&mu_);
     idle_wanted_ = lease_requests_.size() + n;
-    return mu_.AwaitWithTimeout(
-        absl::Condition(this, &FakeCoordinator::HasIdleLeases), kTimeout);
+    return mu_.AwaitWithTimeout(absl::Condition(this, &FakeCoordinator::HasIdleLeases), kTimeout);
   }
 
   int renewals() {
@@ -159,9 +147,7 @@ class FakeCoordinator : public v1::Coordinator::Service {
   }
 
  private:
-  bool HasResults() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return results_.size() >= n_;
-  }
+  bool HasResults() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return results_.size() >= n_; }
   bool HasRenewals() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return renewals_ >= renewals_wanted_;
   }
@@ -183,8 +169,7 @@ class FakeCoordinator : public v1::Coordinator::Service {
   size_t idle_wanted_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-v1::Task MakeTask(const std::string& id, const std::string& name,
-                  const std::string& source) {
+v1::Task MakeTask(const std::string& id, const std::string& name, const std::string& source) {
   v1::Task task;
   task.set_task_id(id);
   task.set_attempt(1);
@@ -217,8 +202,7 @@ class WorkerTest : public ::testing::Test {
     options.lease_wait = absl::Milliseconds(100);
     options.chunk_bytes = chunk_bytes;
     worker_ = std::make_unique<Worker>(
-        v1::Coordinator::NewStub(
-            MakeChannel(absl::StrCat("127.0.0.1:", server_->port()))),
+        v1::Coordinator::NewStub(MakeChannel(absl::StrCat("127.0.0.1:", server_->port()))),
         options);
     worker_->Start();
     return *worker_;
@@ -254,8 +238,7 @@ end
   EXPECT_EQ(header.stack(0), 90u);
   EXPECT_EQ(header.profile_bytes(), results[0].profile.size());
   EXPECT_GT(coordinator_.data_chunks(), 1);
-  absl::StatusOr<profile::Profile> profile =
-      profile::ParseProfile(results[0].profile);
+  absl::StatusOr<profile::Profile> profile = profile::ParseProfile(results[0].profile);
   ASSERT_TRUE(profile.ok()) << profile.status();
   EXPECT_EQ(profile->total(), header.cycles());
 }
@@ -291,14 +274,12 @@ end
     EXPECT_EQ(result.header.stack(0), 49u);
   }
   ASSERT_TRUE(coordinator_.WaitForIdleLeases(1));
-  EXPECT_THAT(coordinator_.lease_requests().back().cached_library_digests(),
-              Contains("digest-1"));
+  EXPECT_THAT(coordinator_.lease_requests().back().cached_library_digests(), Contains("digest-1"));
   EXPECT_EQ(coordinator_.lease_requests().back().worker_id(), "test-worker");
 }
 
 TEST_F(WorkerTest, ReportsAssemblyErrorWithItsLocation) {
-  coordinator_.AddTask(MakeTask("b/0", "suite/broken.masm",
-                                "begin\n  push.1\n  bogus_op\nend\n"));
+  coordinator_.AddTask(MakeTask("b/0", "suite/broken.masm", "begin\n  push.1\n  bogus_op\nend\n"));
   StartWorker();
   std::vector<Result> results = coordinator_.WaitForResults(1);
   ASSERT_EQ(results.size(), 1u);
@@ -315,10 +296,8 @@ TEST_F(WorkerTest, ReportsAssemblyErrorWithItsLocation) {
 TEST_F(WorkerTest, Issue12MissingLibraryModuleIsAnErrorNotADiskRead) {
   const std::string ns = absl::StrCat("leak", getpid());
   std::filesystem::create_directories(ns);
-  std::ofstream(std::filesystem::path(ns) / "secret.masm")
-      << "worker-local secret first line\n";
-  const std::string source =
-      absl::StrCat("use.", ns, "::secret\nbegin\n  exec.secret::f\nend\n");
+  std::ofstream(std::filesystem::path(ns) / "secret.masm") << "worker-local secret first line\n";
+  const std::string source = absl::StrCat("use.", ns, "::secret\nbegin\n  exec.secret::f\nend\n");
   for (const char* digest : {"", "digest-leak"}) {
     v1::Task task = MakeTask(absl::StrCat("b/", *digest == 0 ? 0 : 1), "a.masm", source);
     task.set_library_digest(digest);
@@ -398,15 +377,13 @@ TEST_F(WorkerTest, StopsAtTheWallDeadlineAndReportsIt) {
   std::vector<Result> results = coordinator_.WaitForResults(1);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_FALSE(results[0].header.succeeded());
-  EXPECT_THAT(results[0].header.error(),
-              HasSubstr("deadline of 100 ms exceeded"));
+  EXPECT_THAT(results[0].header.error(), HasSubstr("deadline of 100 ms exceeded"));
 }
 
 TEST_F(WorkerTest, RenewsLeaseWhileRunningAndAbandonsWhenItIsLost) {
   coordinator_.LoseLeaseAtRenewal("b/0", 3);
   coordinator_.AddTask(MakeTask("b/0", "loop.masm", kRunaway));
-  coordinator_.AddTask(
-      MakeTask("b/1", "ok.masm", "begin\n  push.1 drop\nend\n"));
+  coordinator_.AddTask(MakeTask("b/1", "ok.masm", "begin\n  push.1 drop\nend\n"));
   Worker& worker = StartWorker();
   // The runaway task is dropped after the third renewal; the worker goes on
   // with the next task and reports only that one.

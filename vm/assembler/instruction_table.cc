@@ -33,10 +33,9 @@ absl::StatusOr<InstructionTable> InstructionTable::Create(std::span<const Instru
           absl::StrCat("instruction table: row ", i, " has an empty name"));
     }
     if (i > 0 && !(rows[i - 1].name < rows[i].name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "instruction table: '", std::string(rows[i].name), "' does not follow '",
-          std::string(rows[i - 1].name),
-          "' (names must be sorted and unique)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("instruction table: '", std::string(rows[i].name), "' does not follow '",
+                       std::string(rows[i - 1].name), "' (names must be sorted and unique)"));
     }
   }
   return InstructionTable(rows, events);
@@ -44,9 +43,9 @@ absl::StatusOr<InstructionTable> InstructionTable::Create(std::span<const Instru
 
 const InstructionRow* InstructionTable::Find(absl::string_view name) const {
   const std::string_view key(name.data(), name.size());
-  const auto it = std::lower_bound(
-      rows_.begin(), rows_.end(), key,
-      [](const InstructionRow& row, std::string_view k) { return row.name < k; });
+  const auto it =
+      std::lower_bound(rows_.begin(), rows_.end(), key,
+                       [](const InstructionRow& row, std::string_view k) { return row.name < k; });
   if (it == rows_.end() || it->name != key) return nullptr;
   return &*it;
 }

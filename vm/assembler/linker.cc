@@ -45,9 +45,9 @@ absl::Status Linker::Error(const ast::SourceLocation& loc, absl::string_view mes
 }
 
 absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
-  FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
-                              ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable,
-                                          Instructions()));
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      ast::Module module,
+      ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable, Instructions()));
   if (!module.entry.has_value()) {
     return Error(ast::SourceLocation{file_id, 1, 1},
                  "an executable module needs a `begin ... end` block");
@@ -59,9 +59,9 @@ absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
   if (!options_.kernel_path.empty()) {
     FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t kernel_file,
                                 LoadSourceFile(options_, *sources_, options_.kernel_path));
-    FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module kernel,
-                                ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel,
-                                            Instructions()));
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        ast::Module kernel,
+        ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Instructions()));
     auto k = std::make_unique<LinkedModule>();
     k->path = "$kernel";
     k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes
@@ -132,9 +132,9 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
   if (!file_id.ok()) {
     return Error(loc, absl::StrCat("module '", path, "' not found: ", file_id.status().message()));
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
-                              ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary,
-                                          Instructions()));
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      ast::Module module,
+      ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary, Instructions()));
   auto loaded = std::make_unique<LinkedModule>();
   loaded->path = path;
   loaded->library = lib->first;

@@ -76,8 +76,8 @@ absl::StatusOr<Imm> Lowering::Scalar(const ast::Immediate& imm, ImmType type) co
     case ast::Immediate::Kind::kConstant: {
       FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstantValue value, Resolve(imm.text));
       if (value.kind != ast::ConstantValue::Kind::kFelt) {
-        return Error(absl::StrCat("invalid immediate for '", inst_.name, "': constant '",
-                                  imm.text, "' is not ", TypeName(type)));
+        return Error(absl::StrCat("invalid immediate for '", inst_.name, "': constant '", imm.text,
+                                  "' is not ", TypeName(type)));
       }
       result = Imm{value.felt, false};
       break;
@@ -147,8 +147,8 @@ absl::StatusOr<uint64_t> Lowering::ErrorCode() const {
     case ast::Immediate::Kind::kConstant: {
       FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstantValue value, Resolve(err.text));
       if (value.kind != ast::ConstantValue::Kind::kString) {
-        return Error(absl::StrCat("invalid error message: constant '", err.text,
-                                  "' is not a string"));
+        return Error(
+            absl::StrCat("invalid error message: constant '", err.text, "' is not a string"));
       }
       return ErrorCodeFromMessage(value.text);
     }
@@ -168,8 +168,8 @@ absl::Status Lowering::UnknownInstruction() const {
 absl::StatusOr<uint32_t> Lowering::EventId(SystemEventHandler handler) const {
   const std::optional<uint32_t> id = events().IdOf(handler);
   if (!id) {
-    return absl::InternalError(absl::StrCat("'", inst_.name,
-                                            "' needs a system event the dialect does not have"));
+    return absl::InternalError(
+        absl::StrCat("'", inst_.name, "' needs a system event the dialect does not have"));
   }
   return *id;
 }
@@ -180,8 +180,8 @@ absl::Status LowerInstruction(const InstructionTable& table, const ast::Instruct
                               const LowerContext& ctx, std::vector<LoweredOp>* out) {
   const InstructionRow* row = table.FindForInstruction(inst.name);
   if (row != nullptr && row->lower == nullptr) {
-    return absl::InternalError(absl::StrCat(
-        "'", inst.name, "' produces a MAST node and is not lowered per instruction"));
+    return absl::InternalError(
+        absl::StrCat("'", inst.name, "' produces a MAST node and is not lowered per instruction"));
   }
   // Only the assertion rows (Form::kErr) take `.err=`; this is checked before the name is.
   if (inst.error && (row == nullptr || row->form != Form::kErr)) {

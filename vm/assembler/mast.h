@@ -78,9 +78,9 @@ struct OpOrigin {
 struct MastNode {
   MastKind kind = MastKind::kBlock;
   bool is_procedure_root = false;
-  uint32_t source = 0;       // source op of the construct (if/while/call), for errors
-  MastItem first;            // JOIN first, SPLIT on_true, LOOP body, CALL callee
-  MastItem second;           // JOIN second, SPLIT on_false
+  uint32_t source = 0;  // source op of the construct (if/while/call), for errors
+  MastItem first;       // JOIN first, SPLIT on_true, LOOP body, CALL callee
+  MastItem second;      // JOIN second, SPLIT on_false
   // kBlock only:
   std::vector<LoweredOp> ops;
   std::vector<OpOrigin> origins;  // parallel to ops

@@ -281,8 +281,8 @@ absl::Status MastBuilder::CompileInstruction(const ast::Instruction& inst, const
   }
   if (name == "procref") return CompileProcRef(inst, ctx, parts);
   size_t before = parts.ops.size();
-  absl::Status s = LowerInstruction(*GetDialectSpec(options_.dialect).instructions, inst,
-                                    ctx.lower, &parts.ops);
+  absl::Status s =
+      LowerInstruction(*GetDialectSpec(options_.dialect).instructions, inst, ctx.lower, &parts.ops);
   if (!s.ok()) {
     if (s.code() == absl::StatusCode::kInvalidArgument || s.code() == absl::StatusCode::kNotFound) {
       return Error(inst.loc, s.message());

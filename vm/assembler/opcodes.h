@@ -3,11 +3,11 @@
 //
 // `Opcode` is the dispatch value only: its values are the executor's switch values (sparse,
 // chosen for the hot loop's code generation; see opcodes.def) and are not an encoding. Tables
-// indexed by operation use OpcodeIndex, the row's dense position (0 .. kNumOpcodes - 1). What a dialect writes into op groups and hashes
-// into MAST digests is its wire opcode table (WireOpcodeTable below), which maps each operation
-// to its 7-bit MAST opcode, or to kNotNative for the executor-only pseudo operations (they cost
-// no cycle and only move the program counter or the procedure frame stack; see
-// vm/assembler/program.h).
+// indexed by operation use OpcodeIndex, the row's dense position (0 .. kNumOpcodes - 1). What a
+// dialect writes into op groups and hashes into MAST digests is its wire opcode table
+// (WireOpcodeTable below), which maps each operation to its 7-bit MAST opcode, or to kNotNative for
+// the executor-only pseudo operations (they cost no cycle and only move the program counter or the
+// procedure frame stack; see vm/assembler/program.h).
 //
 //   LoweredOp op{Opcode::kPush, 42};
 //   if (HasImmediate(op.opcode)) { ... }  // PUSH and EMIT carry a value in their op group
@@ -81,9 +81,7 @@ inline constexpr std::array<Opcode, kNumOpcodes> kAllOpcodes = {
 
 // Returns the dense index of `op` in tables indexed by operation (0 .. kNumOpcodes - 1), or
 // kNumOpcodes for a value that is not an operation.
-constexpr size_t OpcodeIndex(Opcode op) {
-  return internal::kOpcodeIndex[static_cast<uint8_t>(op)];
-}
+constexpr size_t OpcodeIndex(Opcode op) { return internal::kOpcodeIndex[static_cast<uint8_t>(op)]; }
 
 // Returns the flags of `op` (an OR of kFlagImmediate, kFlagControl, kFlagPseudo), or kFlagNone
 // for a value that is not an operation.

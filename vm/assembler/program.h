@@ -80,7 +80,7 @@ struct ProcedureInfo {
   ast::SourceLocation loc;
   uint32_t entry_pc = 0;  // where its body starts when it is run as a subroutine (GOSUB)
   bool is_subroutine = false;
-  Word mast_root{};       // digest of the procedure's MAST root node (the dialect's rules)
+  Word mast_root{};  // digest of the procedure's MAST root node (the dialect's rules)
 };
 
 // An entry of the table DYN / DYNCALL look their target up in.

@@ -20,24 +20,20 @@ constexpr uint32_t kParent = 1u << 2;
 constexpr uint32_t kRoot = 1u << 3;
 
 // The initialisation vector (the same constants as SHA-256's initial hash value).
-constexpr std::array<uint32_t, 8> kIv = {0x6A09E667u, 0xBB67AE85u, 0x3C6EF372u,
-                                         0xA54FF53Au, 0x510E527Fu, 0x9B05688Cu,
-                                         0x1F83D9ABu, 0x5BE0CD19u};
+constexpr std::array<uint32_t, 8> kIv = {0x6A09E667u, 0xBB67AE85u, 0x3C6EF372u, 0xA54FF53Au,
+                                         0x510E527Fu, 0x9B05688Cu, 0x1F83D9ABu, 0x5BE0CD19u};
 
 // The message word permutation applied between rounds.
-constexpr std::array<uint8_t, 16> kMsgPermutation = {
-    2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8};
+constexpr std::array<uint8_t, 16> kMsgPermutation = {2, 6,  3,  10, 7, 0,  4,  13,
+                                                     1, 11, 12, 5,  9, 14, 15, 8};
 
 using ChainingValue = std::array<uint32_t, 8>;
 using BlockWords = std::array<uint32_t, 16>;
 
-constexpr uint32_t RotateRight(uint32_t x, int n) {
-  return (x >> n) | (x << (32 - n));
-}
+constexpr uint32_t RotateRight(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
 // The quarter-round mixing function G.
-inline void Mix(std::array<uint32_t, 16>& s, int a, int b, int c, int d,
-                uint32_t mx, uint32_t my) {
+inline void Mix(std::array<uint32_t, 16>& s, int a, int b, int c, int d, uint32_t mx, uint32_t my) {
   s[a] = s[a] + s[b] + mx;
   s[d] = RotateRight(s[d] ^ s[a], 16);
   s[c] = s[c] + s[d];
@@ -63,8 +59,8 @@ void Round(std::array<uint32_t, 16>& s, const BlockWords& m) {
 
 // The compression function; returns the first 8 words of the output state (all that the default
 // 32-byte output needs).
-ChainingValue Compress(const ChainingValue& cv, const BlockWords& block,
-                       uint64_t counter, uint32_t block_len, uint32_t flags) {
+ChainingValue Compress(const ChainingValue& cv, const BlockWords& block, uint64_t counter,
+                       uint32_t block_len, uint32_t flags) {
   std::array<uint32_t, 16> s = {cv[0],
                                 cv[1],
                                 cv[2],
@@ -100,8 +96,7 @@ BlockWords LoadBlock(const uint8_t* bytes, size_t len) {
   std::copy(bytes, bytes + len, buf.begin());
   BlockWords words;
   for (size_t i = 0; i < 16; ++i) {
-    words[i] = static_cast<uint32_t>(buf[4 * i]) |
-               (static_cast<uint32_t>(buf[4 * i + 1]) << 8) |
+    words[i] = static_cast<uint32_t>(buf[4 * i]) | (static_cast<uint32_t>(buf[4 * i + 1]) << 8) |
                (static_cast<uint32_t>(buf[4 * i + 2]) << 16) |
                (static_cast<uint32_t>(buf[4 * i + 3]) << 24);
   }
@@ -117,24 +112,18 @@ struct PendingOutput {
   uint32_t block_len = 0;
   uint32_t flags = 0;
 
-  ChainingValue ChainValue() const {
-    return Compress(cv, block, counter, block_len, flags);
-  }
-  ChainingValue RootValue() const {
-    return Compress(cv, block, 0, block_len, flags | kRoot);
-  }
+  ChainingValue ChainValue() const { return Compress(cv, block, counter, block_len, flags); }
+  ChainingValue RootValue() const { return Compress(cv, block, 0, block_len, flags | kRoot); }
 };
 
 // Compresses all blocks of one chunk (1 to 1024 bytes; 0 bytes only for the empty input) but the
 // last, and returns the last one pending.
-PendingOutput ChunkOutput(const uint8_t* data, size_t len,
-                          uint64_t chunk_counter) {
+PendingOutput ChunkOutput(const uint8_t* data, size_t len, uint64_t chunk_counter) {
   ChainingValue cv = kIv;
   size_t offset = 0;
   uint32_t start_flag = kChunkStart;
   while (len - offset > kBlockLen) {
-    cv = Compress(cv, LoadBlock(data + offset, kBlockLen), chunk_counter,
-                  kBlockLen, start_flag);
+    cv = Compress(cv, LoadBlock(data + offset, kBlockLen), chunk_counter, kBlockLen, start_flag);
     start_flag = 0;
     offset += kBlockLen;
   }
@@ -143,13 +132,11 @@ PendingOutput ChunkOutput(const uint8_t* data, size_t len,
                        static_cast<uint32_t>(last_len), start_flag | kChunkEnd};
 }
 
-PendingOutput ParentOutput(const ChainingValue& left,
-                           const ChainingValue& right) {
+PendingOutput ParentOutput(const ChainingValue& left, const ChainingValue& right) {
   BlockWords block;
   std::copy(left.begin(), left.end(), block.begin());
   std::copy(right.begin(), right.end(), block.begin() + 8);
-  return PendingOutput{kIv, block, 0, static_cast<uint32_t>(kBlockLen),
-                       kParent};
+  return PendingOutput{kIv, block, 0, static_cast<uint32_t>(kBlockLen), kParent};
 }
 
 }  // namespace
@@ -168,8 +155,7 @@ std::array<uint8_t, 32> Blake3(absl::string_view data) {
     // keeps every subtree a complete, left-leaning power of two.
     std::vector<ChainingValue> stack;
     for (uint64_t chunk = 0; chunk + 1 < num_chunks; ++chunk) {
-      ChainingValue cv =
-          ChunkOutput(bytes + chunk * kChunkLen, kChunkLen, chunk).ChainValue();
+      ChainingValue cv = ChunkOutput(bytes + chunk * kChunkLen, kChunkLen, chunk).ChainValue();
       for (uint64_t total = chunk + 1; (total & 1) == 0; total >>= 1) {
         cv = ParentOutput(stack.back(), cv).ChainValue();
         stack.pop_back();

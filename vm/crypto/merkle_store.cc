@@ -33,11 +33,9 @@ EmptyMerkleRoots* BuildEmptyRoots(const Hasher& hasher) {
   auto* roots = new EmptyMerkleRoots;
   roots->by_height[0] = kEmptyWord;
   for (uint64_t h = 1; h <= kMaxMerkleDepth; ++h) {
-    roots->by_height[h] =
-        hasher.Merge(roots->by_height[h - 1], roots->by_height[h - 1]);
+    roots->by_height[h] = hasher.Merge(roots->by_height[h - 1], roots->by_height[h - 1]);
     roots->height_of.emplace(roots->by_height[h], h);
-    roots->children[h] =
-        MerkleChildren{roots->by_height[h - 1], roots->by_height[h - 1]};
+    roots->children[h] = MerkleChildren{roots->by_height[h - 1], roots->by_height[h - 1]};
   }
   return roots;
 }
@@ -46,12 +44,10 @@ EmptyMerkleRoots* BuildEmptyRoots(const Hasher& hasher) {
 // and intentionally never destroyed (no exit-time destructor); there is one per hasher (a dialect
 // has one), so the registry stays tiny.
 const EmptyMerkleRoots& GetEmptyRoots(const Hasher& hasher) {
-  static const EmptyMerkleRoots* const kDefault =
-      BuildEmptyRoots(DefaultHasher());
+  static const EmptyMerkleRoots* const kDefault = BuildEmptyRoots(DefaultHasher());
   if (&hasher == &DefaultHasher()) return *kDefault;
   static std::mutex* const mu = new std::mutex;
-  static auto* const others =
-      new absl::flat_hash_map<const Hasher*, const EmptyMerkleRoots*>;
+  static auto* const others = new absl::flat_hash_map<const Hasher*, const EmptyMerkleRoots*>;
   std::lock_guard<std::mutex> lock(*mu);
   const EmptyMerkleRoots*& roots = (*others)[&hasher];
   if (roots == nullptr) roots = BuildEmptyRoots(hasher);
@@ -60,8 +56,8 @@ const EmptyMerkleRoots& GetEmptyRoots(const Hasher& hasher) {
 
 absl::Status CheckIndex(uint64_t depth, uint64_t index) {
   if (depth > kMaxMerkleDepth) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid Merkle depth ", depth, " (at most ", kMaxMerkleDepth, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid Merkle depth ", depth, " (at most ", kMaxMerkleDepth, ")"));
   }
   if (depth < 64 && index >> depth != 0) {
     return absl::InvalidArgumentError(
@@ -71,8 +67,8 @@ absl::Status CheckIndex(uint64_t depth, uint64_t index) {
 }
 
 std::string WordText(const Word& w) {
-  return absl::StrCat("[", w[0].value(), ", ", w[1].value(), ", ", w[2].value(),
-                      ", ", w[3].value(), "]");
+  return absl::StrCat("[", w[0].value(), ", ", w[1].value(), ", ", w[2].value(), ", ", w[3].value(),
+                      "]");
 }
 
 }  // namespace
@@ -81,28 +77,23 @@ const Word& EmptySubtreeRoot(const Hasher& hasher, uint64_t height) {
   return GetEmptyRoots(hasher).by_height[std::min(height, kMaxMerkleDepth)];
 }
 
-const Word& EmptySubtreeRoot(uint64_t height) {
-  return EmptySubtreeRoot(DefaultHasher(), height);
-}
+const Word& EmptySubtreeRoot(uint64_t height) { return EmptySubtreeRoot(DefaultHasher(), height); }
 
-Word ComputeMerkleRoot(const Hasher& hasher, const Word& node,
-                       std::span<const Word> path, uint64_t index) {
+Word ComputeMerkleRoot(const Hasher& hasher, const Word& node, std::span<const Word> path,
+                       uint64_t index) {
   Word cur = node;
   for (const Word& sibling : path) {
-    cur = (index & 1) == 0 ? hasher.Merge(cur, sibling)
-                           : hasher.Merge(sibling, cur);
+    cur = (index & 1) == 0 ? hasher.Merge(cur, sibling) : hasher.Merge(sibling, cur);
     index >>= 1;
   }
   return cur;
 }
 
-Word ComputeMerkleRoot(const Word& node, std::span<const Word> path,
-                       uint64_t index) {
+Word ComputeMerkleRoot(const Word& node, std::span<const Word> path, uint64_t index) {
   return ComputeMerkleRoot(DefaultHasher(), node, path, index);
 }
 
-MerkleStore::MerkleStore(const Hasher& hasher)
-    : hasher_(&hasher), empty_(&GetEmptyRoots(hasher)) {}
+MerkleStore::MerkleStore(const Hasher& hasher) : hasher_(&hasher), empty_(&GetEmptyRoots(hasher)) {}
 
 const MerkleStore::Children* MerkleStore::Find(const Word& node) const {
   auto it = nodes_.find(node);
@@ -113,8 +104,9 @@ const MerkleStore::Children* MerkleStore::Find(const Word& node) const {
   return e == empty_->height_of.end() ? nullptr : &empty_->children[e->second];
 }
 
-absl::StatusOr<std::pair<Word, std::vector<Word>>> MerkleStore::GetPath(
-    const Word& root, uint64_t depth, uint64_t index) const {
+absl::StatusOr<std::pair<Word, std::vector<Word>>> MerkleStore::GetPath(const Word& root,
+                                                                        uint64_t depth,
+                                                                        uint64_t index) const {
   FLAMEFLEET_RETURN_IF_ERROR(CheckIndex(depth, index));
   std::vector<Word> path(depth);
   Word cur = root;
@@ -125,9 +117,9 @@ absl::StatusOr<std::pair<Word, std::vector<Word>>> MerkleStore::GetPath(
   for (uint64_t level = depth; level-- > 0;) {
     const Children* c = Find(cur);
     if (c == nullptr) {
-      return absl::NotFoundError(
-          absl::StrCat("Merkle node ", WordText(cur), " of the tree with root ",
-                       WordText(root), " is not in the store"));
+      return absl::NotFoundError(absl::StrCat("Merkle node ", WordText(cur),
+                                              " of the tree with root ", WordText(root),
+                                              " is not in the store"));
     }
     bool right = ((index >> level) & 1) != 0;
     path[level] = right ? c->left : c->right;
@@ -136,8 +128,7 @@ absl::StatusOr<std::pair<Word, std::vector<Word>>> MerkleStore::GetPath(
   return std::make_pair(cur, std::move(path));
 }
 
-absl::StatusOr<Word> MerkleStore::GetNode(const Word& root, uint64_t depth,
-                                          uint64_t index) const {
+absl::StatusOr<Word> MerkleStore::GetNode(const Word& root, uint64_t depth, uint64_t index) const {
   FLAMEFLEET_RETURN_IF_ERROR(CheckIndex(depth, index));
   if (Find(root) == nullptr) {
     return absl::NotFoundError(
@@ -147,19 +138,17 @@ absl::StatusOr<Word> MerkleStore::GetNode(const Word& root, uint64_t depth,
   for (uint64_t level = depth; level-- > 0;) {
     const Children* c = Find(cur);
     if (c == nullptr) {
-      return absl::NotFoundError(
-          absl::StrCat("Merkle node ", WordText(cur), " of the tree with root ",
-                       WordText(root), " is not in the store"));
+      return absl::NotFoundError(absl::StrCat("Merkle node ", WordText(cur),
+                                              " of the tree with root ", WordText(root),
+                                              " is not in the store"));
     }
     cur = ((index >> level) & 1) != 0 ? c->right : c->left;
   }
   return cur;
 }
 
-absl::StatusOr<MerkleStore::Update> MerkleStore::SetNode(const Word& root,
-                                                         uint64_t depth,
-                                                         uint64_t index,
-                                                         const Word& value) {
+absl::StatusOr<MerkleStore::Update> MerkleStore::SetNode(const Word& root, uint64_t depth,
+                                                         uint64_t index, const Word& value) {
   FLAMEFLEET_ASSIGN_OR_RETURN(auto old, GetPath(root, depth, index));
   Update update;
   update.path = std::move(old.second);
@@ -207,12 +196,10 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
       // A depth-64 simple SMT: absent leaves are the empty word, so an absent child at height h is
       // the empty subtree root E[h].
       if (input.indices.size() != input.leaves.size()) {
-        return absl::InvalidArgumentError(
-            "sparse_merkle_tree: indices and leaves differ in size");
+        return absl::InvalidArgumentError("sparse_merkle_tree: indices and leaves differ in size");
       }
       std::map<uint64_t, Word> level;
-      for (size_t k = 0; k < input.leaves.size(); ++k)
-        level[input.indices[k]] = input.leaves[k];
+      for (size_t k = 0; k < input.leaves.size(); ++k) level[input.indices[k]] = input.leaves[k];
       for (uint64_t height = 0; height < kMaxMerkleDepth; ++height) {
         const Word& empty_child = empty_->by_height[height];
         std::map<uint64_t, Word> parents;
@@ -229,8 +216,7 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
         }
         level = std::move(parents);
       }
-      return level.empty() ? empty_->by_height[kMaxMerkleDepth]
-                           : level.begin()->second;
+      return level.empty() ? empty_->by_height[kMaxMerkleDepth] : level.begin()->second;
     }
     case MerkleStoreInput::Kind::kPartialMerkleTree: {
       // indices = (depth, index) pairs. Going up from the deepest layer, every node needs its
@@ -260,9 +246,8 @@ absl::StatusOr<Word> MerkleStore::AddInput(const MerkleStoreInput& input) {
           auto node = nodes.find({depth, index});
           auto sibling = nodes.find({depth, index ^ 1});
           if (node == nodes.end() || sibling == nodes.end()) {
-            return absl::InvalidArgumentError(
-                absl::StrCat("partial_merkle_tree: node (depth ", depth,
-                             ", index ", index ^ 1, ") is missing"));
+            return absl::InvalidArgumentError(absl::StrCat(
+                "partial_merkle_tree: node (depth ", depth, ", index ", index ^ 1, ") is missing"));
           }
           const bool right = (index & 1) != 0;
           const Word& left = right ? sibling->second : node->second;

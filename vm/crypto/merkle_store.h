@@ -1,7 +1,8 @@
 // MerkleStore: the advice provider's Merkle store of the Miden VM (the MerkleStore of
-// miden-crypto v0.15), hashing with the dialect's Hasher: a set of binary Merkle trees kept as one map from an inner node's digest to
-// its two children, so trees share subtrees and a root plus (depth, index) addresses any node.
-// Every hash goes through the store's Hasher (vm/crypto/hasher.h; RPO-256 by default).
+// miden-crypto v0.15), hashing with the dialect's Hasher: a set of binary Merkle trees kept as one
+// map from an inner node's digest to its two children, so trees share subtrees and a root plus
+// (depth, index) addresses any node. Every hash goes through the store's Hasher
+// (vm/crypto/hasher.h; RPO-256 by default).
 //
 // The roots of empty subtrees of every height 1..64 (E[k] = Merge(E[k-1], E[k-1]), E[0] the zero
 // word) are always present, as upstream, without being copied into each store. Trees come from
@@ -53,12 +54,11 @@ const Word& EmptySubtreeRoot(uint64_t height);
 
 // Returns the root reached from `node` at `index` (of its level) through `path` under `hasher`,
 // where path[0] is the sibling at the node's level and later entries are higher up. Thread-safe.
-Word ComputeMerkleRoot(const Hasher& hasher, const Word& node,
-                       std::span<const Word> path, uint64_t index);
+Word ComputeMerkleRoot(const Hasher& hasher, const Word& node, std::span<const Word> path,
+                       uint64_t index);
 
 // As above with DefaultHasher().
-Word ComputeMerkleRoot(const Word& node, std::span<const Word> path,
-                       uint64_t index);
+Word ComputeMerkleRoot(const Word& node, std::span<const Word> path, uint64_t index);
 
 class MerkleStore {
  public:
@@ -89,17 +89,16 @@ class MerkleStore {
   // Returns the node at (`depth`, `index`) of the tree with root `root`. Returns InvalidArgument
   // for depth > 64 or index >= 2^depth, NotFound if the root or a node on the way is not in the
   // store.
-  absl::StatusOr<Word> GetNode(const Word& root, uint64_t depth,
-                               uint64_t index) const;
+  absl::StatusOr<Word> GetNode(const Word& root, uint64_t depth, uint64_t index) const;
 
   // Like GetNode, and also returns the authentication path (path[0] = sibling at `depth`).
-  absl::StatusOr<std::pair<Word, std::vector<Word>>> GetPath(
-      const Word& root, uint64_t depth, uint64_t index) const;
+  absl::StatusOr<std::pair<Word, std::vector<Word>>> GetPath(const Word& root, uint64_t depth,
+                                                             uint64_t index) const;
 
   // Replaces the node at (`depth`, `index`) of tree `root` with `value`, adding the new tree's
   // inner nodes (the old tree stays). Errors as GetPath.
-  absl::StatusOr<Update> SetNode(const Word& root, uint64_t depth,
-                                 uint64_t index, const Word& value);
+  absl::StatusOr<Update> SetNode(const Word& root, uint64_t depth, uint64_t index,
+                                 const Word& value);
 
   // Adds the tree whose root is Merge(left, right) and returns that root.
   Word MergeRoots(const Word& left, const Word& right);
@@ -115,7 +114,7 @@ class MerkleStore {
   // Returns the children of `node`, or null if it is not an inner node of the store.
   const Children* Find(const Word& node) const;
 
-  const Hasher* hasher_;                    // never null
+  const Hasher* hasher_;                     // never null
   const internal::EmptyMerkleRoots* empty_;  // the empty roots of *hasher_
   absl::flat_hash_map<Word, Children> nodes_;
 };

@@ -11,8 +11,7 @@ namespace flamefleet::vm {
 namespace {
 
 // First row of the circulant MDS matrix: M[i][j] = kMdsRow[(j - i) mod 12].
-constexpr uint64_t kMdsRow[kRpoStateWidth] = {7, 23, 8, 26, 13, 10,
-                                              9, 7,  6, 22, 21, 8};
+constexpr uint64_t kMdsRow[kRpoStateWidth] = {7, 23, 8, 26, 13, 10, 9, 7, 6, 22, 21, 8};
 
 // Round constants of 0xMiden/crypto v0.15.9 miden-crypto/src/hash/rescue/mod.rs
 // (the published RPO specification constants); all are canonical.
@@ -109,13 +108,11 @@ inline void ApplyMds(RpoState& state) {
       sum_lo += m * lo[j];
       sum_hi += m * hi[j];
     }
-    state[i] = Felt::Reduce128((static_cast<unsigned __int128>(sum_hi) << 32) +
-                               sum_lo);
+    state[i] = Felt::Reduce128((static_cast<unsigned __int128>(sum_hi) << 32) + sum_lo);
   }
 }
 
-inline void AddConstants(RpoState& state,
-                         const uint64_t (&ark)[kRpoStateWidth]) {
+inline void AddConstants(RpoState& state, const uint64_t (&ark)[kRpoStateWidth]) {
   for (int i = 0; i < kRpoStateWidth; ++i) state[i] += Felt(ark[i]);
 }
 
@@ -126,20 +123,16 @@ inline void AddConstants(RpoState& state,
 // to a * b; Canonical() brings it below p.
 inline uint64_t MulNc(uint64_t a, uint64_t b) {
   const unsigned __int128 x = static_cast<unsigned __int128>(a) * b;
-  const uint64_t lo = static_cast<uint64_t>(x),
-                 hi = static_cast<uint64_t>(x >> 64);
+  const uint64_t lo = static_cast<uint64_t>(x), hi = static_cast<uint64_t>(x >> 64);
   uint64_t t0;
-  const uint64_t borrow =
-      __builtin_sub_overflow(lo, hi >> 32, &t0);  // 2^96 = -1
+  const uint64_t borrow = __builtin_sub_overflow(lo, hi >> 32, &t0);  // 2^96 = -1
   t0 -= Felt::kEpsilon & (0 - borrow);
   uint64_t r;
   const uint64_t carry =  // 2^64 = 2^32 - 1
       __builtin_add_overflow(t0, (hi & Felt::kEpsilon) * Felt::kEpsilon, &r);
   return r + (Felt::kEpsilon & (0 - carry));
 }
-inline Felt Canonical(uint64_t r) {
-  return Felt(r >= Felt::kModulus ? r - Felt::kModulus : r);
-}
+inline Felt Canonical(uint64_t r) { return Felt(r >= Felt::kModulus ? r - Felt::kModulus : r); }
 
 using RawState = std::array<uint64_t, kRpoStateWidth>;
 
@@ -203,8 +196,8 @@ FF_AVX2 __m256i MulNcV(__m256i a, __m256i b) {
   const __m256i t = _mm256_add_epi64(hl, _mm256_srli_epi64(ll, 32));
   const __m256i u = _mm256_add_epi64(lh, _mm256_and_si256(t, mask32));
   const __m256i lo = _mm256_or_si256(_mm256_slli_epi64(u, 32), _mm256_and_si256(ll, mask32));
-  const __m256i hi = _mm256_add_epi64(
-      hh, _mm256_add_epi64(_mm256_srli_epi64(t, 32), _mm256_srli_epi64(u, 32)));
+  const __m256i hi =
+      _mm256_add_epi64(hh, _mm256_add_epi64(_mm256_srli_epi64(t, 32), _mm256_srli_epi64(u, 32)));
   return ReduceV(lo, hi);
 }
 // MulNcV(a, a) with one cross product fewer.
@@ -217,8 +210,8 @@ FF_AVX2 __m256i SqrNcV(__m256i a) {
   const __m256i t = _mm256_add_epi64(lh, _mm256_srli_epi64(ll, 32));
   const __m256i u = _mm256_add_epi64(lh, _mm256_and_si256(t, mask32));
   const __m256i lo = _mm256_or_si256(_mm256_slli_epi64(u, 32), _mm256_and_si256(ll, mask32));
-  const __m256i hi = _mm256_add_epi64(
-      hh, _mm256_add_epi64(_mm256_srli_epi64(t, 32), _mm256_srli_epi64(u, 32)));
+  const __m256i hi =
+      _mm256_add_epi64(hh, _mm256_add_epi64(_mm256_srli_epi64(t, 32), _mm256_srli_epi64(u, 32)));
   return ReduceV(lo, hi);
 }
 FF_AVX2 void SqV(V3& s, int n) {
@@ -251,8 +244,8 @@ alignas(32) constexpr MdsCols kMdsCols = MakeMdsCols();
 
 FF_AVX2 __m256i CanonicalV(__m256i r) {
   const __m256i sign = _mm256_set1_epi64x(static_cast<long long>(1ULL << 63));
-  const __m256i pm1s = _mm256_set1_epi64x(
-      static_cast<long long>((Felt::kModulus - 1) ^ (1ULL << 63)));
+  const __m256i pm1s =
+      _mm256_set1_epi64x(static_cast<long long>((Felt::kModulus - 1) ^ (1ULL << 63)));
   const __m256i ge = _mm256_cmpgt_epi64(_mm256_xor_si256(r, sign), pm1s);
   return _mm256_sub_epi64(
       r, _mm256_and_si256(ge, _mm256_set1_epi64x(static_cast<long long>(Felt::kModulus))));
@@ -262,8 +255,7 @@ FF_AVX2 __m256i AddV(__m256i a, __m256i b) {
   const __m256i sign = _mm256_set1_epi64x(static_cast<long long>(1ULL << 63));
   const __m256i mask32 = _mm256_set1_epi64x(0xFFFFFFFFLL);
   const __m256i s = _mm256_add_epi64(a, b);
-  const __m256i wrap =
-      _mm256_cmpgt_epi64(_mm256_xor_si256(a, sign), _mm256_xor_si256(s, sign));
+  const __m256i wrap = _mm256_cmpgt_epi64(_mm256_xor_si256(a, sign), _mm256_xor_si256(s, sign));
   return CanonicalV(_mm256_add_epi64(s, _mm256_and_si256(wrap, mask32)));
 }
 FF_AVX2 void MdsV(V3& st) {
@@ -277,8 +269,7 @@ FF_AVX2 void MdsV(V3& st) {
     const __m256i xl = _mm256_set1_epi64x(static_cast<long long>(x[j]));
     const __m256i xh = _mm256_srli_epi64(xl, 32);
     for (int k = 0; k < 3; ++k) {
-      const __m256i c =
-          _mm256_load_si256(reinterpret_cast<const __m256i*>(&kMdsCols.c[j][4 * k]));
+      const __m256i c = _mm256_load_si256(reinterpret_cast<const __m256i*>(&kMdsCols.c[j][4 * k]));
       slo[k] = _mm256_add_epi64(slo[k], _mm256_mul_epu32(xl, c));
       shi[k] = _mm256_add_epi64(shi[k], _mm256_mul_epu32(xh, c));
     }
@@ -291,8 +282,7 @@ FF_AVX2 void MdsV(V3& st) {
     const __m256i hi = _mm256_sub_epi64(_mm256_srli_epi64(shi[k], 32), c1);
     const __m256i t1 = _mm256_sub_epi64(_mm256_slli_epi64(hi, 32), hi);
     const __m256i r = _mm256_add_epi64(lo, t1);
-    const __m256i c2 =
-        _mm256_cmpgt_epi64(_mm256_xor_si256(lo, sign), _mm256_xor_si256(r, sign));
+    const __m256i c2 = _mm256_cmpgt_epi64(_mm256_xor_si256(lo, sign), _mm256_xor_si256(r, sign));
     st.v[k] = CanonicalV(_mm256_add_epi64(r, _mm256_and_si256(c2, mask32)));
   }
 }
@@ -472,9 +462,7 @@ Word MergeInDomain(const Word& a, const Word& b, Felt domain) {
   return Word{state[4], state[5], state[6], state[7]};
 }
 
-Word Merge(const Word& a, const Word& b) {
-  return MergeInDomain(a, b, Felt(0));
-}
+Word Merge(const Word& a, const Word& b) { return MergeInDomain(a, b, Felt(0)); }
 
 const RpoHasher& RpoHasher::Get() {
   // Intentionally never destroyed (no exit-time destructor).

@@ -1,9 +1,9 @@
 #include "vm/executor/executor.h"
 
 #include <algorithm>
-#include <cassert>
 #include <array>
 #include <bit>
+#include <cassert>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -27,11 +27,13 @@ constexpr size_t kInitialBuffer = 1 << 14;
 // What an advice-map entry costs besides its values (key, vector header, hash slot).
 constexpr uint64_t kAdviceMapEntryBytes = 64;
 
-// Renders a digest as the Miden VM prints MAST roots: 0x + each felt as 8 little-endian bytes in hex.
+// Renders a digest as the Miden VM prints MAST roots: 0x + each felt as 8 little-endian bytes in
+// hex.
 std::string DigestHex(const std::array<uint64_t, 4>& digest) {
   std::string out = "0x";
   for (uint64_t e : digest) {
-    for (int b = 0; b < 8; ++b) absl::StrAppend(&out, absl::Hex((e >> (8 * b)) & 0xFF, absl::kZeroPad2));
+    for (int b = 0; b < 8; ++b)
+      absl::StrAppend(&out, absl::Hex((e >> (8 * b)) & 0xFF, absl::kZeroPad2));
   }
   return out;
 }
@@ -41,8 +43,8 @@ std::array<uint64_t, 4> WordValues(const Word& w) {
 }
 
 std::string WordText(const Word& w) {
-  return absl::StrCat("[", w[0].value(), ", ", w[1].value(), ", ", w[2].value(), ", ",
-                      w[3].value(), "]");
+  return absl::StrCat("[", w[0].value(), ", ", w[1].value(), ", ", w[2].value(), ", ", w[3].value(),
+                      "]");
 }
 
 // The word whose elements are at stack positions first..first+3; element 0 is the deepest
@@ -145,8 +147,7 @@ Executor::Executor(const Program& program, const std::vector<Felt>& stack, Advic
   for (const auto& [key, values] : advice_.map) advice_map_values_ += values.size();
   pc_ = 0;
   // The fixed allocations; a budget too small for them traps before the first cycle.
-  const uint64_t fixed = buffer_.size() * sizeof(Felt) +
-                         frames_.capacity() * sizeof(uint32_t) +
+  const uint64_t fixed = buffer_.size() * sizeof(Felt) + frames_.capacity() * sizeof(uint32_t) +
                          returns_.capacity() * sizeof(Return);
   if (!ChargeMemory(fixed)) {
     SetMemoryTrap("the operand stack and call stacks", fixed, 0, 0);
@@ -396,7 +397,8 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       memory_used_ -= (end - start) * sizeof(Felt);  // charged below with the advice map
       std::vector<Felt> values;
       values.reserve(end - start);
-      for (uint64_t a = start; a < end; ++a) values.push_back(memory_->Load(static_cast<uint32_t>(a)));
+      for (uint64_t a = start; a < end; ++a)
+        values.push_back(memory_->Load(static_cast<uint32_t>(a)));
       advice_map_values_ += values.size();
       advice_.map.insert_or_assign(word(0), std::move(values));
       return true;
@@ -445,8 +447,7 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       std::vector<Felt> values(state.begin() + 4, state.end());
       hasher_.Permute(state);
       advice_map_values_ += values.size();
-      advice_.map.insert_or_assign(Word{state[4], state[5], state[6], state[7]},
-                                   std::move(values));
+      advice_.map.insert_or_assign(Word{state[4], state[5], state[6], state[7]}, std::move(values));
       return true;
     }
     case H::kSmtPeek: {
@@ -507,8 +508,8 @@ bool Executor::MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_
   }
   if (ComputeMerkleRoot(hasher_, node, path->second, index) != root) {
     SetTrap(TrapKind::kMerklePathVerificationFailed,
-            absl::StrCat("merkle path verification failed for value ", WordText(node),
-                         " at index ", index, " in the Merkle tree with root ", WordText(root),
+            absl::StrCat("merkle path verification failed for value ", WordText(node), " at index ",
+                         index, " in the Merkle tree with root ", WordText(root),
                          " (error code: ", error_code, ")"),
             pc, clk, error_code);
     return false;
@@ -533,8 +534,7 @@ bool Executor::MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk) {
   if (ComputeMerkleRoot(hasher_, old_node, update->path, index) != old_root) {
     SetTrap(TrapKind::kMerklePathVerificationFailed,
             absl::StrCat("merkle path verification failed for value ", WordText(old_node),
-                         " at index ", index, " in the Merkle tree with root ",
-                         WordText(old_root)),
+                         " at index ", index, " in the Merkle tree with root ", WordText(old_root)),
             pc, clk);
     return false;
   }
@@ -555,92 +555,91 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
   uint64_t fmp = fmp_;
   Memory* memory = memory_;
   // Rows run while clk < limit; at the limit we either pause (stop_clk) or trap (cycle cap).
-  const uint64_t cap = options_.max_cycles == ~uint64_t{0} ? options_.max_cycles
-                                                            : options_.max_cycles + 1;
+  const uint64_t cap =
+      options_.max_cycles == ~uint64_t{0} ? options_.max_cycles : options_.max_cycles + 1;
   const uint64_t limit = std::min(stop_clk, cap);
   State result = State::kPaused;
 
 #define FF_S(i) sp[-(i)]
 #define FF_PUSH(v) (*++sp = (v))
-#define FF_POP() \
-  do {           \
-    --sp;        \
+#define FF_POP()                      \
+  do {                                \
+    --sp;                             \
     if (sp - 15 < bot) bot = sp - 15; \
   } while (false)
-#define FF_TRAP(kind, msg)                        \
-  do {                                            \
-    SetTrap(kind, msg, pc, clk);                  \
-    goto trapped;                                 \
+#define FF_TRAP(kind, msg)       \
+  do {                           \
+    SetTrap(kind, msg, pc, clk); \
+    goto trapped;                \
   } while (false)
-#define FF_HEADROOM()                                              \
-  do {                                                             \
-    if (sp - floor < kSlack + 16 || sp > limit_hi) [[unlikely]] {  \
-      if (!Rebase(sp, bot, floor, pc, clk)) goto trapped;          \
-      base = buffer_.data();                                       \
-      limit_hi = base + buffer_.size() - kSlack;                   \
-    }                                                              \
+#define FF_HEADROOM()                                             \
+  do {                                                            \
+    if (sp - floor < kSlack + 16 || sp > limit_hi) [[unlikely]] { \
+      if (!Rebase(sp, bot, floor, pc, clk)) goto trapped;         \
+      base = buffer_.data();                                      \
+      limit_hi = base + buffer_.size() - kSlack;                  \
+    }                                                             \
   } while (false)
-#define FF_U32(v, code)                                                                \
-  do {                                                                                 \
-    if ((v).value() > kU32Max) [[unlikely]] {                                          \
-      SetTrap(TrapKind::kNotU32, absl::StrCat("not a u32 value: ", (v).value()), pc, clk, \
-              code);                                                                   \
-      goto trapped;                                                                    \
-    }                                                                                  \
+#define FF_U32(v, code)                                                                          \
+  do {                                                                                           \
+    if ((v).value() > kU32Max) [[unlikely]] {                                                    \
+      SetTrap(TrapKind::kNotU32, absl::StrCat("not a u32 value: ", (v).value()), pc, clk, code); \
+      goto trapped;                                                                              \
+    }                                                                                            \
   } while (false)
-#define FF_BINARY(v)                                                                    \
-  do {                                                                                  \
-    if ((v).value() > 1) [[unlikely]] {                                                 \
-      FF_TRAP(TrapKind::kNotBinary, absl::StrCat("expected a binary value (0 or 1), got ", \
-                                                 (v).value()));                         \
-    }                                                                                   \
+#define FF_BINARY(v)                                                                \
+  do {                                                                              \
+    if ((v).value() > 1) [[unlikely]] {                                             \
+      FF_TRAP(TrapKind::kNotBinary,                                                 \
+              absl::StrCat("expected a binary value (0 or 1), got ", (v).value())); \
+    }                                                                               \
   } while (false)
-#define FF_ADDR(v)                                                                           \
-  do {                                                                                       \
-    if ((v).value() > kU32Max) [[unlikely]] {                                                \
-      FF_TRAP(TrapKind::kMemoryAddress,                                                      \
+#define FF_ADDR(v)                                                                          \
+  do {                                                                                      \
+    if ((v).value() > kU32Max) [[unlikely]] {                                               \
+      FF_TRAP(TrapKind::kMemoryAddress,                                                     \
               absl::StrCat("memory address ", (v).value(), " is out of bounds (>= 2^32)")); \
-    }                                                                                        \
+    }                                                                                       \
   } while (false)
-#define FF_WADDR(v)                                                                        \
-  do {                                                                                     \
-    FF_ADDR(v);                                                                            \
-    if (((v).value() & 3) != 0) [[unlikely]] {                                             \
-      FF_TRAP(TrapKind::kUnalignedWord,                                                    \
-              absl::StrCat("word memory access at address ", (v).value(),                  \
-                           " is not aligned to a multiple of 4"));                         \
-    }                                                                                      \
+#define FF_WADDR(v)                                                       \
+  do {                                                                    \
+    FF_ADDR(v);                                                           \
+    if (((v).value() & 3) != 0) [[unlikely]] {                            \
+      FF_TRAP(TrapKind::kUnalignedWord,                                   \
+              absl::StrCat("word memory access at address ", (v).value(), \
+                           " is not aligned to a multiple of 4"));        \
+    }                                                                     \
   } while (false)
   // Makes the page of address `a` writable (memory->At), allocating it under the budget.
-#define FF_WRITABLE(a)                                                 \
-  do {                                                                 \
-    if (!memory->Selected(a)) [[unlikely]] {                           \
-      if (!memory->Select(a)) {                                        \
-        SetMemoryTrap("a memory page", Memory::kPageBytes, pc, clk);   \
-        goto trapped;                                                  \
-      }                                                                \
-    }                                                                  \
+#define FF_WRITABLE(a)                                               \
+  do {                                                               \
+    if (!memory->Selected(a)) [[unlikely]] {                         \
+      if (!memory->Select(a)) {                                      \
+        SetMemoryTrap("a memory page", Memory::kPageBytes, pc, clk); \
+        goto trapped;                                                \
+      }                                                              \
+    }                                                                \
   } while (false)
   // Makes room for one more element in a call stack vector (frames_, returns_, contexts_).
-#define FF_CALL_ROOM(v)                                            \
-  do {                                                             \
-    if ((v).size() == (v).capacity()) [[unlikely]] {               \
-      if (!GrowCallStack((v), pc, clk)) goto trapped;              \
-    }                                                              \
+#define FF_CALL_ROOM(v)                               \
+  do {                                                \
+    if ((v).size() == (v).capacity()) [[unlikely]] {  \
+      if (!GrowCallStack((v), pc, clk)) goto trapped; \
+    }                                                 \
   } while (false)
-#define FF_ROW()                        \
-  row = pc++;                           \
-  if (++clk >= limit) [[unlikely]] {    \
-    goto at_limit;                      \
-  }                                     \
+#define FF_ROW()                     \
+  row = pc++;                        \
+  if (++clk >= limit) [[unlikely]] { \
+    goto at_limit;                   \
+  }                                  \
   continue
   // Like FF_ROW, for rows that also jump.
-#define FF_ROW_TO(target)               \
-  row = pc;                             \
-  pc = (target);                        \
-  if (++clk >= limit) [[unlikely]] {    \
-    goto at_limit;                      \
-  }                                     \
+#define FF_ROW_TO(target)            \
+  row = pc;                          \
+  pc = (target);                     \
+  if (++clk >= limit) [[unlikely]] { \
+    goto at_limit;                   \
+  }                                  \
   continue
 
   for (;;) {
@@ -839,18 +838,66 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kDrop:
         FF_POP();
         FF_ROW();
-      case Opcode::kDup0: { Felt v = FF_S(0); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup1: { Felt v = FF_S(1); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup2: { Felt v = FF_S(2); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup3: { Felt v = FF_S(3); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup4: { Felt v = FF_S(4); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup5: { Felt v = FF_S(5); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup6: { Felt v = FF_S(6); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup7: { Felt v = FF_S(7); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup9: { Felt v = FF_S(9); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup11: { Felt v = FF_S(11); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup13: { Felt v = FF_S(13); FF_PUSH(v); FF_ROW(); }
-      case Opcode::kDup15: { Felt v = FF_S(15); FF_PUSH(v); FF_ROW(); }
+      case Opcode::kDup0: {
+        Felt v = FF_S(0);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup1: {
+        Felt v = FF_S(1);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup2: {
+        Felt v = FF_S(2);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup3: {
+        Felt v = FF_S(3);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup4: {
+        Felt v = FF_S(4);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup5: {
+        Felt v = FF_S(5);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup6: {
+        Felt v = FF_S(6);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup7: {
+        Felt v = FF_S(7);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup9: {
+        Felt v = FF_S(9);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup11: {
+        Felt v = FF_S(11);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup13: {
+        Felt v = FF_S(13);
+        FF_PUSH(v);
+        FF_ROW();
+      }
+      case Opcode::kDup15: {
+        Felt v = FF_S(15);
+        FF_PUSH(v);
+        FF_ROW();
+      }
       case Opcode::kSwap:
         std::swap(FF_S(0), FF_S(1));
         FF_ROW();
@@ -866,22 +913,34 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kSwapDW:
         for (int i = 0; i < 8; ++i) std::swap(FF_S(i), FF_S(i + 8));
         FF_ROW();
-#define FF_MOVUP(n)                                  \
-  case Opcode::kMovUp##n: {                          \
-    Felt t = FF_S(n);                                \
+#define FF_MOVUP(n)                                    \
+  case Opcode::kMovUp##n: {                            \
+    Felt t = FF_S(n);                                  \
     for (int i = n; i > 0; --i) FF_S(i) = FF_S(i - 1); \
-    FF_S(0) = t;                                     \
-    FF_ROW();                                        \
+    FF_S(0) = t;                                       \
+    FF_ROW();                                          \
   }
-#define FF_MOVDN(n)                                  \
-  case Opcode::kMovDn##n: {                          \
-    Felt t = FF_S(0);                                \
+#define FF_MOVDN(n)                                    \
+  case Opcode::kMovDn##n: {                            \
+    Felt t = FF_S(0);                                  \
     for (int i = 0; i < n; ++i) FF_S(i) = FF_S(i + 1); \
-    FF_S(n) = t;                                     \
-    FF_ROW();                                        \
+    FF_S(n) = t;                                       \
+    FF_ROW();                                          \
   }
-      FF_MOVUP(2) FF_MOVUP(3) FF_MOVUP(4) FF_MOVUP(5) FF_MOVUP(6) FF_MOVUP(7) FF_MOVUP(8)
-      FF_MOVDN(2) FF_MOVDN(3) FF_MOVDN(4) FF_MOVDN(5) FF_MOVDN(6) FF_MOVDN(7) FF_MOVDN(8)
+        FF_MOVUP(2);
+        FF_MOVUP(3);
+        FF_MOVUP(4);
+        FF_MOVUP(5);
+        FF_MOVUP(6);
+        FF_MOVUP(7);
+        FF_MOVUP(8);
+        FF_MOVDN(2);
+        FF_MOVDN(3);
+        FF_MOVDN(4);
+        FF_MOVDN(5);
+        FF_MOVDN(6);
+        FF_MOVDN(7);
+        FF_MOVDN(8);
 #undef FF_MOVUP
 #undef FF_MOVDN
       case Opcode::kCSwap: {
@@ -954,8 +1013,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_WADDR(FF_S(12));
         uint64_t a = FF_S(12).value();
         if (a + 4 > kU32Max) [[unlikely]] {
-          FF_TRAP(TrapKind::kMemoryAddress, absl::StrCat("memory address ", a + 4,
-                                                         " is out of bounds (>= 2^32)"));
+          FF_TRAP(TrapKind::kMemoryAddress,
+                  absl::StrCat("memory address ", a + 4, " is out of bounds (>= 2^32)"));
         }
         for (int i = 0; i < 8; ++i) FF_S(7 - i) = memory->Load(static_cast<uint32_t>(a + i));
         FF_S(12) = Felt(a) + Felt(8);
@@ -965,8 +1024,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_WADDR(FF_S(12));
         uint64_t a = FF_S(12).value();
         if (a + 4 > kU32Max) [[unlikely]] {
-          FF_TRAP(TrapKind::kMemoryAddress, absl::StrCat("memory address ", a + 4,
-                                                         " is out of bounds (>= 2^32)"));
+          FF_TRAP(TrapKind::kMemoryAddress,
+                  absl::StrCat("memory address ", a + 4, " is out of bounds (>= 2^32)"));
         }
         if (advice_.stack.size() < 8) [[unlikely]] {
           FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack has fewer than 8 elements");
@@ -1004,7 +1063,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kHornerExt:
       case Opcode::kEvalCircuit:
         FF_TRAP(TrapKind::kUnsupported,
-                absl::StrCat("operation ", std::string(OpcodeName(in.opcode)), " (a recursive-verifier operation) is not supported by flamefleet"));
+                absl::StrCat("operation ", std::string(OpcodeName(in.opcode)),
+                             " (a recursive-verifier operation) is not supported by flamefleet"));
 
       // ---- control rows
       case Opcode::kSpan:
@@ -1056,38 +1116,37 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_HEADROOM();
         FF_ROW_TO(c.value() == 1 ? in.aux : pc + 1);
       }
-#define FF_NEW_CONTEXT(is_call)                                                          \
-  do {                                                                                   \
-    /* New context: the callee sees the top 16 elements; deeper ones are hidden. */      \
-    size_t sp_i = static_cast<size_t>(sp - base);                                        \
-    FF_CALL_ROOM(contexts_);                                                             \
-    contexts_.push_back(Context{sp_i, static_cast<size_t>(bot - base),                   \
-                                static_cast<size_t>(floor - base), fmp, memory,          \
-                                in_syscall_, creator_});                                 \
-    size_t need = sp_i + 1 + 2 * kGap + 16 + 2 * kSlack;                                 \
-    if (need > buffer_.size()) {                                                         \
-      const size_t grown = std::max(buffer_.size() * 2, need);                           \
-      if (!ChargeMemory((grown - buffer_.size()) * sizeof(Felt))) {                      \
-        SetMemoryTrap("the operand stack", (grown - buffer_.size()) * sizeof(Felt), pc,  \
-                      clk);                                                              \
-        goto trapped;                                                                    \
-      }                                                                                  \
-      buffer_.resize(grown, Felt(0));                                                    \
-      base = buffer_.data();                                                             \
-      limit_hi = base + buffer_.size() - kSlack;                                         \
-    }                                                                                    \
-    Felt* new_floor = base + sp_i + 1;                                                   \
-    Felt* new_bot = new_floor + kGap;                                                    \
-    std::fill(new_floor, new_bot, Felt(0));                                              \
-    std::memcpy(new_bot, base + sp_i - 15, 16 * sizeof(Felt));                           \
-    floor = new_floor;                                                                   \
-    bot = new_bot;                                                                       \
-    sp = new_bot + 15;                                                                   \
-    if (static_cast<uint64_t>(sp_i) > options_.max_stack_depth + 4 * kGap) [[unlikely]] { \
-      FF_TRAP(TrapKind::kStackOverflow, "operand stack overflow");                       \
-    }                                                                                    \
-    fmp = (is_call) ? kFmpMin : (uint64_t{1} << 31);                                     \
-    memory = (is_call) ? AcquireMemory() : memories_[0].get();                           \
+#define FF_NEW_CONTEXT(is_call)                                                               \
+  do {                                                                                        \
+    /* New context: the callee sees the top 16 elements; deeper ones are hidden. */           \
+    size_t sp_i = static_cast<size_t>(sp - base);                                             \
+    FF_CALL_ROOM(contexts_);                                                                  \
+    contexts_.push_back(Context{sp_i, static_cast<size_t>(bot - base),                        \
+                                static_cast<size_t>(floor - base), fmp, memory, in_syscall_,  \
+                                creator_});                                                   \
+    size_t need = sp_i + 1 + 2 * kGap + 16 + 2 * kSlack;                                      \
+    if (need > buffer_.size()) {                                                              \
+      const size_t grown = std::max(buffer_.size() * 2, need);                                \
+      if (!ChargeMemory((grown - buffer_.size()) * sizeof(Felt))) {                           \
+        SetMemoryTrap("the operand stack", (grown - buffer_.size()) * sizeof(Felt), pc, clk); \
+        goto trapped;                                                                         \
+      }                                                                                       \
+      buffer_.resize(grown, Felt(0));                                                         \
+      base = buffer_.data();                                                                  \
+      limit_hi = base + buffer_.size() - kSlack;                                              \
+    }                                                                                         \
+    Felt* new_floor = base + sp_i + 1;                                                        \
+    Felt* new_bot = new_floor + kGap;                                                         \
+    std::fill(new_floor, new_bot, Felt(0));                                                   \
+    std::memcpy(new_bot, base + sp_i - 15, 16 * sizeof(Felt));                                \
+    floor = new_floor;                                                                        \
+    bot = new_bot;                                                                            \
+    sp = new_bot + 15;                                                                        \
+    if (static_cast<uint64_t>(sp_i) > options_.max_stack_depth + 4 * kGap) [[unlikely]] {     \
+      FF_TRAP(TrapKind::kStackOverflow, "operand stack overflow");                            \
+    }                                                                                         \
+    fmp = (is_call) ? kFmpMin : (uint64_t{1} << 31);                                          \
+    memory = (is_call) ? AcquireMemory() : memories_[0].get();                                \
   } while (false)
       case Opcode::kCall:
       case Opcode::kSyscall: {
@@ -1201,8 +1260,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
 at_limit:
   if (clk >= cap) {
     SetTrap(TrapKind::kCycleLimit,
-            absl::StrCat("cycle limit of ", options_.max_cycles, " cycles exceeded"), row,
-            clk - 1);
+            absl::StrCat("cycle limit of ", options_.max_cycles, " cycles exceeded"), row, clk - 1);
     goto trapped;
   }
   result = State::kPaused;

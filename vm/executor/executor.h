@@ -113,8 +113,8 @@ enum class TrapKind : uint8_t {
 struct Trap {
   TrapKind kind = TrapKind::kNone;
   std::string message;
-  uint64_t clk = 0;        // cycle of the row that trapped
-  uint32_t pc = 0;         // instruction that trapped
+  uint64_t clk = 0;  // cycle of the row that trapped
+  uint32_t pc = 0;   // instruction that trapped
   uint64_t error_code = 0;
   std::vector<uint32_t> frames;  // procedure frames at the trap, outermost first
 };
@@ -186,8 +186,7 @@ class Executor {
   // Re-charges the advice stack and map after they changed (events). false: trap set.
   bool ChargeAdvice(uint32_t pc, uint64_t clk);
   uint64_t AdviceBytes() const;
-  void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk,
-               uint64_t code = 0);
+  void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk, uint64_t code = 0);
   bool HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk);
   // MPVERIFY and MRUPDATE (out of the hot switch; they may allocate). false: trap set.
   bool MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code);
@@ -229,8 +228,8 @@ class Executor {
   std::vector<std::unique_ptr<Memory>> memories_;  // [0] = root context
   std::vector<Memory*> free_memories_;
   Memory* memory_ = nullptr;
-  uint64_t memory_used_ = 0;     // bytes charged against options_.max_memory_bytes
-  uint64_t advice_charged_ = 0;  // the part of memory_used_ charged for the advice provider
+  uint64_t memory_used_ = 0;        // bytes charged against options_.max_memory_bytes
+  uint64_t advice_charged_ = 0;     // the part of memory_used_ charged for the advice provider
   uint64_t advice_map_values_ = 0;  // values in advice_.map inserted by the VM or the inputs
 };
 

@@ -15,15 +15,14 @@
 
 namespace flamefleet::vm {
 
-absl::StatusOr<SystemEventTable> SystemEventTable::Create(
-    std::span<const SystemEventRow> rows) {
+absl::StatusOr<SystemEventTable> SystemEventTable::Create(std::span<const SystemEventRow> rows) {
   SystemEventTable table(rows);
   for (size_t i = 0; i < rows.size(); ++i) {
     const SystemEventRow& row = rows[i];
     if (i > 0 && rows[i - 1].id >= row.id) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "system event table: id ", row.id, " does not follow ", rows[i - 1].id,
-          " (ids must be strictly increasing)"));
+      return absl::InvalidArgumentError(absl::StrCat("system event table: id ", row.id,
+                                                     " does not follow ", rows[i - 1].id,
+                                                     " (ids must be strictly increasing)"));
     }
     const size_t h = static_cast<size_t>(row.handler);
     if (h >= kNumSystemEventHandlers) {
@@ -31,9 +30,9 @@ absl::StatusOr<SystemEventTable> SystemEventTable::Create(
           absl::StrCat("system event table: event ", row.id, " has an unknown handler"));
     }
     if (table.row_by_handler_[h] != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "system event table: events ", rows[table.row_by_handler_[h] - 1].id, " and ",
-          row.id, " have the same handler"));
+      return absl::InvalidArgumentError(absl::StrCat("system event table: events ",
+                                                     rows[table.row_by_handler_[h] - 1].id, " and ",
+                                                     row.id, " have the same handler"));
     }
     table.row_by_handler_[h] = static_cast<uint32_t>(i + 1);
     if (!row.name.empty()) {
@@ -49,9 +48,9 @@ absl::StatusOr<SystemEventTable> SystemEventTable::Create(
 }
 
 const SystemEventRow* SystemEventTable::FindById(uint32_t id) const {
-  const auto it = std::lower_bound(
-      rows_.begin(), rows_.end(), id,
-      [](const SystemEventRow& row, uint32_t key) { return row.id < key; });
+  const auto it =
+      std::lower_bound(rows_.begin(), rows_.end(), id,
+                       [](const SystemEventRow& row, uint32_t key) { return row.id < key; });
   if (it == rows_.end() || it->id != id) return nullptr;
   return &*it;
 }

@@ -30,24 +30,24 @@ namespace flamefleet::vm {
 // The built-in handlers the executor has. Each reads the operand stack (never changes it) and
 // pushes a hint onto the advice stack or adds entries to the advice map or Merkle store.
 enum class SystemEventHandler : uint8_t {
-  kMerkleNodeMerge,         // [R, L]: adds the tree with root Merge(L, R) to the Merkle store
-  kMerkleNodeToStack,       // [d, i, R]: pushes the node at depth d, index i of tree R
-  kMapValueToStack,         // [K]: pushes map[K]
-  kMapValueToStackN,        // [K]: pushes map[K], then its length
-  kHasMapKey,               // [K]: pushes 1 if map has K, else 0
-  kU64Div,                  // [b_hi, b_lo, a_hi, a_lo]: pushes the u64 remainder and quotient
-  kExt2Inv,                 // [c1, c0]: pushes the inverse in the quadratic extension
-  kSmtPeek,                 // [K, R]: pushes the value of key K in the sparse Merkle tree R
-  kU32Clz,                  // [a]: pushes the count of leading zeros of the u32 a
-  kU32Ctz,                  // [a]: trailing zeros
-  kU32Clo,                  // [a]: leading ones
-  kU32Cto,                  // [a]: trailing ones
-  kIlog2,                   // [a]: pushes floor(log2(a)), a != 0
-  kMemToMap,                // [K, start, end]: map[K] <- memory[start..end)
-  kHdwordToMap,             // [B, A]: map[Merge(A, B)] <- A || B
-  kHdwordToMapWithDomain,   // [B, A, d]: map[MergeInDomain(A, B, d)] <- A || B
-  kHpermToMap,              // [B, A, C]: map[digest of permuted state] <- A || B
-  kFalconDiv,               // [a_hi, a_lo]: pushes the remainder and quotient of a / 12289
+  kMerkleNodeMerge,        // [R, L]: adds the tree with root Merge(L, R) to the Merkle store
+  kMerkleNodeToStack,      // [d, i, R]: pushes the node at depth d, index i of tree R
+  kMapValueToStack,        // [K]: pushes map[K]
+  kMapValueToStackN,       // [K]: pushes map[K], then its length
+  kHasMapKey,              // [K]: pushes 1 if map has K, else 0
+  kU64Div,                 // [b_hi, b_lo, a_hi, a_lo]: pushes the u64 remainder and quotient
+  kExt2Inv,                // [c1, c0]: pushes the inverse in the quadratic extension
+  kSmtPeek,                // [K, R]: pushes the value of key K in the sparse Merkle tree R
+  kU32Clz,                 // [a]: pushes the count of leading zeros of the u32 a
+  kU32Ctz,                 // [a]: trailing zeros
+  kU32Clo,                 // [a]: leading ones
+  kU32Cto,                 // [a]: trailing ones
+  kIlog2,                  // [a]: pushes floor(log2(a)), a != 0
+  kMemToMap,               // [K, start, end]: map[K] <- memory[start..end)
+  kHdwordToMap,            // [B, A]: map[Merge(A, B)] <- A || B
+  kHdwordToMapWithDomain,  // [B, A, d]: map[MergeInDomain(A, B, d)] <- A || B
+  kHpermToMap,             // [B, A, C]: map[digest of permuted state] <- A || B
+  kFalconDiv,              // [a_hi, a_lo]: pushes the remainder and quotient of a / 12289
 };
 
 // The number of SystemEventHandler enumerators.

@@ -38,8 +38,8 @@ using WordValue = std::array<uint64_t, 4>;
 // value of `.err=`.
 struct Immediate {
   enum class Kind : uint8_t {
-    kLiteral,  // a number literal; `value` holds it (decimal or 0x hex, already checked < p)
-    kWord,     // a word literal (64 hex digits or [a,b,c,d]); `word` holds it
+    kLiteral,   // a number literal; `value` holds it (decimal or 0x hex, already checked < p)
+    kWord,      // a word literal (64 hex digits or [a,b,c,d]); `word` holds it
     kConstant,  // a named constant (`text` = the name), resolved by the assembler
     kString,    // a quoted string (`text`), e.g. assert.err="message"
   };
@@ -118,8 +118,7 @@ struct Import {
 // `export.u64::add`, `export.u64::mul->mul64`, `export.0x<root>->name` (and `pub use ...`).
 struct ReExport {
   std::string target;  // as written: "u64::add", "::std::math::u64::add" or "0x<64 hex>"
-  std::string
-      name;  // exported name: the alias or the last path segment of target
+  std::string name;    // exported name: the alias or the last path segment of target
   SourceLocation loc;
 };
 

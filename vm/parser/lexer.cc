@@ -11,20 +11,15 @@ namespace {
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
-bool IsIdentChar(char c) {
-  return IsLower(c) || IsUpper(c) || IsDigit(c) || c == '_';
-}
-bool IsHexDigit(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsIdentChar(char c) { return IsLower(c) || IsUpper(c) || IsDigit(c) || c == '_'; }
+bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 int HexValue(char c) {
   if (IsDigit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return c - 'A' + 10;
 }
 bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-         c == '\v';
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
 // Returns the length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
@@ -125,8 +120,7 @@ const char* TokenKindName(TokenKind kind) {
   return "token";
 }
 
-Lexer::Lexer(absl::string_view text, uint32_t file_id)
-    : text_(text), file_id_(file_id) {}
+Lexer::Lexer(absl::string_view text, uint32_t file_id) : text_(text), file_id_(file_id) {}
 
 void Lexer::Advance(size_t n) {
   for (size_t i = 0; i < n && pos_ < text_.size(); ++i) {
@@ -201,10 +195,9 @@ bool Lexer::SkipTrivia(Token* error) {
       // Look for a continuation line.
       size_t look = pos_;
       if (look < text_.size()) ++look;  // the '\n'
-      while (look < text_.size() && (text_[look] == ' ' || text_[look] == '\t'))
-        ++look;
-      if (pos_ < text_.size() && look + 1 < text_.size() &&
-          text_[look] == '#' && text_[look + 1] == '!') {
+      while (look < text_.size() && (text_[look] == ' ' || text_[look] == '\t')) ++look;
+      if (pos_ < text_.size() && look + 1 < text_.size() && text_[look] == '#' &&
+          text_[look + 1] == '!') {
         Advance(look - pos_);
         continue;
       }
@@ -269,22 +262,18 @@ Token Lexer::Next() {
     case '!':
       return punct(TokenKind::kBang, 1);
     case ':':
-      return Peek(1) == ':' ? punct(TokenKind::kColonColon, 2)
-                            : punct(TokenKind::kColon, 1);
+      return Peek(1) == ':' ? punct(TokenKind::kColonColon, 2) : punct(TokenKind::kColon, 1);
     case '-':
-      return Peek(1) == '>' ? punct(TokenKind::kArrow, 2)
-                            : punct(TokenKind::kMinus, 1);
+      return Peek(1) == '>' ? punct(TokenKind::kArrow, 2) : punct(TokenKind::kMinus, 1);
     case '/':
-      return Peek(1) == '/' ? punct(TokenKind::kSlashSlash, 2)
-                            : punct(TokenKind::kSlash, 1);
+      return Peek(1) == '/' ? punct(TokenKind::kSlashSlash, 2) : punct(TokenKind::kSlash, 1);
     case '"':
       return LexString(std::move(t));
     default:
       break;
   }
   if (IsDigit(c)) return LexNumber(std::move(t));
-  if (IsLower(c) || IsUpper(c) || c == '_' || c == '$')
-    return LexWord(std::move(t));
+  if (IsLower(c) || IsUpper(c) || c == '_' || c == '$') return LexWord(std::move(t));
   return Error(t.loc, "unexpected character");
 }
 
@@ -300,9 +289,7 @@ Token Lexer::LexWord(Token t) {
   t.text = text_.substr(start, pos_ - start);
   if (first == '$') {
     if (t.text != "$kernel" && t.text != "$exec" && t.text != "$anon") {
-      return Error(
-          t.loc,
-          "invalid special identifier (expected $kernel, $exec or $anon)");
+      return Error(t.loc, "invalid special identifier (expected $kernel, $exec or $anon)");
     }
     t.kind = TokenKind::kIdent;
   } else if (first == '_' && t.text.size() == 1) {
@@ -320,15 +307,13 @@ Token Lexer::LexString(Token t) {
   const size_t begin = pos_;
   bool ident = true;
   for (;;) {
-    if (pos_ >= text_.size() || Peek() == '\n')
-      return Error(t.loc, "unclosed quoted string");
+    if (pos_ >= text_.size() || Peek() == '\n') return Error(t.loc, "unclosed quoted string");
     const char c = Peek();
     if (c == '"') break;
     if (c == '\\') {
       ident = false;
       Advance();
-      if (pos_ >= text_.size() || Peek() == '\n')
-        return Error(t.loc, "unclosed quoted string");
+      if (pos_ >= text_.size() || Peek() == '\n') return Error(t.loc, "unclosed quoted string");
       Advance();
       continue;
     }
@@ -349,11 +334,9 @@ Token Lexer::LexNumber(Token t) {
     Advance(2);
     const size_t digits_begin = pos_;
     while (pos_ < text_.size() && IsHexDigit(Peek())) Advance();
-    const absl::string_view digits =
-        text_.substr(digits_begin, pos_ - digits_begin);
+    const absl::string_view digits = text_.substr(digits_begin, pos_ - digits_begin);
     t.text = text_.substr(start, pos_ - start);
-    if (digits.empty())
-      return Error(t.loc, "invalid hex literal: no digits after 0x");
+    if (digits.empty()) return Error(t.loc, "invalid hex literal: no digits after 0x");
     if (digits.size() % 2 != 0) {
       return Error(t.loc, "invalid hex literal: odd number of digits");
     }
@@ -372,8 +355,8 @@ Token Lexer::LexNumber(Token t) {
         // 8 bytes, little-endian: byte k (digits 2k, 2k+1) has weight 2^(8k).
         for (size_t k = 0; k < 8; ++k) {
           const size_t o = i * 16 + k * 2;
-          const uint64_t byte = static_cast<uint64_t>(HexValue(digits[o]) * 16 +
-                                                      HexValue(digits[o + 1]));
+          const uint64_t byte =
+              static_cast<uint64_t>(HexValue(digits[o]) * 16 + HexValue(digits[o + 1]));
           v |= byte << (8 * k);
         }
         if (!Felt::IsCanonical(v)) {
@@ -384,9 +367,7 @@ Token Lexer::LexNumber(Token t) {
       t.kind = TokenKind::kHexWord;
       return t;
     }
-    return Error(
-        t.loc,
-        "invalid hex literal: expected up to 16 digits or exactly 64 digits");
+    return Error(t.loc, "invalid hex literal: expected up to 16 digits or exactly 64 digits");
   }
   if (Peek() == '0' && Peek(1) == 'b') {
     Advance(2);
@@ -394,13 +375,10 @@ Token Lexer::LexNumber(Token t) {
     while (pos_ < text_.size() && (Peek() == '0' || Peek() == '1')) Advance();
     const size_t n = pos_ - digits_begin;
     t.text = text_.substr(start, pos_ - start);
-    if (n == 0)
-      return Error(t.loc, "invalid binary literal: no digits after 0b");
-    if (n > 32)
-      return Error(t.loc, "invalid binary literal: more than 32 digits");
+    if (n == 0) return Error(t.loc, "invalid binary literal: no digits after 0b");
+    if (n > 32) return Error(t.loc, "invalid binary literal: more than 32 digits");
     uint64_t v = 0;
-    for (size_t i = digits_begin; i < pos_; ++i)
-      v = (v << 1) | (text_[i] == '1' ? 1 : 0);
+    for (size_t i = digits_begin; i < pos_; ++i) v = (v << 1) | (text_[i] == '1' ? 1 : 0);
     t.kind = TokenKind::kBin;
     t.value = v;
     return t;

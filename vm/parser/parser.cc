@@ -30,8 +30,7 @@ using ast::SourceLocation;
 // Shortens a lexeme for use inside an error message.
 std::string Quote(absl::string_view text) {
   constexpr size_t kMax = 40;
-  if (text.size() > kMax)
-    return absl::StrCat("'", text.substr(0, kMax), "...'");
+  if (text.size() > kMax) return absl::StrCat("'", text.substr(0, kMax), "...'");
   return absl::StrCat("'", text, "'");
 }
 
@@ -40,8 +39,7 @@ std::string Describe(const Token& t) {
     case TokenKind::kEof:
       return "end of file";
     case TokenKind::kString:
-      return absl::StrCat("string \"", t.text.substr(0, 40),
-                          t.text.size() > 40 ? "...\"" : "\"");
+      return absl::StrCat("string \"", t.text.substr(0, 40), t.text.size() > 40 ? "...\"" : "\"");
     default:
       return Quote(t.text);
   }
@@ -98,8 +96,7 @@ class Parser {
   // one).
   absl::Status Unexpected(const Token& t, absl::string_view expected) const {
     if (t.kind == TokenKind::kError) return ErrorAt(t.loc, t.text);
-    return ErrorAt(
-        t.loc, absl::StrCat("expected ", expected, ", found ", Describe(t)));
+    return ErrorAt(t.loc, absl::StrCat("expected ", expected, ", found ", Describe(t)));
   }
   absl::StatusOr<Token> Expect(TokenKind kind, absl::string_view expected) {
     if (!At(kind)) return Unexpected(Peek(), expected);
@@ -113,14 +110,13 @@ class Parser {
   // Reports an invalid value. Inside an instruction (or `repeat`), the error
   // points at the start of the instruction, like the upstream assembler; elsewhere
   // at the offending token.
-  absl::Status ValueError(SourceLocation token_loc,
-                          absl::string_view message) const {
+  absl::Status ValueError(SourceLocation token_loc, absl::string_view message) const {
     return ErrorAt(anchor_.value_or(token_loc), message);
   }
   absl::Status EnterNesting(SourceLocation loc) {
     if (++depth_ > kMaxNestingDepth) {
-      return ErrorAt(loc, absl::StrCat("nesting is too deep (the limit is ",
-                                       kMaxNestingDepth, " levels)"));
+      return ErrorAt(
+          loc, absl::StrCat("nesting is too deep (the limit is ", kMaxNestingDepth, " levels)"));
     }
     return absl::OkStatus();
   }
@@ -132,8 +128,7 @@ class Parser {
   absl::Status ParseConstant();
   absl::Status ParseAdvMap();
   absl::Status ParseEntry();
-  absl::Status ParseProcedure(const Token& keyword, bool exported, bool classic,
-                              std::string docs,
+  absl::Status ParseProcedure(const Token& keyword, bool exported, bool classic, std::string docs,
                               int64_t annotated_locals);
   absl::Status ParseReExport(SourceLocation loc);
   absl::Status SkipBalanced();
@@ -150,8 +145,7 @@ class Parser {
   absl::StatusOr<ConstValue> ParseConstExpr();
   absl::StatusOr<ConstValue> ParseConstProduct();
   absl::StatusOr<ConstValue> ParseConstTerm();
-  absl::StatusOr<ConstValue> ApplyConstOp(const Token& op, ConstValue lhs,
-                                          ConstValue rhs);
+  absl::StatusOr<ConstValue> ApplyConstOp(const Token& op, ConstValue lhs, ConstValue rhs);
 
   // ---- bodies
   // --------------------------------------------------------------------------------
@@ -169,8 +163,7 @@ class Parser {
   absl::StatusOr<ast::WordValue> ParseWordLiteral();
   absl::StatusOr<Immediate> ParseFeltImmediate();
   absl::StatusOr<Immediate> ParseU32Immediate();
-  absl::StatusOr<Immediate> ParseSmallImmediate(uint32_t min, uint32_t max,
-                                                bool allow_constant);
+  absl::StatusOr<Immediate> ParseSmallImmediate(uint32_t min, uint32_t max, bool allow_constant);
   absl::StatusOr<Immediate> ParsePushValue();
   absl::StatusOr<Immediate> ParseErrorImmediate();
 
@@ -182,13 +175,10 @@ class Parser {
   size_t head_ = 0;
   size_t count_ = 0;
   int depth_ = 0;
-  std::optional<SourceLocation>
-      anchor_;  // start of the instruction being parsed
+  std::optional<SourceLocation> anchor_;  // start of the instruction being parsed
   ast::Module module_;
-  absl::flat_hash_map<std::string, size_t>
-      constants_;  // name -> index in module_.constants
-  absl::flat_hash_set<std::string>
-      procedure_names_;  // procedures and re-exports
+  absl::flat_hash_map<std::string, size_t> constants_;  // name -> index in module_.constants
+  absl::flat_hash_set<std::string> procedure_names_;    // procedures and re-exports
   absl::flat_hash_set<std::string> import_aliases_;
 };
 
@@ -210,9 +200,8 @@ class DepthGuard {
 absl::StatusOr<ast::Module> Parser::Run() {
   const std::string& text = sources_.text(file_id_);
   if (text.size() > kMaxSourceBytes) {
-    return ErrorAt({file_id_, 1, 1},
-                   absl::StrCat("source file is too large (", text.size(),
-                                " bytes; the limit is ", kMaxSourceBytes, ")"));
+    return ErrorAt({file_id_, 1, 1}, absl::StrCat("source file is too large (", text.size(),
+                                                  " bytes; the limit is ", kMaxSourceBytes, ")"));
   }
   int64_t annotated_locals = -1;  // from @locals(N); -1 = none
   std::optional<SourceLocation> annotation_loc;
@@ -231,18 +220,15 @@ absl::StatusOr<ast::Module> Parser::Run() {
       continue;
     }
     if (t.kind != TokenKind::kIdent) {
-      return Unexpected(
-          t, "a module item (use, const, proc, export, pub, adv_map, begin)");
+      return Unexpected(t, "a module item (use, const, proc, export, pub, adv_map, begin)");
     }
     const absl::string_view word = t.text;
     const bool is_proc =
         word == "proc" || (word == "pub" && AtWord("proc", 1)) ||
-        (word == "export" && At(TokenKind::kDot, 1) &&
-         !At(TokenKind::kHexWord, 2) && !At(TokenKind::kColonColon, 2) &&
-         !At(TokenKind::kColonColon, 3));
+        (word == "export" && At(TokenKind::kDot, 1) && !At(TokenKind::kHexWord, 2) &&
+         !At(TokenKind::kColonColon, 2) && !At(TokenKind::kColonColon, 3));
     if (annotation_loc.has_value() && !is_proc) {
-      return ErrorAt(*annotation_loc,
-                     "an annotation must be followed by a procedure");
+      return ErrorAt(*annotation_loc, "an annotation must be followed by a procedure");
     }
     if (is_proc) {
       Token keyword = Take();
@@ -254,9 +240,8 @@ absl::StatusOr<ast::Module> Parser::Run() {
       } else if (keyword.text == "proc" && !At(TokenKind::kDot)) {
         classic = false;
       }
-      FLAMEFLEET_RETURN_IF_ERROR(ParseProcedure(
-          keyword, exported, classic, std::move(docs),
-          annotated_locals));
+      FLAMEFLEET_RETURN_IF_ERROR(
+          ParseProcedure(keyword, exported, classic, std::move(docs), annotated_locals));
       annotated_locals = -1;
       annotation_loc.reset();
     } else if (word == "use") {
@@ -279,22 +264,17 @@ absl::StatusOr<ast::Module> Parser::Run() {
     } else if (word == "begin") {
       FLAMEFLEET_RETURN_IF_ERROR(ParseEntry());
     } else {
-      return ErrorAt(
-          t.loc,
-          absl::StrCat("unexpected ", Quote(word),
-                       " at module level (expected use, const, proc, export, "
-                       "pub, adv_map or begin)"));
+      return ErrorAt(t.loc, absl::StrCat("unexpected ", Quote(word),
+                                         " at module level (expected use, const, proc, export, "
+                                         "pub, adv_map or begin)"));
     }
     docs.clear();
   }
   if (annotation_loc.has_value()) {
-    return ErrorAt(*annotation_loc,
-                   "an annotation must be followed by a procedure");
+    return ErrorAt(*annotation_loc, "an annotation must be followed by a procedure");
   }
-  if (module_.kind == ast::ModuleKind::kExecutable &&
-      !module_.entry.has_value()) {
-    return ErrorAt(Peek().loc,
-                   "an executable module must contain a `begin ... end` block");
+  if (module_.kind == ast::ModuleKind::kExecutable && !module_.entry.has_value()) {
+    return ErrorAt(Peek().loc, "an executable module must contain a `begin ... end` block");
   }
   module_.docs = lexer_.module_docs();
   return std::move(module_);
@@ -302,12 +282,10 @@ absl::StatusOr<ast::Module> Parser::Run() {
 
 absl::Status Parser::ParseAnnotation(int64_t* locals) {
   Take();  // '@'
-  FLAMEFLEET_ASSIGN_OR_RETURN(Token name,
-                              Expect(TokenKind::kIdent, "an annotation name"));
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kIdent, "an annotation name"));
   if (name.text == "locals") {
     FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'('").status());
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        Token n, Expect(TokenKind::kInt, "the number of locals"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "the number of locals"));
     if (n.value > 0xFFFF) {
       return ErrorAt(n.loc, "the number of locals must be at most 65535");
     }
@@ -364,16 +342,13 @@ absl::Status Parser::ParseImport() {
   if (At(TokenKind::kColonColon)) Take();
   std::vector<std::string> segments;
   for (;;) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        Token seg, Expect(TokenKind::kIdent, "a module path component"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token seg, Expect(TokenKind::kIdent, "a module path component"));
     segments.emplace_back(seg.text);
     if (!At(TokenKind::kColonColon)) break;
     Take();
   }
   if (segments.size() < 2) {
-    return ErrorAt(
-        loc,
-        "an import path needs at least two components (e.g. std::math::u64)");
+    return ErrorAt(loc, "an import path needs at least two components (e.g. std::math::u64)");
   }
   ast::Import import;
   import.loc = loc;
@@ -385,14 +360,12 @@ absl::Status Parser::ParseImport() {
   SourceLocation alias_loc = loc;
   if (At(TokenKind::kArrow)) {
     Take();
-    FLAMEFLEET_ASSIGN_OR_RETURN(Token alias,
-                                Expect(TokenKind::kIdent, "an import alias"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token alias, Expect(TokenKind::kIdent, "an import alias"));
     import.alias = std::string(alias.text);
     alias_loc = alias.loc;
   }
   if (!import_aliases_.insert(import.alias).second) {
-    return ErrorAt(alias_loc,
-                   absl::StrCat("duplicate import '", import.alias, "'"));
+    return ErrorAt(alias_loc, absl::StrCat("duplicate import '", import.alias, "'"));
   }
   module_.imports.push_back(std::move(import));
   return absl::OkStatus();
@@ -401,8 +374,7 @@ absl::Status Parser::ParseImport() {
 absl::Status Parser::ParseConstant() {
   Take();  // const
   if (At(TokenKind::kDot)) Take();
-  FLAMEFLEET_ASSIGN_OR_RETURN(
-      Token name, Expect(TokenKind::kConstIdent, "a constant name"));
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kConstIdent, "a constant name"));
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='").status());
   FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue value, ParseConstExpr());
   std::string key(name.text);
@@ -410,16 +382,14 @@ absl::Status Parser::ParseConstant() {
     return ErrorAt(name.loc, absl::StrCat("duplicate constant '", key, "'"));
   }
   constants_.emplace(key, module_.constants.size());
-  module_.constants.push_back(
-      ast::Constant{std::move(key), std::move(value), name.loc});
+  module_.constants.push_back(ast::Constant{std::move(key), std::move(value), name.loc});
   return absl::OkStatus();
 }
 
 absl::Status Parser::ParseAdvMap() {
   const SourceLocation loc = Take().loc;  // adv_map
   if (At(TokenKind::kDot)) Take();
-  FLAMEFLEET_ASSIGN_OR_RETURN(
-      Token name, Expect(TokenKind::kConstIdent, "an advice map name"));
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kConstIdent, "an advice map name"));
   ast::AdvMapEntry entry;
   entry.name = std::string(name.text);
   entry.loc = loc;
@@ -430,9 +400,7 @@ absl::Status Parser::ParseAdvMap() {
     } else {
       const Token& t = Peek();
       if (t.kind == TokenKind::kError) return Unexpected(t, "");
-      return ErrorAt(
-          t.loc,
-          "an advice map key must be a word (0x<64 hex digits> or [a,b,c,d])");
+      return ErrorAt(t.loc, "an advice map key must be a word (0x<64 hex digits> or [a,b,c,d])");
     }
     FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
   }
@@ -444,8 +412,7 @@ absl::Status Parser::ParseAdvMap() {
     if (!At(TokenKind::kComma)) break;
     Take();
   }
-  FLAMEFLEET_RETURN_IF_ERROR(
-      Expect(TokenKind::kRBracket, "',' or ']'").status());
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRBracket, "',' or ']'").status());
   module_.adv_map.push_back(std::move(entry));
   return absl::OkStatus();
 }
@@ -453,9 +420,7 @@ absl::Status Parser::ParseAdvMap() {
 absl::Status Parser::ParseEntry() {
   const Token begin = Take();
   if (module_.kind != ast::ModuleKind::kExecutable) {
-    return ErrorAt(
-        begin.loc,
-        "`begin ... end` is not allowed in a library or kernel module");
+    return ErrorAt(begin.loc, "`begin ... end` is not allowed in a library or kernel module");
   }
   if (module_.entry.has_value()) {
     return ErrorAt(begin.loc, "duplicate `begin ... end` block");
@@ -473,34 +438,28 @@ absl::StatusOr<std::string> Parser::ParseProcedureName() {
   if (t.kind == TokenKind::kIdent) return std::string(Take().text);
   if (t.kind == TokenKind::kString) {
     if (!t.quoted_ident) {
-      return ErrorAt(
-          t.loc,
-          "invalid procedure name: a quoted name may only contain printable "
-          "ASCII characters other than space and backslash");
+      return ErrorAt(t.loc,
+                     "invalid procedure name: a quoted name may only contain printable "
+                     "ASCII characters other than space and backslash");
     }
     return std::string(Take().text);
   }
   return Unexpected(t, "a procedure name");
 }
 
-absl::Status Parser::AddProcedureName(const std::string& name,
-                                      SourceLocation loc) {
+absl::Status Parser::AddProcedureName(const std::string& name, SourceLocation loc) {
   if (!procedure_names_.insert(name).second) {
     return ErrorAt(loc, absl::StrCat("duplicate procedure '", name, "'"));
   }
   return absl::OkStatus();
 }
 
-absl::Status Parser::ParseProcedure(const Token& keyword, bool exported,
-                                    bool classic, std::string docs,
-                                    int64_t annotated_locals) {
+absl::Status Parser::ParseProcedure(const Token& keyword, bool exported, bool classic,
+                                    std::string docs, int64_t annotated_locals) {
   if (exported && module_.kind == ast::ModuleKind::kExecutable) {
-    return ErrorAt(
-        keyword.loc,
-        "exported procedures are not allowed in an executable module");
+    return ErrorAt(keyword.loc, "exported procedures are not allowed in an executable module");
   }
-  if (classic)
-    FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
+  if (classic) FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
   ast::Procedure proc;
   proc.loc = keyword.loc;
   proc.exported = exported;
@@ -510,10 +469,8 @@ absl::Status Parser::ParseProcedure(const Token& keyword, bool exported,
   if (annotated_locals >= 0) proc.num_locals = static_cast<uint32_t>(annotated_locals);
   if (classic && At(TokenKind::kDot)) {
     Take();
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        Token n, Expect(TokenKind::kInt, "the number of locals"));
-    if (n.value > 0xFFFF)
-      return ErrorAt(n.loc, "the number of locals must be at most 65535");
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "the number of locals"));
+    if (n.value > 0xFFFF) return ErrorAt(n.loc, "the number of locals must be at most 65535");
     if (annotated_locals >= 0) {
       return ErrorAt(n.loc, "the number of locals is also given by @locals");
     }
@@ -536,8 +493,7 @@ absl::Status Parser::ParseProcedure(const Token& keyword, bool exported,
 
 absl::Status Parser::ParseReExport(SourceLocation loc) {
   if (module_.kind == ast::ModuleKind::kExecutable) {
-    return ErrorAt(
-        loc, "exported procedures are not allowed in an executable module");
+    return ErrorAt(loc, "exported procedures are not allowed in an executable module");
   }
   ast::ReExport re;
   re.loc = loc;
@@ -547,8 +503,7 @@ absl::Status Parser::ParseReExport(SourceLocation loc) {
   FLAMEFLEET_RETURN_IF_ERROR(ParseTarget(&re.target, &last, &segments));
   const bool absolute = re.target.size() >= 2 && re.target[0] == ':';
   if (segments == 1 && !absolute) {
-    return ErrorAt(target_loc,
-                   "a re-export target must be qualified (module::procedure)");
+    return ErrorAt(target_loc, "a re-export target must be qualified (module::procedure)");
   }
   SourceLocation name_loc = target_loc;
   if (At(TokenKind::kArrow)) {
@@ -556,8 +511,7 @@ absl::Status Parser::ParseReExport(SourceLocation loc) {
     name_loc = Peek().loc;
     FLAMEFLEET_ASSIGN_OR_RETURN(re.name, ParseProcedureName());
   } else if (segments == 0) {
-    return ErrorAt(target_loc,
-                   "a re-exported MAST root needs a name (`->name`)");
+    return ErrorAt(target_loc, "a re-exported MAST root needs a name (`->name`)");
   } else {
     re.name = std::move(last);
   }
@@ -566,8 +520,7 @@ absl::Status Parser::ParseReExport(SourceLocation loc) {
   return absl::OkStatus();
 }
 
-absl::Status Parser::ParseTarget(std::string* text, std::string* last,
-                                 int* segments) {
+absl::Status Parser::ParseTarget(std::string* text, std::string* last, int* segments) {
   *segments = 0;
   if (At(TokenKind::kHexWord)) {
     *text = std::string(Take().text);
@@ -588,8 +541,7 @@ absl::Status Parser::ParseTarget(std::string* text, std::string* last,
     } else if (t.kind == TokenKind::kString) {
       return ErrorAt(t.loc, "invalid quoted procedure name");
     } else {
-      return Unexpected(t, *segments == 0 ? "a procedure path or MAST root"
-                                          : "a procedure name");
+      return Unexpected(t, *segments == 0 ? "a procedure path or MAST root" : "a procedure name");
     }
     Take();
     ++*segments;
@@ -610,20 +562,17 @@ absl::StatusOr<ConstValue> Parser::ParseConstExpr() {
   while (At(TokenKind::kPlus) || At(TokenKind::kMinus)) {
     const Token op = Take();
     FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue rhs, ParseConstProduct());
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        lhs, ApplyConstOp(op, std::move(lhs), std::move(rhs)));
+    FLAMEFLEET_ASSIGN_OR_RETURN(lhs, ApplyConstOp(op, std::move(lhs), std::move(rhs)));
   }
   return lhs;
 }
 
 absl::StatusOr<ConstValue> Parser::ParseConstProduct() {
   FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue lhs, ParseConstTerm());
-  while (At(TokenKind::kStar) || At(TokenKind::kSlash) ||
-         At(TokenKind::kSlashSlash)) {
+  while (At(TokenKind::kStar) || At(TokenKind::kSlash) || At(TokenKind::kSlashSlash)) {
     const Token op = Take();
     FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue rhs, ParseConstTerm());
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        lhs, ApplyConstOp(op, std::move(lhs), std::move(rhs)));
+    FLAMEFLEET_ASSIGN_OR_RETURN(lhs, ApplyConstOp(op, std::move(lhs), std::move(rhs)));
   }
   return lhs;
 }
@@ -659,8 +608,7 @@ absl::StatusOr<ConstValue> Parser::ParseConstTerm() {
     case TokenKind::kConstIdent: {
       const auto it = constants_.find(t.text);
       if (it == constants_.end()) {
-        return ErrorAt(t.loc,
-                       absl::StrCat("undefined constant '", t.text, "'"));
+        return ErrorAt(t.loc, absl::StrCat("undefined constant '", t.text, "'"));
       }
       Take();
       return module_.constants[it->second].value;
@@ -670,13 +618,10 @@ absl::StatusOr<ConstValue> Parser::ParseConstTerm() {
   }
 }
 
-absl::StatusOr<ConstValue> Parser::ApplyConstOp(const Token& op, ConstValue lhs,
-                                                ConstValue rhs) {
-  if (lhs.kind != ConstValue::Kind::kFelt ||
-      rhs.kind != ConstValue::Kind::kFelt) {
-    return ErrorAt(op.loc,
-                   absl::StrCat("operator ", Quote(op.text),
-                                " needs field elements, not words or strings"));
+absl::StatusOr<ConstValue> Parser::ApplyConstOp(const Token& op, ConstValue lhs, ConstValue rhs) {
+  if (lhs.kind != ConstValue::Kind::kFelt || rhs.kind != ConstValue::Kind::kFelt) {
+    return ErrorAt(op.loc, absl::StrCat("operator ", Quote(op.text),
+                                        " needs field elements, not words or strings"));
   }
   const Felt a(lhs.felt), b(rhs.felt);
   ConstValue out;
@@ -712,14 +657,11 @@ absl::Status Parser::ParseBlock(ast::Block* out, bool allow_empty) {
   DepthGuard guard(&depth_);
   for (;;) {
     const Token& t = Peek();
-    if (t.kind == TokenKind::kIdent && (t.text == "end" || t.text == "else"))
-      break;
-    if (t.kind == TokenKind::kEof)
-      return Unexpected(t, "an instruction or 'end'");
+    if (t.kind == TokenKind::kIdent && (t.text == "end" || t.text == "else")) break;
+    if (t.kind == TokenKind::kEof) return Unexpected(t, "an instruction or 'end'");
     if (out->size() >= kMaxBlockInstructions) {
-      return ErrorAt(t.loc,
-                     absl::StrCat("a block may contain at most ",
-                                  kMaxBlockInstructions, " instructions"));
+      return ErrorAt(t.loc, absl::StrCat("a block may contain at most ", kMaxBlockInstructions,
+                                         " instructions"));
     }
     FLAMEFLEET_RETURN_IF_ERROR(ParseOp(out));
   }
@@ -754,8 +696,7 @@ absl::Status Parser::ParseIf(ast::Block* out) {
   FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.on_true, /*allow_empty=*/true));
   if (AtWord("else")) {
     Take();
-    FLAMEFLEET_RETURN_IF_ERROR(
-        ParseBlock(&node.on_false, !node.on_true.empty()));
+    FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.on_false, !node.on_true.empty()));
   } else if (node.on_true.empty()) {
     return ErrorAt(Peek().loc, "a block must contain at least one instruction");
   }
@@ -780,11 +721,10 @@ absl::Status Parser::ParseRepeat(ast::Block* out) {
   ast::Repeat node;
   node.loc = Take().loc;
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
-  FLAMEFLEET_ASSIGN_OR_RETURN(Token n,
-                              Expect(TokenKind::kInt, "a repeat count"));
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "a repeat count"));
   if (n.value == 0 || n.value > 0xFFFFFFFFull) {
-    return ErrorAt(node.loc, absl::StrCat("repeat count ", n.value,
-                                          " is out of range (1..4294967295)"));
+    return ErrorAt(node.loc,
+                   absl::StrCat("repeat count ", n.value, " is out of range (1..4294967295)"));
   }
   node.count = static_cast<uint32_t>(n.value);
   FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.body, /*allow_empty=*/false));
@@ -801,12 +741,10 @@ absl::Status Parser::ParseInstruction(ast::Block* out) {
   return status;
 }
 
-absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
-                                          ast::Block* out) {
+absl::Status Parser::ParseInstructionBody(const Token& mnemonic, ast::Block* out) {
   const InstructionRow* spec = instructions_.Find(mnemonic.text);
   if (spec == nullptr) {
-    return ErrorAt(mnemonic.loc,
-                   absl::StrCat("unknown instruction ", Quote(mnemonic.text)));
+    return ErrorAt(mnemonic.loc, absl::StrCat("unknown instruction ", Quote(mnemonic.text)));
   }
   ast::Instruction ins;
   ins.name = std::string(mnemonic.text);
@@ -829,12 +767,10 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
     case Form::kU32NonZero:
       if (At(TokenKind::kDot)) {
         Take();
-        const bool felt =
-            spec->form == Form::kFelt || spec->form == Form::kFeltNonZero;
-        FLAMEFLEET_ASSIGN_OR_RETURN(
-            Immediate imm, felt ? ParseFeltImmediate() : ParseU32Immediate());
-        if ((spec->form == Form::kFeltNonZero ||
-             spec->form == Form::kU32NonZero) &&
+        const bool felt = spec->form == Form::kFelt || spec->form == Form::kFeltNonZero;
+        FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm,
+                                    felt ? ParseFeltImmediate() : ParseU32Immediate());
+        if ((spec->form == Form::kFeltNonZero || spec->form == Form::kU32NonZero) &&
             imm.kind == Immediate::Kind::kLiteral && imm.value == 0) {
           return ValueError(imm.loc, "division by zero");
         }
@@ -846,8 +782,7 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
       if (At(TokenKind::kDot)) {
         Take();
         FLAMEFLEET_ASSIGN_OR_RETURN(
-            Immediate imm, ParseSmallImmediate(spec->min, spec->max,
-                                               spec->form == Form::kShift));
+            Immediate imm, ParseSmallImmediate(spec->min, spec->max, spec->form == Form::kShift));
         ins.args.push_back(std::move(imm));
       }
       break;
@@ -862,8 +797,7 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
     case Form::kAdvPush: {
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
       FLAMEFLEET_ASSIGN_OR_RETURN(
-          Immediate imm, ParseSmallImmediate(spec->min, spec->max,
-                                             spec->form == Form::kLocal));
+          Immediate imm, ParseSmallImmediate(spec->min, spec->max, spec->form == Form::kLocal));
       ins.args.push_back(std::move(imm));
       break;
     }
@@ -900,20 +834,17 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
     case Form::kExp: {
       if (!At(TokenKind::kDot)) break;
       const Token& next = Peek(1);
-      if (next.kind == TokenKind::kIdent && next.text.size() >= 2 &&
-          next.text[0] == 'u' &&
+      if (next.kind == TokenKind::kIdent && next.text.size() >= 2 && next.text[0] == 'u' &&
           std::all_of(next.text.begin() + 1, next.text.end(),
                       [](char c) { return c >= '0' && c <= '9'; })) {
         Take();
         const Token bits = Take();
         const absl::string_view digits = bits.text.substr(1);
         uint64_t n = 0;
-        for (char c : digits.substr(0, 4))
-          n = n * 10 + static_cast<uint64_t>(c - '0');
+        for (char c : digits.substr(0, 4)) n = n * 10 + static_cast<uint64_t>(c - '0');
         if (digits.size() > 4 || n > 63) {
-          return ValueError(bits.loc,
-                            absl::StrCat("bit size ", Quote(digits),
-                                         " is out of range for exp.u (0..63)"));
+          return ValueError(bits.loc, absl::StrCat("bit size ", Quote(digits),
+                                                   " is out of range for exp.u (0..63)"));
         }
         ins.name = "exp.u";
         Immediate imm;
@@ -929,20 +860,17 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
     }
     case Form::kAdv: {
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
-      FLAMEFLEET_ASSIGN_OR_RETURN(
-          Token event, Expect(TokenKind::kIdent, "a system event name"));
+      FLAMEFLEET_ASSIGN_OR_RETURN(Token event, Expect(TokenKind::kIdent, "a system event name"));
       if (instructions_.events().FindByName(event.text) == nullptr) {
-        return ValueError(event.loc,
-                          absl::StrCat("unknown system event 'adv.",
-                                       event.text.substr(0, 40), "'"));
+        return ValueError(
+            event.loc, absl::StrCat("unknown system event 'adv.", event.text.substr(0, 40), "'"));
       }
       ins.name = absl::StrCat("adv.", event.text);
       break;
     }
     case Form::kDebug: {
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
-      FLAMEFLEET_ASSIGN_OR_RETURN(Token what,
-                                  Expect(TokenKind::kIdent, "a debug option"));
+      FLAMEFLEET_ASSIGN_OR_RETURN(Token what, Expect(TokenKind::kIdent, "a debug option"));
       size_t max_args;
       uint32_t max_value;
       if (what.text == "stack") {
@@ -954,10 +882,8 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
       } else if (what.text == "adv_stack") {
         max_args = 1, max_value = 0xFFFF;
       } else {
-        return ValueError(
-            what.loc,
-            absl::StrCat("unknown debug option ", Quote(what.text),
-                         " (expected stack, mem, local or adv_stack)"));
+        return ValueError(what.loc, absl::StrCat("unknown debug option ", Quote(what.text),
+                                                 " (expected stack, mem, local or adv_stack)"));
       }
       ins.name = absl::StrCat("debug.", what.text);
       while (ins.args.size() < max_args && At(TokenKind::kDot)) {
@@ -966,8 +892,7 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
         if (max_value == 0xFFFFFFFF) {
           FLAMEFLEET_ASSIGN_OR_RETURN(imm, ParseU32Immediate());
         } else {
-          FLAMEFLEET_ASSIGN_OR_RETURN(imm,
-                                      ParseSmallImmediate(0, max_value, true));
+          FLAMEFLEET_ASSIGN_OR_RETURN(imm, ParseSmallImmediate(0, max_value, true));
         }
         ins.args.push_back(std::move(imm));
       }
@@ -975,8 +900,7 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic,
     }
   }
   if (At(TokenKind::kDot)) {
-    return ErrorAt(Peek().loc, absl::StrCat("unexpected immediate after ",
-                                            Quote(ins.name)));
+    return ErrorAt(Peek().loc, absl::StrCat("unexpected immediate after ", Quote(ins.name)));
   }
   out->push_back(ast::Node{std::move(ins)});
   return absl::OkStatus();
@@ -989,8 +913,7 @@ absl::StatusOr<uint64_t> Parser::ParseFeltLiteral() {
   const Token& t = Peek();
   if (t.kind == TokenKind::kInt || t.kind == TokenKind::kHex) {
     if (!Felt::IsCanonical(t.value)) {
-      return ValueError(t.loc, absl::StrCat("value ", t.text,
-                                            " is not a field element (>= p)"));
+      return ValueError(t.loc, absl::StrCat("value ", t.text, " is not a field element (>= p)"));
     }
     return Take().value;
   }
@@ -1005,12 +928,10 @@ absl::StatusOr<ast::WordValue> Parser::ParseWordLiteral() {
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLBracket, "a word").status());
   ast::WordValue w{};
   for (size_t i = 0; i < 4; ++i) {
-    if (i > 0)
-      FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kComma, "','").status());
+    if (i > 0) FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kComma, "','").status());
     FLAMEFLEET_ASSIGN_OR_RETURN(w[i], ParseFeltLiteral());
   }
-  FLAMEFLEET_RETURN_IF_ERROR(
-      Expect(TokenKind::kRBracket, "']' (a word has 4 elements)").status());
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRBracket, "']' (a word has 4 elements)").status());
   return w;
 }
 
@@ -1039,8 +960,7 @@ absl::StatusOr<Immediate> Parser::ParseU32Immediate() {
     case TokenKind::kHex:
     case TokenKind::kBin:
       if (t.value > 0xFFFFFFFFull) {
-        return ValueError(
-            t.loc, absl::StrCat("value ", t.text, " does not fit in u32"));
+        return ValueError(t.loc, absl::StrCat("value ", t.text, " does not fit in u32"));
       }
       imm.value = Take().value;
       return imm;
@@ -1049,8 +969,7 @@ absl::StatusOr<Immediate> Parser::ParseU32Immediate() {
   }
 }
 
-absl::StatusOr<Immediate> Parser::ParseSmallImmediate(uint32_t min,
-                                                      uint32_t max,
+absl::StatusOr<Immediate> Parser::ParseSmallImmediate(uint32_t min, uint32_t max,
                                                       bool allow_constant) {
   Immediate imm;
   const Token& t = Peek();
@@ -1061,13 +980,11 @@ absl::StatusOr<Immediate> Parser::ParseSmallImmediate(uint32_t min,
     return imm;
   }
   if (t.kind != TokenKind::kInt) {
-    return Unexpected(t,
-                      allow_constant ? "an integer or constant" : "an integer");
+    return Unexpected(t, allow_constant ? "an integer or constant" : "an integer");
   }
   if (t.value < min || t.value > max) {
-    return ValueError(
-        t.loc, absl::StrCat("value ", t.text, " is out of range (", min, "..",
-                            max, ")"));
+    return ValueError(t.loc,
+                      absl::StrCat("value ", t.text, " is out of range (", min, "..", max, ")"));
   }
   imm.value = Take().value;
   return imm;
@@ -1116,8 +1033,8 @@ absl::StatusOr<Immediate> Parser::ParseErrorImmediate() {
 
 }  // namespace
 
-absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources,
-                                        uint32_t file_id, ast::ModuleKind kind,
+absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources, uint32_t file_id,
+                                        ast::ModuleKind kind,
                                         const InstructionTable& instructions) {
   Parser parser(sources, file_id, kind, instructions);
   return parser.Run();

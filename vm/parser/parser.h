@@ -60,9 +60,8 @@ inline constexpr size_t kMaxBlockInstructions = 65535;
 //
 // Thread-safe: may be called concurrently on the same SourceManager (it only
 // reads it).
-absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources,
-                                        uint32_t file_id, ast::ModuleKind kind,
-                                        const InstructionTable& instructions);
+absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources, uint32_t file_id,
+                                        ast::ModuleKind kind, const InstructionTable& instructions);
 
 }  // namespace flamefleet::vm
 

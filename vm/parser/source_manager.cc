@@ -43,12 +43,9 @@ absl::StatusOr<uint32_t> SourceManager::Load(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory"));
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open file"));
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  if (in.bad())
-    return absl::InvalidArgumentError(absl::StrCat(path, ": read error"));
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(path, ": cannot open file"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat(path, ": read error"));
   return Add(path, std::move(text));
 }
 
@@ -70,14 +67,12 @@ absl::string_view SourceManager::Line(uint32_t id, uint32_t line) const {
   const File* f = Find(id);
   if (f == nullptr || line == 0 || line > f->line_starts.size()) return {};
   const size_t begin = f->line_starts[line - 1];
-  size_t end =
-      line < f->line_starts.size() ? f->line_starts[line] - 1 : f->text.size();
+  size_t end = line < f->line_starts.size() ? f->line_starts[line] - 1 : f->text.size();
   if (end > begin && f->text[end - 1] == '\r') --end;
   return absl::string_view(f->text).substr(begin, end - begin);
 }
 
-std::string SourceManager::Format(ast::SourceLocation loc,
-                                  absl::string_view message) const {
+std::string SourceManager::Format(ast::SourceLocation loc, absl::string_view message) const {
   const absl::string_view full = Line(loc.file_id, loc.line);
   const size_t column = loc.column > 0 ? loc.column - 1 : 0;  // byte offset of the caret
   // A long line is cut to a window of kMaxEchoedColumns bytes around the caret.
@@ -88,15 +83,17 @@ std::string SourceManager::Format(ast::SourceLocation loc,
     end = std::min(full.size(), begin + kMaxEchoedColumns);
     begin = end > kMaxEchoedColumns ? std::min(begin, end - kMaxEchoedColumns) : 0;
     // Never cut a UTF-8 sequence.
-    auto continuation = [&](size_t i) { return (static_cast<unsigned char>(full[i]) & 0xC0) == 0x80; };
+    auto continuation = [&](size_t i) {
+      return (static_cast<unsigned char>(full[i]) & 0xC0) == 0x80;
+    };
     while (begin > 0 && begin < full.size() && continuation(begin)) --begin;
     while (end < full.size() && end > begin && continuation(end)) --end;
   }
   const bool cut_left = begin > 0, cut_right = end < full.size();
   const absl::string_view line = full.substr(begin, end - begin);
-  std::string out = absl::StrCat(path(loc.file_id), ":", loc.line, ":", loc.column, ": ",
-                                 message, "\n", cut_left ? "\u2026" : "", line,
-                                 cut_right ? "\u2026" : "", "\n");
+  std::string out =
+      absl::StrCat(path(loc.file_id), ":", loc.line, ":", loc.column, ": ", message, "\n",
+                   cut_left ? "\u2026" : "", line, cut_right ? "\u2026" : "", "\n");
   if (cut_left) out.push_back(' ');  // under the one-column mark
   for (size_t i = begin; i < column; ++i) {
     out.push_back(i < full.size() && full[i] == '\t' ? '\t' : ' ');

@@ -77,8 +77,7 @@ class SourceManager {
   struct File {
     std::string path;
     std::string text;
-    std::vector<size_t>
-        line_starts;  // byte offset of the first byte of each line
+    std::vector<size_t> line_starts;  // byte offset of the first byte of each line
   };
 
   const File* Find(uint32_t id) const;

@@ -146,8 +146,8 @@ class Emitter {
   // Appends [B, A] -> [hash(A || B)] (2-to-1 hash through one HPERM).
   void HMerge() {
     using enum Opcode;
-    Ops({kPad, kPad, kPad, kPad, kSwapW2, kSwapW, kHPerm, kDrop, kDrop, kDrop, kDrop, kSwapW,
-         kDrop, kDrop, kDrop, kDrop});
+    Ops({kPad, kPad, kPad, kPad, kSwapW2, kSwapW, kHPerm, kDrop, kDrop, kDrop, kDrop, kSwapW, kDrop,
+         kDrop, kDrop, kDrop});
   }
   // Appends the assertion that the top two words are equal, with error code `code`.
   void AssertW(uint64_t code) {
@@ -204,8 +204,7 @@ class Lowering {
   // Returns the single required immediate.
   absl::StatusOr<Imm> RequiredImm(ImmType type) const;
   // Returns the stack index of dup/swap/movup/...: a literal in [lo, hi], `dflt` when bare.
-  absl::StatusOr<uint64_t> StackIndex(uint64_t lo, uint64_t hi,
-                                      std::optional<uint64_t> dflt) const;
+  absl::StatusOr<uint64_t> StackIndex(uint64_t lo, uint64_t hi, std::optional<uint64_t> dflt) const;
   // Returns the "too many immediate values" error.
   absl::Status TooManyImmediates() const;
   // Returns OK if the instruction has no immediates, else "takes no immediate value".

@@ -222,8 +222,8 @@ absl::Status LowerIlog2(Lowering& l) {
   Emitter& e = l.emit();
   e.Ops({kAdvPop, kDup0});
   e.Pow2();
-  e.Ops({kMovUp2, kU32Split, kMovUp2, kU32Split, kDup1, kEqz,  kDup0,   kMovDn3, kCSwap,
-         kDrop,   kMovDn3,   kCSwap,  kDrop,     kSwap, kPad,  kIncr,   kIncr,   kMul,
+  e.Ops({kMovUp2, kU32Split, kMovUp2, kU32Split, kDup1, kEqz,    kDup0, kMovDn3, kCSwap,
+         kDrop,   kMovDn3,   kCSwap,  kDrop,     kSwap, kPad,    kIncr, kIncr,   kMul,
          kPad,    kIncr,     kNeg,    kAdd,      kDup1, kU32And, kEq});
   e.Op(kAssert, 0);
   return absl::OkStatus();
@@ -270,8 +270,8 @@ absl::Status LowerExp(Lowering& l) {
   }
   const uint64_t bits = inst.args[0].value;
   if (bits > 63) {
-    return l.Error(absl::StrCat("invalid bit count for 'exp.u': ", bits,
-                                " is not in the range 0..=63"));
+    return l.Error(
+        absl::StrCat("invalid bit count for 'exp.u': ", bits, " is not in the range 0..=63"));
   }
   e.Exp(static_cast<int>(bits));
   return absl::OkStatus();
@@ -499,9 +499,8 @@ absl::Status LowerU32CountTrailing(Lowering& l) {
 // ---- stack manipulation ----------------------------------------------------------------------
 
 // DUPn, MOVUPn and MOVDNn by n (NOOP where v0.16 has no such operation).
-constexpr std::array<Opcode, 16> kDup = {kDup0, kDup1, kDup2, kDup3,  kDup4, kDup5,
-                                         kDup6, kDup7, kNoop, kDup9,  kNoop, kDup11,
-                                         kNoop, kDup13, kNoop, kDup15};
+constexpr std::array<Opcode, 16> kDup = {kDup0, kDup1, kDup2, kDup3,  kDup4, kDup5,  kDup6, kDup7,
+                                         kNoop, kDup9, kNoop, kDup11, kNoop, kDup13, kNoop, kDup15};
 constexpr std::array<Opcode, 9> kMovUp = {kNoop,   kNoop,   kMovUp2, kMovUp3, kMovUp4,
                                           kMovUp5, kMovUp6, kMovUp7, kMovUp8};
 constexpr std::array<Opcode, 9> kMovDn = {kNoop,   kNoop,   kMovDn2, kMovDn3, kMovDn4,
@@ -601,8 +600,8 @@ absl::Status LowerPush(Lowering& l) {
     switch (imm.kind) {
       case ast::Immediate::Kind::kLiteral:
         if (imm.value >= kModulus) {
-          return l.Error(absl::StrCat("invalid value for 'push': ", imm.value,
-                                      " exceeds the field modulus"));
+          return l.Error(
+              absl::StrCat("invalid value for 'push': ", imm.value, " exceeds the field modulus"));
         }
         e.P(imm.value);
         break;
@@ -622,8 +621,8 @@ absl::Status LowerPush(Lowering& l) {
         } else if (value.kind == ast::ConstantValue::Kind::kWord) {
           for (uint64_t w : value.word) e.P(w);
         } else {
-          return l.Error(absl::StrCat("invalid value for 'push': constant '", imm.text,
-                                      "' is a string"));
+          return l.Error(
+              absl::StrCat("invalid value for 'push': constant '", imm.text, "' is a string"));
         }
         break;
       }
@@ -650,10 +649,10 @@ absl::Status LowerLocal(Lowering& l) {
         "invalid procedure local reference: this procedure does not allocate any locals");
   }
   if (kWord && n < 4) {
-    return l.Error(absl::StrCat(
-        "invalid procedure local reference: word access needs at least 4 locals, "
-        "the procedure has ",
-        n));
+    return l.Error(
+        absl::StrCat("invalid procedure local reference: word access needs at least 4 locals, "
+                     "the procedure has ",
+                     n));
   }
   const uint64_t max = kWord ? n - 4 : n - 1;
   if (index > max) {
@@ -713,8 +712,8 @@ absl::Status LowerCaller(Lowering& l) {
 absl::Status LowerHash(Lowering& l) {
   FLAMEFLEET_RETURN_IF_ERROR(l.NoImmediates());
   l.emit().Push(4);
-  l.emit().Ops({kPad, kPad, kPad, kSwapW, kPad, kDup7, kDup7, kDup7, kHPerm, kDrop, kDrop,
-                kDrop, kDrop, kSwapW, kDrop, kDrop, kDrop, kDrop});
+  l.emit().Ops({kPad, kPad, kPad, kSwapW, kPad, kDup7, kDup7, kDup7, kHPerm, kDrop, kDrop, kDrop,
+                kDrop, kSwapW, kDrop, kDrop, kDrop, kDrop});
   return absl::OkStatus();
 }
 
@@ -730,9 +729,9 @@ absl::Status LowerMtreeGetSet(Lowering& l) {
     e.Op(kMpVerify, 0);
     e.Ops({kMovUp4, kDrop, kMovUp4, kDrop});
   } else {
-    e.Ops({kMovUp5, kMovUp5, kDup5,  kDup5,   kSwapDW, kSwapW,   kSwapW2, kDup13, kDup13,
-           kMrUpdate, kMovUp4, kDrop, kMovUp4, kDrop, kSwapW, kDrop, kDrop, kDrop, kDrop,
-           kSwapW, kDrop, kDrop, kDrop, kDrop, kSwapW});
+    e.Ops({kMovUp5,   kMovUp5, kDup5, kDup5,   kSwapDW, kSwapW, kSwapW2, kDup13, kDup13,
+           kMrUpdate, kMovUp4, kDrop, kMovUp4, kDrop,   kSwapW, kDrop,   kDrop,  kDrop,
+           kDrop,     kSwapW,  kDrop, kDrop,   kDrop,   kDrop,  kSwapW});
   }
   return absl::OkStatus();
 }
@@ -899,9 +898,8 @@ constexpr InstructionRow kRows[] = {
     {"u32split", F::kPlain, 0, 0, Plain<kU32Split>},
     {"u32test", F::kPlain, 0, 0, Plain<kDup0, kU32Split, kSwap, kDrop, kEqz>},
     {"u32testw", F::kPlain, 0, 0,
-     Plain<kDup3, kU32Split, kSwap, kDrop, kEqz, kDup3, kU32Split, kSwap, kDrop, kEqz, kAnd,
-           kDup2, kU32Split, kSwap, kDrop, kEqz, kAnd, kDup1, kU32Split, kSwap, kDrop, kEqz,
-           kAnd>},
+     Plain<kDup3, kU32Split, kSwap, kDrop, kEqz, kDup3, kU32Split, kSwap, kDrop, kEqz, kAnd, kDup2,
+           kU32Split, kSwap, kDrop, kEqz, kAnd, kDup1, kU32Split, kSwap, kDrop, kEqz, kAnd>},
     {"u32wrapping_add", F::kU32, 0, 0, LowerU32Arith<kU32Add, true>},
     {"u32wrapping_add3", F::kPlain, 0, 0, Plain<kU32Add3, kDrop>},
     {"u32wrapping_madd", F::kPlain, 0, 0, Plain<kU32MAdd, kDrop>},
