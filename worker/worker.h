@@ -1,24 +1,24 @@
 // The gRPC worker: pulls tasks from the coordinator and runs them in the VM.
 //
-// A Worker runs `slots` threads. Each one long-polls Coordinator.LeaseTask,
-// assembles the task's program against the task's library set (held in memory,
-// cached by digest), runs it with runner::ProfileProgram under the task's cycle
-// cap and wall deadline while a helper thread renews the lease, and streams the
-// result back with Coordinator.CompleteTask (a TaskHeader, then the serialized
-// flamefleet.v1.Profile in chunks). A program's own failure (bad inputs,
-// assembly error with file:line:col, trap, cycle cap, wall deadline) is
-// reported as succeeded=false with the error text; it is final. If a renewal
-// answers ok=false the task is abandoned: nothing is reported and the
-// coordinator has already re-queued or cancelled it.
+// A Worker runs `slots` threads. Each one long-polls Coordinator.LeaseTask, assembles the task's
+// program under the job's dialect against the task's library set (held in memory, cached by
+// digest and dialect), runs it with runner::ProfileProgram under the task's cycle cap and wall
+// deadline while a helper thread renews the lease, and streams the result back with
+// Coordinator.CompleteTask (a TaskHeader, then the serialized flamefleet.v1.Profile in chunks).
+// A program's own failure (bad inputs, assembly error with file:line:col, trap, cycle cap, wall
+// deadline) is reported as succeeded=false with the error text; it is final. If a renewal answers
+// ok=false the task is abandoned: nothing is reported and the coordinator has already re-queued
+// or cancelled it.
 //
 //   WorkerOptions options;
 //   options.slots = 2;
-//   Worker worker(v1::Coordinator::NewStub(MakeChannel("127.0.0.1:7000")),
-//   options); worker.Start(); WaitForShutdownSignal();
+//   Worker worker(v1::Coordinator::NewStub(MakeChannel("127.0.0.1:7000")), options);
+//   worker.Start();
+//   WaitForShutdownSignal();
 //   worker.Stop(absl::Seconds(30));
 //
-// Thread-safety: Start and Stop are called from one thread (the owner); the
-// counters may be read from any thread.
+// Thread-safety: Start and Stop are called from one thread (the owner); the counters may be read
+// from any thread.
 #ifndef FLAMEFLEET_WORKER_WORKER_H_
 #define FLAMEFLEET_WORKER_WORKER_H_
 

@@ -29,15 +29,13 @@
 
 namespace flamefleet::vm {
 
-// What LowerInstruction needs to know about the place an instruction appears
-// in.
+// What LowerInstruction needs to know about the place an instruction appears in.
 struct LowerContext {
   uint32_t num_locals = 0;  // declared locals of the enclosing procedure (0 in begin..end)
   bool in_kernel = false;   // true while compiling a kernel module
   bool debug_mode = true;   // like `miden run`: breakpoint -> NOOP; false: nothing
-  // Resolves a named constant of the current module; returns NotFound if
-  // undefined. May be empty, in which case every constant reference is an
-  // "undefined constant" error.
+  // Resolves a named constant of the current module; returns NotFound if undefined. May be
+  // empty, in which case every constant reference is an "undefined constant" error.
   std::function<absl::StatusOr<ast::ConstantValue>(const std::string& name)> resolve_constant;
 };
 
