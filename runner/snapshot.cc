@@ -404,7 +404,7 @@ std::string SnapshotSourceDigest(const v1::SnapshotProgram& program) {
 
 // ---- hosts
 
-absl::Status RecordingHost::OnEvent(uint32_t event_id, uint64_t clk, const vm::Executor& executor,
+absl::Status RecordingHost::OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,
                                     vm::AdviceProvider& advice) {
   v1::SnapshotEvent& entry = events_.emplace_back();
   entry.set_event_id(event_id);
@@ -450,7 +450,7 @@ absl::Status RecordingHost::OnEvent(uint32_t event_id, uint64_t clk, const vm::E
 
 ReplayHost::ReplayHost(const v1::ReplaySnapshot* snapshot) : snapshot_(snapshot) {}
 
-absl::Status ReplayHost::OnEvent(uint32_t event_id, uint64_t clk, const vm::Executor& executor,
+absl::Status ReplayHost::OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,
                                  vm::AdviceProvider& advice) {
   (void)executor;
   const size_t total = static_cast<size_t>(snapshot_->events_size());

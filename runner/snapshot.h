@@ -61,7 +61,7 @@ class RecordingHost : public vm::Host {
  public:
   explicit RecordingHost(vm::Host* live) : live_(live) {}
 
-  absl::Status OnEvent(uint32_t event_id, uint64_t clk, const vm::Executor& executor,
+  absl::Status OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,
                        vm::AdviceProvider& advice) override;
 
   // Returns the events recorded so far, in execution order.
@@ -83,7 +83,7 @@ class ReplayHost : public vm::Host {
  public:
   explicit ReplayHost(const v1::ReplaySnapshot* snapshot);
 
-  absl::Status OnEvent(uint32_t event_id, uint64_t clk, const vm::Executor& executor,
+  absl::Status OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,
                        vm::AdviceProvider& advice) override;
 
   // Returns OK if every logged event was consumed; else FailedPrecondition naming the final

@@ -32,7 +32,9 @@
 namespace flamefleet::vm {
 
 // Every dialect: X(Enumerator, "name", namespace of vm/dialects/<namespace>/).
-#define FLAMEFLEET_VM_DIALECTS(X) X(V0_16, "v0.16", v0_16)
+#define FLAMEFLEET_VM_DIALECTS(X) \
+  X(V0_16, "v0.16", v0_16)        \
+  X(V0_25, "v0.25", v0_25)
 
 enum class Dialect : uint8_t {
 #define FLAMEFLEET_VM_DIALECT_ENUM(e, name, ns) k##e,

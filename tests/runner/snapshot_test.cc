@@ -172,7 +172,7 @@ TEST(SnapshotTest, KernelTravelsInTheSnapshot) {
 // and event 5 with nothing.
 class TestHost : public vm::Host {
  public:
-  absl::Status OnEvent(uint32_t event_id, uint64_t clk, const vm::Executor& executor,
+  absl::Status OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,
                        vm::AdviceProvider& advice) override {
     (void)clk;
     (void)executor;

@@ -51,7 +51,7 @@ TEST(DialectTest, ClassicDialectHashesWithRpoAndReadsJsonStacksLastOnTop) {
   // The cache key of every result computed so far: changing it invalidates them.
   EXPECT_EQ(spec.engine_version, "flamefleet-vm v0.16 r3");
   EXPECT_EQ(kDefaultDialect, Dialect::kV0_16);
-  EXPECT_EQ(DialectNamesForHelp(), "v0.16");
+  EXPECT_EQ(DialectNamesForHelp(), "v0.16, v0.25");
 }
 
 }  // namespace

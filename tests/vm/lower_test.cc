@@ -116,8 +116,13 @@ std::vector<LoweredOp> Ops(absl::string_view text) {
   static const std::map<std::string, Opcode, std::less<>>* const kByName = [] {
     auto* m = new std::map<std::string, Opcode, std::less<>>();
     for (int v = 0; v < 256; ++v) {
-      const std::string_view name = OpcodeName(static_cast<Opcode>(v));
-      if (name != "?") (*m)[std::string(name)] = static_cast<Opcode>(v);
+      const Opcode op = static_cast<Opcode>(v);
+      const std::string_view name = OpcodeName(op);
+      // Later dialects reuse names for their own rows (U32SPLIT, ...): take the v0.16 ones.
+      if (name == "?" || (!IsPseudo(op) && v0_16::WireOpcodes()[OpcodeIndex(op)] == kNotNative)) {
+        continue;
+      }
+      (*m)[std::string(name)] = op;
     }
     return m;
   }();

@@ -89,13 +89,12 @@ TEST(SystemEventTableTest, CreateRefusesDuplicateNamesButAllowsSeveralUnnamedRow
 TEST(SystemEventTableTest, V016HasEighteenEventsEachWithItsOwnHandler) {
   const SystemEventTable& table = v0_16::SystemEvents();
   EXPECT_EQ(table.rows().size(), 18u);
-  EXPECT_EQ(table.rows().size(), kNumSystemEventHandlers);
   std::set<H> handlers;
   for (const SystemEventRow& row : table.rows()) handlers.insert(row.handler);
-  EXPECT_EQ(handlers.size(), kNumSystemEventHandlers);
+  EXPECT_EQ(handlers.size(), 18u);
   // Spot checks of the ids and the adv.<name> spellings.
-  EXPECT_EQ(table.IdOf(H::kU32Clz), std::optional<uint32_t>(1951932030));
-  EXPECT_EQ(table.IdOf(H::kMerkleNodeMerge), std::optional<uint32_t>(276124218));
+  EXPECT_EQ(table.IdOf(H::kU32Clz), std::optional<uint64_t>(1951932030));
+  EXPECT_EQ(table.IdOf(H::kMerkleNodeMerge), std::optional<uint64_t>(276124218));
   ASSERT_NE(table.FindByName("push_mapval"), nullptr);
   EXPECT_EQ(table.FindByName("push_mapval")->id, 574478993u);
   ASSERT_NE(table.FindById(3419226155u), nullptr);

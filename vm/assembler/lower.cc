@@ -84,6 +84,7 @@ absl::StatusOr<Imm> Lowering::Scalar(const ast::Immediate& imm, ImmType type) co
     }
     case ast::Immediate::Kind::kWord:
     case ast::Immediate::Kind::kString:
+    case ast::Immediate::Kind::kEvent:
       return Error(
           absl::StrCat("invalid immediate for '", inst_.name, "': expected ", TypeName(type)));
   }
@@ -154,6 +155,7 @@ absl::StatusOr<uint64_t> Lowering::ErrorCode() const {
     }
     case ast::Immediate::Kind::kLiteral:
     case ast::Immediate::Kind::kWord:
+    case ast::Immediate::Kind::kEvent:
       break;
   }
   return Error("invalid error message: expected a quoted string or a string constant");
@@ -165,8 +167,8 @@ absl::Status Lowering::UnknownInstruction() const {
   return Error(absl::StrCat("unknown instruction '", inst_.name, "'"));
 }
 
-absl::StatusOr<uint32_t> Lowering::EventId(SystemEventHandler handler) const {
-  const std::optional<uint32_t> id = events().IdOf(handler);
+absl::StatusOr<uint64_t> Lowering::EventId(SystemEventHandler handler) const {
+  const std::optional<uint64_t> id = events().IdOf(handler);
   if (!id) {
     return absl::InternalError(
         absl::StrCat("'", inst_.name, "' needs a system event the dialect does not have"));

@@ -58,6 +58,8 @@ std::string ImmediateText(const ast::Immediate& imm) {
       return imm.text;
     case ast::Immediate::Kind::kString:
       return absl::StrCat("\"", imm.text, "\"");
+    case ast::Immediate::Kind::kEvent:
+      return absl::StrCat("event(\"", imm.text, "\")");
   }
   return "";
 }

@@ -278,7 +278,7 @@ bool Executor::Rebase(Felt*& sp, Felt*& bot, Felt*& floor, uint32_t pc, uint64_t
   return true;
 }
 
-bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
+bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
   auto s = [sp](int i) { return sp[-i]; };
   auto u32 = [&](Felt v, const char* what) -> bool {
     if (v.value() > kU32Max) {
@@ -403,6 +403,14 @@ bool Executor::HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.map.insert_or_assign(word(0), std::move(values));
       return true;
     }
+    case H::kMapValueCountToStack:
+    case H::kMapValueToStackN4:
+    case H::kMapValueToStackN8:
+    case H::kHqwordToMap:
+      // TODO(#14): the handlers v0.25 added.
+      SetTrap(TrapKind::kUnsupported, absl::StrCat("system event ", id, " is not supported yet"),
+              pc, clk);
+      return false;
     case H::kFalconDiv: {
       if (!u32(s(0), "falcon_div hi") || !u32(s(1), "falcon_div lo")) return false;
       uint64_t n = (s(0).value() << 32) | s(1).value();
@@ -678,7 +686,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_PUSH(Felt(clk));
         FF_ROW();
       case Opcode::kEmit:
-        if (!HandleEvent(static_cast<uint32_t>(in.imm), sp, pc, clk) || !ChargeAdvice(pc, clk)) {
+        if (!HandleEvent(in.imm, sp, pc, clk) || !ChargeAdvice(pc, clk)) {
           goto trapped;
         }
         FF_ROW();

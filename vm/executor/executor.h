@@ -63,7 +63,7 @@ class Host {
   virtual ~Host() = default;
   // Called when the program emits `event_id` at `clk`. The host may read the stack through
   // `executor.StackTop()` and change `advice`. A non-OK status traps the program.
-  virtual absl::Status OnEvent(uint32_t event_id, uint64_t clk, const Executor& executor,
+  virtual absl::Status OnEvent(uint64_t event_id, uint64_t clk, const Executor& executor,
                                AdviceProvider& advice) = 0;
 };
 
@@ -187,7 +187,7 @@ class Executor {
   bool ChargeAdvice(uint32_t pc, uint64_t clk);
   uint64_t AdviceBytes() const;
   void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk, uint64_t code = 0);
-  bool HandleEvent(uint32_t id, Felt* sp, uint32_t pc, uint64_t clk);
+  bool HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk);
   // MPVERIFY and MRUPDATE (out of the hot switch; they may allocate). false: trap set.
   bool MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code);
   bool MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk);

@@ -47,10 +47,10 @@ absl::StatusOr<SystemEventTable> SystemEventTable::Create(std::span<const System
   return table;
 }
 
-const SystemEventRow* SystemEventTable::FindById(uint32_t id) const {
+const SystemEventRow* SystemEventTable::FindById(uint64_t id) const {
   const auto it =
       std::lower_bound(rows_.begin(), rows_.end(), id,
-                       [](const SystemEventRow& row, uint32_t key) { return row.id < key; });
+                       [](const SystemEventRow& row, uint64_t key) { return row.id < key; });
   if (it == rows_.end() || it->id != id) return nullptr;
   return &*it;
 }
@@ -64,7 +64,7 @@ const SystemEventRow* SystemEventTable::FindByName(absl::string_view name) const
   return nullptr;
 }
 
-std::optional<uint32_t> SystemEventTable::IdOf(SystemEventHandler handler) const {
+std::optional<uint64_t> SystemEventTable::IdOf(SystemEventHandler handler) const {
   const size_t h = static_cast<size_t>(handler);
   if (h >= kNumSystemEventHandlers || row_by_handler_[h] == 0) return std::nullopt;
   return rows_[row_by_handler_[h] - 1].id;

@@ -9,7 +9,7 @@
 //   if (const SystemEventRow* row = events.FindById(id)) {
 //     switch (row->handler) { case SystemEventHandler::kU64Div: ...; }
 //   }
-//   std::optional<uint32_t> clz = events.IdOf(SystemEventHandler::kU32Clz);
+//   std::optional<uint64_t> clz = events.IdOf(SystemEventHandler::kU32Clz);
 //
 // A table is immutable after Create and safe to read from any number of threads.
 #ifndef FLAMEFLEET_VM_EXECUTOR_SYSTEM_EVENTS_H_
@@ -48,15 +48,20 @@ enum class SystemEventHandler : uint8_t {
   kHdwordToMapWithDomain,  // [B, A, d]: map[MergeInDomain(A, B, d)] <- A || B
   kHpermToMap,             // [B, A, C]: map[digest of permuted state] <- A || B
   kFalconDiv,              // [a_hi, a_lo]: pushes the remainder and quotient of a / 12289
+  // Added by v0.25 (their operand layouts are the v0.25 handlers').
+  kMapValueCountToStack,  // [K]: pushes len(map[K])
+  kMapValueToStackN4,     // [K]: pushes map[K] zero-padded to a multiple of 4, then its length
+  kMapValueToStackN8,     // [K]: the same, padded to a multiple of 8
+  kHqwordToMap,           // [A, B, C, D]: map[HashElements(A || B || C || D)] <- A || B || C || D
 };
 
 // The number of SystemEventHandler enumerators.
 inline constexpr size_t kNumSystemEventHandlers =
-    static_cast<size_t>(SystemEventHandler::kFalconDiv) + 1;
+    static_cast<size_t>(SystemEventHandler::kHqwordToMap) + 1;
 
 // One system event of a dialect.
 struct SystemEventRow {
-  uint32_t id;  // the EMIT immediate
+  uint64_t id;  // the event id (a felt): the EMIT immediate, or the value EMIT reads
   // The `adv.<name>` spelling; empty when no `adv.` instruction names the event (the hints
   // behind `u32clz`, `ilog2`, ... are emitted only by those instructions' lowering).
   std::string_view name;
@@ -74,12 +79,12 @@ class SystemEventTable {
 
   // Returns the row of event `id`, or null if the dialect has no such system event (the host
   // gets it). O(log n).
-  const SystemEventRow* FindById(uint32_t id) const;
+  const SystemEventRow* FindById(uint64_t id) const;
   // Returns the row whose `adv.<name>` spelling is `name` (without "adv."), or null; an empty
   // `name` never matches.
   const SystemEventRow* FindByName(absl::string_view name) const;
   // Returns the id of the event that `handler` runs, or nullopt if the dialect has none.
-  std::optional<uint32_t> IdOf(SystemEventHandler handler) const;
+  std::optional<uint64_t> IdOf(SystemEventHandler handler) const;
 
   // Every row, by increasing id.
   std::span<const SystemEventRow> rows() const { return rows_; }

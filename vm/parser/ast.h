@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -42,12 +43,16 @@ struct Immediate {
     kWord,      // a word literal (64 hex digits or [a,b,c,d]); `word` holds it
     kConstant,  // a named constant (`text` = the name), resolved by the assembler
     kString,    // a quoted string (`text`), e.g. assert.err="message"
+    kEvent,     // an inline `event("name")` (v0.25): `text` = the name, `value` = its event id
   };
   Kind kind = Kind::kLiteral;
   uint64_t value = 0;
   WordValue word{};
   std::string text;
   SourceLocation loc;
+  // A word slice `W[begin..end)` of a kWord or kConstant (word) immediate, as in v0.25
+  // `push.W[1..3]` or `push.[1,2,3,4][0]` (end = begin + 1); absent: the whole value.
+  std::optional<std::pair<uint8_t, uint8_t>> slice;
 };
 
 // A plain instruction, including the invocation instructions.
@@ -84,18 +89,30 @@ struct While {
 };
 
 struct Repeat {
-  uint32_t count = 0;  // 1 <= count < 2^32
+  uint32_t count = 0;  // 1 <= count < 2^32 (the dialect may bound it further)
+  // v0.25 `repeat.CONST`: the constant's name when the count is not a literal and the parser
+  // could not resolve it (an imported constant); the assembler resolves it into `count`.
+  std::string count_constant;
   Block body;
   SourceLocation loc;
 };
 
+// v0.25 `do BODY while COND end`: BODY then COND run at least once; COND leaves the flag that
+// says whether to run both again.
+struct DoWhile {
+  Block body;
+  Block condition;
+  SourceLocation loc;
+};
+
 struct Node {
-  std::variant<Instruction, IfElse, While, Repeat> op;
+  std::variant<Instruction, IfElse, While, Repeat, DoWhile> op;
 };
 
 // The value of a `const.NAME=...` declaration, evaluated by the parser.
 struct ConstantValue {
-  enum class Kind : uint8_t { kFelt, kWord, kString };
+  // kEvent: an `event("name")` constant (v0.25); `felt` is its event id, `text` the name.
+  enum class Kind : uint8_t { kFelt, kWord, kString, kEvent };
   Kind kind = Kind::kFelt;
   uint64_t felt = 0;  // canonical (< p)
   WordValue word{};
@@ -109,9 +126,18 @@ struct Constant {
 };
 
 // `use.a::b::c` (alias "c") or `use.a::b::c->d` (alias "d"); `use miden::core::x` too.
+// v0.25 item imports `use {x, y as z} from a::b` give one Import per item with `item` set.
 struct Import {
-  std::string path;   // "std::math::u64" (no leading ::)
-  std::string alias;  // the name the module is known by inside this file
+  std::string path;   // "std::math::u64" (no leading ::): the module
+  std::string alias;  // the name the module (or the item) is known by inside this file
+  std::string item;   // the imported item's name in module `path`; empty: a module import
+  SourceLocation loc;
+};
+
+// v0.25 `mod name` / `pub mod name`: the module declares its child module `name`.
+struct Submodule {
+  std::string name;
+  bool is_public = false;
   SourceLocation loc;
 };
 
@@ -151,6 +177,7 @@ struct Module {
   uint32_t file_id = 0;
   std::string docs;  // module doc comment (`#!` at the top)
   std::vector<Import> imports;
+  std::vector<Submodule> submodules;
   std::vector<Constant> constants;
   std::vector<Procedure> procedures;
   std::vector<ReExport> reexports;

@@ -215,7 +215,7 @@ class Lowering {
   // no immediate value" if it has immediates, else "unknown instruction".
   absl::Status UnknownInstruction() const;
   // Returns the id of the system event `handler` runs; Internal if the dialect has none.
-  absl::StatusOr<uint32_t> EventId(SystemEventHandler handler) const;
+  absl::StatusOr<uint64_t> EventId(SystemEventHandler handler) const;
 
  private:
   const InstructionTable& table_;

@@ -81,7 +81,7 @@ absl::Status PushedFeltThen(Lowering& l) {
 
 // EMITs the system event `handler` runs.
 absl::Status EmitEvent(Lowering& l, SystemEventHandler handler) {
-  FLAMEFLEET_ASSIGN_OR_RETURN(const uint32_t id, l.EventId(handler));
+  FLAMEFLEET_ASSIGN_OR_RETURN(const uint64_t id, l.EventId(handler));
   l.emit().Op(kEmit, id);
   return absl::OkStatus();
 }
@@ -627,6 +627,7 @@ absl::Status LowerPush(Lowering& l) {
         break;
       }
       case ast::Immediate::Kind::kString:
+      case ast::Immediate::Kind::kEvent:
         return l.Error("invalid value for 'push': expected a field element or a word");
     }
   }

@@ -111,15 +111,19 @@ constexpr WireOpcodeTable MakeWireOpcodes() {
 
 constexpr WireOpcodeTable kWireOpcodes = MakeWireOpcodes();
 
-// Every native operation has an encoding; no pseudo operation has one.
-constexpr bool EveryNativeOpIsEncoded() {
+// No pseudo operation has an encoding, and no two operations share one (the operations added
+// for later dialects, e.g. kU32SplitLe, are not v0.16 operations and keep kNotNative).
+constexpr bool EncodingsAreSound() {
+  bool seen[128] = {};
   for (size_t i = 0; i < kNumOpcodes; ++i) {
-    const bool pseudo = IsPseudo(kAllOpcodes[i]);
-    if (pseudo != (kWireOpcodes[i] == kNotNative)) return false;
+    const int8_t wire = kWireOpcodes[i];
+    if (wire == kNotNative) continue;
+    if (IsPseudo(kAllOpcodes[i]) || wire < 0 || seen[wire]) return false;
+    seen[wire] = true;
   }
   return true;
 }
-static_assert(EveryNativeOpIsEncoded());
+static_assert(EncodingsAreSound());
 
 }  // namespace
 
