@@ -22,7 +22,7 @@ for side in old new; do
   bin="$1"
   [[ "$side" == new ]] && bin="$2"
   (cd "$root" && "$bin" --corpus tests/testdata/vm) > "$out/$side.corpus"
-  (cd "$root" && "$bin" --suite examples --lib ex=examples/lib) > "$out/$side.examples"
+  (cd "$root" && "$bin" --suite examples/v0_16 --lib ex=examples/v0_16/lib) > "$out/$side.examples"
 done
 for part in corpus examples; do
   programs=$(grep -c '^== ' "$out/new.$part" || true)

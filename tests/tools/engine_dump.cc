@@ -3,7 +3,7 @@
 // (scripts/compare-engines.sh). A refactor of the VM must leave this output unchanged.
 //
 //   engine_dump --corpus tests/testdata/vm          # every NAME.masm that has NAME.expect.json
-//   engine_dump --suite examples --lib ex=examples/lib
+//   engine_dump --suite examples/v0_16 --lib ex=examples/v0_16/lib
 //
 // For each program: the assembly error, or every procedure (name, MAST root, entry pc), the
 // linearised code (opcode name, aux, imm per instruction), then the run's final stack and cycle
