@@ -19,7 +19,9 @@ using bench::FibLike;
 std::string CallHeavy() { return bench::CallHeavy(20000); }
 
 vm::Program Assemble(const std::string& source) {
-  return *vm::Assembler(vm::AssemblerOptions{}).AssembleSource("b.masm", source);
+  vm::AssemblerOptions options;
+  options.dialect = vm::Dialect::kV0_16;  // the programs of bench/bench_programs.h without V025
+  return *vm::Assembler(options).AssembleSource("b.masm", source);
 }
 
 enum class Mode { kNone, kNested, kFlat, kSeedStyle };
