@@ -301,7 +301,8 @@ TEST(ConformanceCorpusTest, V025HasAtLeast250ProgramsWithoutTheCoreLibrary) {
 }
 
 // Checks the shape of every v0.25 expectation (runs without the v0.25 implementation): a
-// successful program has 16 stack values and a cycle count, a failing one an error substring.
+// successful program has 16 stack values and a cycle count, a failing one an error substring;
+// kernels exist and .inputs files parse.
 TEST(ConformanceCorpusTest, V025ExpectationsAreWellFormed) {
   for (const CorpusCase& corpus_case : FindPrograms(Dialect::kV0_25)) {
     SCOPED_TRACE(corpus_case.rel);
@@ -319,6 +320,13 @@ TEST(ConformanceCorpusTest, V025ExpectationsAreWellFormed) {
     EXPECT_TRUE(j.contains("cycles") && j["cycles"].is_number_unsigned());
     if (j.contains("kernel")) {
       EXPECT_TRUE(fs::exists(expect.parent_path() / j["kernel"].get<std::string>()));
+    }
+    fs::path inputs = expect;
+    inputs.replace_extension("").replace_extension(".inputs");
+    if (fs::exists(inputs)) {
+      absl::StatusOr<ProgramInputs> loaded =
+          LoadInputs(inputs.string(), GetDialectSpec(Dialect::kV0_25).json_stack_order);
+      EXPECT_TRUE(loaded.ok()) << loaded.status();
     }
   }
 }
