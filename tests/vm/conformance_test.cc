@@ -1,10 +1,21 @@
-// Runs every program in tests/testdata/vm/ and checks its final stack and exact cycle count (or
-// its error) against NAME.expect.json. Also runs each successful program a second time one
-// Step() at a time and checks that stack, cycles and per-cycle call stacks agree with the fast
-// run.
+// Runs every program of the conformance corpus of each dialect and checks its final stack and
+// exact cycle count (or its error) against NAME.expect.json. Also runs each successful program a
+// second time one Step() at a time and checks that stack, cycles and per-cycle call stacks agree
+// with the fast run.
+//
+// Corpora (tests/testdata/vm/README.md):
+//   v0.16  tests/testdata/vm/ without its v0_16/ and v0_25/ folders (test names Programs/...)
+//   v0.25  tests/testdata/vm/v0_25/ without oracles/ (tests/vm/oracle_v025_test.cc runs those)
+//          and without corelib/ unless FLAMEFLEET_CORE_LIB names a v0.25.7 core library
+//          (crates/lib/core/asm); test names V025Programs/...
+// The v0.25 cases are always registered; they run when the build enables them
+// (cmake -DFLAMEFLEET_V025_CORPUS=ON) or FLAMEFLEET_V025_CORPUS=1 is set in the environment,
+// and are skipped otherwise (the corpus predates the v0.25 implementation, issue #14).
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,6 +36,41 @@ const fs::path& DataDir() {
   return *dir;
 }
 
+// A corpus program: its dialect and its path relative to that dialect's corpus root.
+struct CorpusCase {
+  Dialect dialect = Dialect::kV0_16;
+  std::string rel;
+};
+
+void PrintTo(const CorpusCase& c, std::ostream* os) {
+  *os << DialectName(c.dialect) << ":" << c.rel;
+}
+
+// The v0.25.7 core library directory from FLAMEFLEET_CORE_LIB, or "" when unset.
+std::string CoreLibDir() {
+  const char* dir = std::getenv("FLAMEFLEET_CORE_LIB");
+  return dir == nullptr ? "" : dir;
+}
+
+// Whether the v0.25 corpus runs (see the file comment).
+bool V025CorpusEnabled() {
+  const char* env = std::getenv("FLAMEFLEET_V025_CORPUS");
+  if (env != nullptr) return std::string(env) == "1";
+  return FLAMEFLEET_V025_CORPUS != 0;
+}
+
+// The folder of `dialect`'s corpus and the top-level subfolders of it that hold no corpus
+// programs of that dialect.
+fs::path CorpusRoot(Dialect dialect) {
+  return dialect == Dialect::kV0_25 ? DataDir() / "v0_25" : DataDir();
+}
+std::vector<std::string> ExcludedFolders(Dialect dialect) {
+  if (dialect == Dialect::kV0_16) return {"v0_16", "v0_25"};
+  std::vector<std::string> out = {"oracles"};
+  if (CoreLibDir().empty()) out.push_back("corelib");
+  return out;
+}
+
 bool ExpectsError(const fs::path& program) {
   fs::path expect = program;
   expect.replace_extension(".expect.json");
@@ -34,21 +80,29 @@ bool ExpectsError(const fs::path& program) {
   return ss.str().find("\"error\"") != std::string::npos;
 }
 
-std::vector<std::string> FindPrograms(bool successful_only = false) {
-  std::vector<std::string> out;
+std::vector<CorpusCase> FindPrograms(Dialect dialect, bool successful_only = false) {
+  std::vector<CorpusCase> out;
+  const fs::path root = CorpusRoot(dialect);
+  const std::vector<std::string> excluded = ExcludedFolders(dialect);
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(DataDir(), ec);
+  for (auto it = fs::recursive_directory_iterator(root, ec);
        it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     const fs::path& p = it->path();
+    if (it.depth() == 0 && it->is_directory() &&
+        std::find(excluded.begin(), excluded.end(), p.filename().string()) != excluded.end()) {
+      it.disable_recursion_pending();
+      continue;
+    }
     if (p.extension() != ".masm") continue;
     fs::path expect = p;
     expect.replace_extension(".expect.json");
     if (!fs::exists(expect)) continue;  // library modules have no expectation
     if (successful_only && ExpectsError(p)) continue;
-    out.push_back(fs::relative(p, DataDir()).string());
+    out.push_back(CorpusCase{dialect, fs::relative(p, root).string()});
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.begin(), out.end(),
+            [](const CorpusCase& a, const CorpusCase& b) { return a.rel < b.rel; });
   return out;
 }
 
@@ -68,9 +122,10 @@ struct Case {
 };
 
 // Loads the program's expectations, libraries and inputs.
-Case LoadCase(const std::string& rel) {
+Case LoadCase(const CorpusCase& corpus_case) {
   Case c;
-  c.program = DataDir() / rel;
+  c.program = CorpusRoot(corpus_case.dialect) / corpus_case.rel;
+  c.assembler.dialect = corpus_case.dialect;
   fs::path expect = c.program;
   expect.replace_extension(".expect.json");
   c.expect = nlohmann::json::parse(ReadFile(expect));
@@ -79,6 +134,9 @@ Case LoadCase(const std::string& rel) {
       c.assembler.libraries.emplace_back(
           ns, (c.program.parent_path() / dir.get<std::string>()).lexically_normal().string());
     }
+  }
+  if (c.expect.value("core_lib", false)) {
+    c.assembler.libraries.emplace_back("miden::core", CoreLibDir());
   }
   if (c.expect.contains("kernel")) {
     c.assembler.kernel_path = (c.program.parent_path() / c.expect["kernel"].get<std::string>())
@@ -89,7 +147,8 @@ Case LoadCase(const std::string& rel) {
     fs::path in = c.program;
     in.replace_extension(ext);
     if (fs::exists(in)) {
-      absl::StatusOr<ProgramInputs> loaded = LoadInputs(in.string());
+      absl::StatusOr<ProgramInputs> loaded =
+          LoadInputs(in.string(), GetDialectSpec(corpus_case.dialect).json_stack_order);
       EXPECT_TRUE(loaded.ok()) << loaded.status();
       if (loaded.ok()) c.inputs = *loaded;
     }
@@ -98,10 +157,11 @@ Case LoadCase(const std::string& rel) {
   return c;
 }
 
-std::string TestName(const testing::TestParamInfo<std::string>& info) {
+std::string TestName(const testing::TestParamInfo<CorpusCase>& info) {
   std::string name;
   bool upper = true;
-  for (char ch : info.param.substr(0, info.param.size() - 5)) {
+  const std::string& rel = info.param.rel;
+  for (char ch : rel.substr(0, rel.size() - 5)) {
     if (std::isalnum(static_cast<unsigned char>(ch))) {
       name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(ch))) : ch;
       upper = false;
@@ -112,9 +172,17 @@ std::string TestName(const testing::TestParamInfo<std::string>& info) {
   return name;
 }
 
-class ConformanceTest : public testing::TestWithParam<std::string> {};
+// Skips the v0.25 cases unless they are enabled (see the file comment).
+#define FLAMEFLEET_SKIP_UNLESS_ENABLED(corpus_case)                             \
+  if ((corpus_case).dialect == Dialect::kV0_25 && !V025CorpusEnabled()) {       \
+    GTEST_SKIP() << "v0.25 corpus not enabled (-DFLAMEFLEET_V025_CORPUS=ON or " \
+                    "FLAMEFLEET_V025_CORPUS=1)";                                \
+  }
+
+class ConformanceTest : public testing::TestWithParam<CorpusCase> {};
 
 TEST_P(ConformanceTest, MatchesExpectedStackAndCycles) {
+  FLAMEFLEET_SKIP_UNLESS_ENABLED(GetParam());
   Case c = LoadCase(GetParam());
   Assembler assembler(c.assembler);
   absl::StatusOr<Program> program = assembler.AssembleFile(c.program.string());
@@ -172,9 +240,10 @@ class TransitionRecorder : public CallStackObserver {
   size_t cursor_ = 0;
 };
 
-class StepConformanceTest : public testing::TestWithParam<std::string> {};
+class StepConformanceTest : public testing::TestWithParam<CorpusCase> {};
 
 TEST_P(StepConformanceTest, StepByStepAgreesWithFastRun) {
+  FLAMEFLEET_SKIP_UNLESS_ENABLED(GetParam());
   Case c = LoadCase(GetParam());
   Assembler assembler(c.assembler);
   absl::StatusOr<Program> program = assembler.AssembleFile(c.program.string());
@@ -208,11 +277,59 @@ TEST_P(StepConformanceTest, StepByStepAgreesWithFastRun) {
   EXPECT_EQ(mismatches, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, ConformanceTest, testing::ValuesIn(FindPrograms()), TestName);
+INSTANTIATE_TEST_SUITE_P(Programs, ConformanceTest,
+                         testing::ValuesIn(FindPrograms(Dialect::kV0_16)), TestName);
 INSTANTIATE_TEST_SUITE_P(Programs, StepConformanceTest,
-                         testing::ValuesIn(FindPrograms(/*successful_only=*/true)), TestName);
+                         testing::ValuesIn(FindPrograms(Dialect::kV0_16, /*successful_only=*/true)),
+                         TestName);
+INSTANTIATE_TEST_SUITE_P(V025Programs, ConformanceTest,
+                         testing::ValuesIn(FindPrograms(Dialect::kV0_25)), TestName);
+INSTANTIATE_TEST_SUITE_P(V025Programs, StepConformanceTest,
+                         testing::ValuesIn(FindPrograms(Dialect::kV0_25, /*successful_only=*/true)),
+                         TestName);
 
-TEST(ConformanceCorpusTest, HasAtLeast150Programs) { EXPECT_GE(FindPrograms().size(), 150u); }
+TEST(ConformanceCorpusTest, HasAtLeast150Programs) {
+  EXPECT_GE(FindPrograms(Dialect::kV0_16).size(), 150u);
+}
+
+TEST(ConformanceCorpusTest, V025HasAtLeast250ProgramsWithoutTheCoreLibrary) {
+  size_t without_core_lib = 0;
+  for (const CorpusCase& c : FindPrograms(Dialect::kV0_25)) {
+    if (c.rel.rfind("corelib/", 0) != 0) ++without_core_lib;
+  }
+  EXPECT_GE(without_core_lib, 250u);
+}
+
+// Checks the shape of every v0.25 expectation (runs without the v0.25 implementation): a
+// successful program has 16 stack values and a cycle count, a failing one an error substring;
+// kernels exist and .inputs files parse.
+TEST(ConformanceCorpusTest, V025ExpectationsAreWellFormed) {
+  for (const CorpusCase& corpus_case : FindPrograms(Dialect::kV0_25)) {
+    SCOPED_TRACE(corpus_case.rel);
+    fs::path expect = CorpusRoot(Dialect::kV0_25) / corpus_case.rel;
+    expect.replace_extension(".expect.json");
+    nlohmann::json j = nlohmann::json::parse(ReadFile(expect), nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(j.is_discarded());
+    if (j.contains("error")) {
+      EXPECT_TRUE(j["error"].is_string());
+      EXPECT_FALSE(j.contains("stack"));
+      continue;
+    }
+    ASSERT_TRUE(j.contains("stack") && j["stack"].is_array());
+    EXPECT_EQ(j["stack"].size(), 16u);
+    EXPECT_TRUE(j.contains("cycles") && j["cycles"].is_number_unsigned());
+    if (j.contains("kernel")) {
+      EXPECT_TRUE(fs::exists(expect.parent_path() / j["kernel"].get<std::string>()));
+    }
+    fs::path inputs = expect;
+    inputs.replace_extension("").replace_extension(".inputs");
+    if (fs::exists(inputs)) {
+      absl::StatusOr<ProgramInputs> loaded =
+          LoadInputs(inputs.string(), GetDialectSpec(Dialect::kV0_25).json_stack_order);
+      EXPECT_TRUE(loaded.ok()) << loaded.status();
+    }
+  }
+}
 
 }  // namespace
 }  // namespace flamefleet::vm
