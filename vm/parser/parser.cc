@@ -1089,8 +1089,8 @@ absl::Status Parser::ParseWordSlice(Immediate* imm) {
                                         "]: a word has elements 0..4 and the range must not be "
                                         "empty"));
   }
-  imm->slice = std::pair<uint8_t, uint8_t>(static_cast<uint8_t>(begin.value),
-                                           static_cast<uint8_t>(end));
+  imm->slice =
+      std::pair<uint8_t, uint8_t>(static_cast<uint8_t>(begin.value), static_cast<uint8_t>(end));
   return absl::OkStatus();
 }
 

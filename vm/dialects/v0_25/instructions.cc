@@ -73,8 +73,8 @@ void CmpLt(Emitter& e) {
 }
 void CmpLte(Emitter& e) {
   Split2(e);
-  e.Ops({kMovUp3, kMovUp2, kU32Sub, kSwap, kEqz, kMovUp2, kMovUp3, kSwap, kU32Sub, kSwap, kEqz,
-         kOr, kAnd, kOr});
+  e.Ops({kMovUp3, kMovUp2, kU32Sub, kSwap, kEqz, kMovUp2, kMovUp3, kSwap, kU32Sub, kSwap, kEqz, kOr,
+         kAnd, kOr});
 }
 void CmpGt(Emitter& e) {
   Split2(e);
@@ -82,8 +82,8 @@ void CmpGt(Emitter& e) {
 }
 void CmpGte(Emitter& e) {
   Split2(e);
-  e.Ops(
-      {kSwap, kMovUp3, kU32Sub, kSwap, kEqz, kMovUp2, kMovUp3, kU32Sub, kSwap, kEqz, kOr, kAnd, kOr});
+  e.Ops({kSwap, kMovUp3, kU32Sub, kSwap, kEqz, kMovUp2, kMovUp3, kU32Sub, kSwap, kEqz, kOr, kAnd,
+         kOr});
 }
 
 // [B, A] -> [hash(A || B)] with one Poseidon2 permutation (crypto_ops.rs hmerge).
@@ -832,8 +832,8 @@ absl::Status LowerLocal(Lowering& l) {
 // mem_loadw, mem_storew, loc_loadw, loc_storew: removed in v0.25 in favour of explicit word
 // orientations.
 absl::Status LowerDeprecatedWordAccess(Lowering& l) {
-  return l.Error(absl::StrCat("deprecated instruction '", l.name(), "': use '", l.name(),
-                              "_be' (or '", l.name(), "_le' for the little-endian word order)"));
+  return l.Error(absl::StrCat("deprecated instruction, use `", l.name(), "_be` (or `", l.name(),
+                              "_le` for the little-endian word order)"));
 }
 
 // emit (the id on top of the stack, not popped) and emit.E (E an event("...") constant or an
