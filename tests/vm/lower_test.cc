@@ -913,6 +913,7 @@ TEST(LowerV025Test, AssemblyErrorsAreInvalidArgumentWithMessage) {
       {"push.WORD[3..5]", 0, "out of range"},
       {"push.K5[0]", 0, "cannot be sliced"},
       {"push.[1,2,3,4].5", 0, "cannot be mixed"},
+      {"push.1.WORD[0]", 0, "only value"},
       {"push.MSG", 0, "string"},
       {"push.18446744069414584321", 0, "field modulus"},
       {"push.1.2.3.4.5.6.7.8.9.10.11.12.13.14.15.16.17", 0, "at most 16"},

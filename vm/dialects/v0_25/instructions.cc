@@ -686,7 +686,8 @@ absl::Status PushWord(Lowering& l, const ast::WordValue& word, const ast::Immedi
 }
 
 // push.a.b...: 1 to 16 values, each a felt, an event constant or a word (element 0 ends on
-// top), a word optionally sliced (`push.W[1..3]`). A word literal must be the only value.
+// top); a word literal or a sliced word (`push.W[1..3]`) must be the only value
+// (crates/assembly-syntax/src/parser/cst/instructions.rs lower_push_instruction).
 absl::Status LowerPush(Lowering& l) {
   const ast::Instruction& inst = l.inst();
   Emitter& e = l.emit();
@@ -696,6 +697,9 @@ absl::Status LowerPush(Lowering& l) {
                                 " (at most 16 per instruction)"));
   }
   for (const ast::Immediate& imm : inst.args) {
+    if (imm.slice && inst.args.size() > 1) {
+      return l.Error("invalid value for 'push': a sliced word must be the only value");
+    }
     switch (imm.kind) {
       case ast::Immediate::Kind::kLiteral:
         if (imm.slice) return l.Error("invalid value for 'push': only a word can be sliced");
