@@ -920,7 +920,8 @@ TEST(LowerV025Test, AssemblyErrorsAreInvalidArgumentWithMessage) {
       // Immediate kinds and ranges.
       {"u32wrapping_add.4294967296", 0, "u32"},
       {"add.WORD", 0, "not a field element"},
-      {"add.EV", 0, "not a field element"},
+      {"u32wrapping_add.EV", 0, "not a u32 value"},
+      {"mem_load.EV", 0, "not a u32 value"},
       {"exp.u64", 0, "0..=63"},
       {"dup.16", 0, "0..=15"},
       {"movup.1", 0, "2..=15"},
