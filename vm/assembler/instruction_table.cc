@@ -17,11 +17,14 @@ namespace {
 
 // Forms whose AST name carries a dotted suffix after the mnemonic.
 bool HasDottedName(Form form) {
-  return form == Form::kAdv || form == Form::kDebug || form == Form::kExp;
+  return form == Form::kAdv || form == Form::kAdvPadded || form == Form::kDebug ||
+         form == Form::kExp;
 }
 
 // Forms whose AST name always carries the suffix (the bare mnemonic is never an instruction).
-bool RequiresDottedName(Form form) { return form == Form::kAdv || form == Form::kDebug; }
+bool RequiresDottedName(Form form) {
+  return form == Form::kAdv || form == Form::kAdvPadded || form == Form::kDebug;
+}
 
 }  // namespace
 

@@ -46,6 +46,10 @@ enum class Form : uint8_t {
   kExp,                 // exp, exp.<felt>, exp.uN (the AST name of the last is "exp.u")
   kAdv,                 // adv.<system event> (the AST name is "adv.<event>")
   kDebug,               // debug.<kind>[.a[.b]] (the AST name is "debug.<kind>")
+  // v0.25 forms.
+  kEvent,       // optional `.E` (an event constant) or `.event("name")` (Immediate::kEvent)
+  kAdvPadded,   // as kAdv, then an optional decimal literal (`adv.push_mapvaln.4`: args[0] = 4)
+  kPushSliced,  // as kPush; a word literal or constant may be sliced: `W[i]`, `W[i..j]`
 };
 
 namespace lowering {

@@ -75,7 +75,11 @@ absl::StatusOr<Imm> Lowering::Scalar(const ast::Immediate& imm, ImmType type) co
       break;
     case ast::Immediate::Kind::kConstant: {
       FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstantValue value, Resolve(imm.text));
-      if (value.kind != ast::ConstantValue::Kind::kFelt) {
+      // An event("...") constant (v0.25) is its id wherever a felt is expected (upstream
+      // const_eval.rs); u32 and smaller immediates take plain integers only.
+      const bool event_as_felt =
+          value.kind == ast::ConstantValue::Kind::kEvent && type == ImmType::kFelt;
+      if (value.kind != ast::ConstantValue::Kind::kFelt && !event_as_felt) {
         return Error(absl::StrCat("invalid immediate for '", inst_.name, "': constant '", imm.text,
                                   "' is not ", TypeName(type)));
       }

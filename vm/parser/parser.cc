@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 #include "vm/assembler/instruction_table.h"
+#include "vm/assembler/lower.h"
 #include "vm/felt.h"
 #include "vm/parser/lexer.h"
 
@@ -165,6 +166,9 @@ class Parser {
   absl::StatusOr<Immediate> ParseU32Immediate();
   absl::StatusOr<Immediate> ParseSmallImmediate(uint32_t min, uint32_t max, bool allow_constant);
   absl::StatusOr<Immediate> ParsePushValue();
+  // v0.25: `E` (a constant) or `event("name")` after `emit.`; `[i]` / `[i..j]` after a word.
+  absl::StatusOr<Immediate> ParseEventImmediate();
+  absl::Status ParseWordSlice(Immediate* imm);
   absl::StatusOr<Immediate> ParseErrorImmediate();
 
   const SourceManager& sources_;
@@ -868,6 +872,45 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic, ast::Block* out
       ins.name = absl::StrCat("adv.", event.text);
       break;
     }
+    case Form::kEvent:
+      if (At(TokenKind::kDot)) {
+        Take();
+        FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm, ParseEventImmediate());
+        ins.args.push_back(std::move(imm));
+      }
+      break;
+    case Form::kAdvPadded: {
+      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
+      FLAMEFLEET_ASSIGN_OR_RETURN(Token event, Expect(TokenKind::kIdent, "a system event name"));
+      if (instructions_.events().FindByName(event.text) == nullptr) {
+        return ValueError(
+            event.loc, absl::StrCat("unknown system event 'adv.", event.text.substr(0, 40), "'"));
+      }
+      ins.name = absl::StrCat("adv.", event.text);
+      if (At(TokenKind::kDot) && At(TokenKind::kInt, 1)) {  // adv.push_mapvaln.N
+        Take();
+        Immediate imm;
+        imm.loc = Peek().loc;
+        imm.value = Take().value;
+        ins.args.push_back(std::move(imm));
+      }
+      break;
+    }
+    case Form::kPushSliced: {
+      constexpr size_t kMaxPushValues = 16;
+      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
+      for (;;) {
+        if (ins.args.size() == kMaxPushValues) {
+          return ValueError(Peek().loc, "too many values in push (at most 16)");
+        }
+        FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm, ParsePushValue());
+        if (At(TokenKind::kLBracket)) FLAMEFLEET_RETURN_IF_ERROR(ParseWordSlice(&imm));
+        ins.args.push_back(std::move(imm));
+        if (!At(TokenKind::kDot)) break;
+        Take();
+      }
+      break;
+    }
     case Form::kDebug: {
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
       FLAMEFLEET_ASSIGN_OR_RETURN(Token what, Expect(TokenKind::kIdent, "a debug option"));
@@ -1006,6 +1049,49 @@ absl::StatusOr<Immediate> Parser::ParsePushValue() {
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(imm.value, ParseFeltLiteral());
   return imm;
+}
+
+absl::StatusOr<Immediate> Parser::ParseEventImmediate() {
+  Immediate imm;
+  const Token& t = Peek();
+  imm.loc = t.loc;
+  if (t.kind == TokenKind::kConstIdent) {
+    imm.kind = Immediate::Kind::kConstant;
+    imm.text = std::string(Take().text);
+    return imm;
+  }
+  if (!AtWord("event") || !At(TokenKind::kLParen, 1)) {
+    return Unexpected(t, "an event constant or event(\"name\")");
+  }
+  Take();
+  Take();
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kString, "an event name string"));
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
+  imm.kind = Immediate::Kind::kEvent;
+  imm.text = std::string(name.text);
+  imm.value = ErrorCodeFromMessage(name.text);  // EventId::from_name: the same BLAKE3 felt
+  return imm;
+}
+
+absl::Status Parser::ParseWordSlice(Immediate* imm) {
+  const SourceLocation loc = Take().loc;  // '['
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token begin, Expect(TokenKind::kInt, "a slice index"));
+  uint64_t end = begin.value + 1;
+  if (At(TokenKind::kDot)) {
+    Take();
+    FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'..'").status());
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token last, Expect(TokenKind::kInt, "a slice end"));
+    end = last.value;
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRBracket, "']'").status());
+  if (begin.value >= end || end > 4) {
+    return ValueError(loc, absl::StrCat("invalid word slice [", begin.value, "..", end,
+                                        "]: a word has elements 0..4 and the range must not be "
+                                        "empty"));
+  }
+  imm->slice =
+      std::pair<uint8_t, uint8_t>(static_cast<uint8_t>(begin.value), static_cast<uint8_t>(end));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Immediate> Parser::ParseErrorImmediate() {
