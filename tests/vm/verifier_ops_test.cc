@@ -242,6 +242,17 @@ TEST(VerifierOpsTest, FriFoldLeRejectsAZeroDomainGenerator) {
   EXPECT_EQ(r.message, "FRI operation failed: domain size was 0");
 }
 
+TEST(VerifierOpsTest, FriFoldLePrintsExtensionElementsAsPlonky3Does) {
+  // d_seg = 1: query value 1 is (s2, s3) = (0, 0), printed "0"; the previous value (0, 1) is "X".
+  TestStack st({5, 1, 0, 0, 7, 0, 0, 0, 0, 1, 3, 0, 1, 0, 0, 0});
+  OpResult r = verifier_ops::FriExt2Fold4Le(st.sp());
+  EXPECT_EQ(r.kind, TrapKind::kFriFoldingFailed);
+  EXPECT_TRUE(absl::StrContains(r.message,
+                                "at d_seg=1 poe=3 fpos=0: expected X but was 0; all "
+                                "values: [0]=5 + X [1]=0 [2]=7 [3]=0"))
+      << r.message;
+}
+
 TEST(VerifierOpsTest, FriFoldClassicRejectsABadDomainSegmentAndABadPreviousValue) {
   TestStack bad_segment({1, 2, 3, 4, 5, 6, 7, 8, 9, 4, 11, 12, 13, 14, 15, 16});
   OpResult r = verifier_ops::FriExt2Fold4Classic(bad_segment.sp());
@@ -558,6 +569,24 @@ TEST(VerifierOpsTest, ExecutorTrapsWithTheOperationsError) {
   r = RunV016("begin arithmetic_circuit_eval end", Felts({0, 2, 3}));
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::StrContains(r.status().message(), "failed to execute arithmetic circuit"))
+      << r.status();
+}
+
+TEST(VerifierOpsTest, ExecutorChargesTheCircuitsWiresToTheMemoryBudget) {
+  absl::StatusOr<Program> program =
+      Assembler(AssemblerOptions{})
+          .AssembleSource("test.masm",
+                          "begin push.4 push.1048576 push.0 arithmetic_circuit_eval end");
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExecutionOptions options;
+  options.max_memory_bytes = 4 << 20;  // the 2^20 + 4 wires need 16 MiB
+  auto r = RunProgram(*program, ProgramInputs{}, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  // With the default budget the circuit runs (and fails: its gates are zeros, reading wire 0).
+  r = RunProgram(*program, ProgramInputs{}, ExecutionOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "failed to read from the wiring bus"))
       << r.status();
 }
 
