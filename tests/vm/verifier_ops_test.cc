@@ -221,6 +221,29 @@ TEST(VerifierOpsTest, FriFoldLeMatchesUpstreamSnapshot) {
   for (int i = 0; i < 16; ++i) EXPECT_EQ(st.after_drop(i), want[i]) << i;
 }
 
+// Cross-check with the independent Python model (masm_model --dialect v0.25): d_seg 0, poe 7.
+TEST(VerifierOpsTest, FriFoldLeAgreesWithTheModel) {
+  TestStack st({1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 7, 1, 2, 3, 5, 100}, /*overflow=*/0);
+  ASSERT_TRUE(verifier_ops::FriExt2Fold4Le(st.sp()).ok());
+  const std::vector<uint64_t> want = {10540996611094048180ULL,
+                                      15811494916641072277ULL,
+                                      7907275465336965419ULL,
+                                      2635570838461181374ULL,
+                                      1,
+                                      0,
+                                      0,
+                                      0,
+                                      49,
+                                      1,
+                                      108,
+                                      2401,
+                                      0,
+                                      7580269654494917190ULL,
+                                      10862769285124190093ULL,
+                                      0};
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(st.after_drop(i), want[i]) << i;
+}
+
 // all_ops.rs snapshot ..._stack_inputs_17_..._operations_66_..FriE2F4_.snap (v0.25.7): inputs
 // 1..16 (1 on top).
 TEST(VerifierOpsTest, FriFoldLeReportsTheInconsistentProjectionAsUpstream) {
@@ -357,6 +380,12 @@ TEST(VerifierOpsTest, HornerLeAgreesWithTheModel) {
   ASSERT_TRUE(verifier_ops::HornerEvalExtLe(ext.sp(), mem.load()).ok());
   EXPECT_EQ(ext.at(14), 12138945326ULL);
   EXPECT_EQ(ext.at(15), 5040415723ULL);
+  // `push.3 mem_store.40 push.1 mem_store.41 horner_eval_base`: alpha = (3, 1) element-wise.
+  mem.Store(40, {3, 1});
+  TestStack small({8, 7, 6, 5, 4, 3, 2, 1, 0, 0, 0, 0, 0, 40, 11, 13});
+  ASSERT_TRUE(verifier_ops::HornerEvalBaseLe(small.sp(), mem.load()).ok());
+  EXPECT_EQ(small.at(14), 24293619u);
+  EXPECT_EQ(small.at(15), 9182124u);
 }
 
 TEST(VerifierOpsTest, HornerOpsTrapOnBadAlphaAddresses) {
