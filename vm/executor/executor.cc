@@ -14,6 +14,7 @@
 #include "vm/crypto/rpo.h"
 #include "vm/dialect.h"
 #include "vm/executor/system_events.h"
+#include "vm/executor/verifier_ops.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -1066,13 +1067,47 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kMrUpdate:
         if (!MerkleUpdate(sp, pc, clk)) goto trapped;
         FF_ROW();
+        // The recursive-verifier operations (vm/executor/verifier_ops.h), one row each.
+#define FF_VERIFIER_OP(call)                 \
+  do {                                       \
+    verifier_ops::OpResult r = (call);       \
+    if (!r.ok()) [[unlikely]] {              \
+      FF_TRAP(r.kind, std::move(r.message)); \
+    }                                        \
+  } while (false)
+        // The current context's memory, as the verifier operations read it (`memory` is copied, so
+        // its address never escapes the hot loop), and what is left of the memory budget.
+#define FF_LOAD [m = memory](uint32_t a) { return m->Load(a); }
+#define FF_SCRATCH (options_.max_memory_bytes - std::min(memory_used_, options_.max_memory_bytes))
       case Opcode::kFriE2F4:
+        FF_VERIFIER_OP(verifier_ops::FriExt2Fold4Classic(sp));
+        FF_POP();
+        FF_ROW();
+      case Opcode::kFriE2F4Le:
+        FF_VERIFIER_OP(verifier_ops::FriExt2Fold4Le(sp));
+        FF_POP();
+        FF_ROW();
       case Opcode::kHornerBase:
+        FF_VERIFIER_OP(verifier_ops::HornerEvalBaseClassic(sp, FF_LOAD));
+        FF_ROW();
+      case Opcode::kHornerBaseLe:
+        FF_VERIFIER_OP(verifier_ops::HornerEvalBaseLe(sp, FF_LOAD));
+        FF_ROW();
       case Opcode::kHornerExt:
+        FF_VERIFIER_OP(verifier_ops::HornerEvalExtClassic(sp, FF_LOAD));
+        FF_ROW();
+      case Opcode::kHornerExtLe:
+        FF_VERIFIER_OP(verifier_ops::HornerEvalExtLe(sp, FF_LOAD));
+        FF_ROW();
       case Opcode::kEvalCircuit:
-        FF_TRAP(TrapKind::kUnsupported,
-                absl::StrCat("operation ", std::string(OpcodeName(in.opcode)),
-                             " (a recursive-verifier operation) is not supported by flamefleet"));
+        FF_VERIFIER_OP(verifier_ops::EvalCircuitClassic(sp, FF_LOAD, FF_SCRATCH));
+        FF_ROW();
+      case Opcode::kEvalCircuitLe:
+        FF_VERIFIER_OP(verifier_ops::EvalCircuitLe(sp, FF_LOAD, FF_SCRATCH));
+        FF_ROW();
+#undef FF_VERIFIER_OP
+#undef FF_LOAD
+#undef FF_SCRATCH
 
       // ---- control rows
       case Opcode::kSpan:

@@ -99,6 +99,8 @@ enum class TrapKind : uint8_t {
   kAdviceMapKeyNotFound,
   kMerkleStoreLookup,             // a root or node is not in the Merkle store, bad depth/index
   kMerklePathVerificationFailed,  // MPVERIFY/MRUPDATE: the node does not hash to the root
+  kFriFoldingFailed,              // FRIE2F4: bad domain segment, inconsistent previous folding
+  kCircuitEvaluationFailed,       // EVALCIRCUIT: bad layout or gate, or a non-zero result
   kEventFailed,
   kDynamicTargetNotFound,  // DYN / DYNCALL: the memory word is no procedure's MAST root
   kProcedureNotFound,      // an EXTERNAL node (MAST-root literal) that no forest resolves

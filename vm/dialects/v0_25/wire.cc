@@ -3,7 +3,8 @@
 // (core/src/operations/mod.rs at v0.25.7). Against v0.16: FMPADD (6) and FMPUPDATE (47) are
 // gone, EMIT moved to 31, HORNERBASE to 89 and HORNEREXT to 90, LOGPRECOMPILE (94) and
 // CRYPTOSTREAM (100) are new, and the operations whose semantics changed are the
-// little-endian, Poseidon2 and memory-fmp rows of opcodes.def.
+// little-endian, Poseidon2 and memory-fmp rows of opcodes.def (and the recursive-verifier rows
+// FRIE2F4/HORNERBASE/HORNEREXT/EVALCIRCUIT in their v0.25.7 layouts, vm/executor/verifier_ops.h).
 #include <cstddef>
 
 #include "vm/assembler/opcodes.h"
@@ -55,7 +56,7 @@ constexpr WireOpcodeTable MakeWireOpcodes() {
   t[Index(Opcode::kOr)] = 37;
   t[Index(Opcode::kU32And)] = 38;
   t[Index(Opcode::kU32Xor)] = 39;
-  t[Index(Opcode::kFriE2F4)] = 40;
+  t[Index(Opcode::kFriE2F4Le)] = 40;
   t[Index(Opcode::kDrop)] = 41;
   t[Index(Opcode::kCSwap)] = 42;
   t[Index(Opcode::kCSwapW)] = 43;
@@ -95,13 +96,13 @@ constexpr WireOpcodeTable MakeWireOpcodes() {
   t[Index(Opcode::kSpan)] = 86;
   t[Index(Opcode::kJoin)] = 87;
   t[Index(Opcode::kDyn)] = 88;
-  t[Index(Opcode::kHornerExt)] = 90;
+  t[Index(Opcode::kHornerExtLe)] = 90;
   t[Index(Opcode::kEmitTop)] = 31;
   t[Index(Opcode::kPush)] = 91;
   t[Index(Opcode::kDynCallMemFmp)] = 92;
-  t[Index(Opcode::kEvalCircuit)] = 93;
+  t[Index(Opcode::kEvalCircuitLe)] = 93;
   t[Index(Opcode::kMrUpdateLe)] = 96;
-  t[Index(Opcode::kHornerBase)] = 89;
+  t[Index(Opcode::kHornerBaseLe)] = 89;
   t[Index(Opcode::kSyscallMemFmp)] = 104;
   t[Index(Opcode::kCallMemFmp)] = 108;
   t[Index(Opcode::kEnd)] = 112;
