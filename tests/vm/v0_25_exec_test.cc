@@ -684,6 +684,23 @@ end
   EXPECT_EQ(o.cycles, 28u);
 }
 
+TEST_F(MastRulesV025Test, ClkSeesTheEntryPrologueMergedWithAnExecutedBlock) {
+  // Upstream oracle (miden-vm/tests/integration/operations/io_ops/env_ops.rs, test `clk`): one
+  // block SPAN 0, prologue 1-4, PUSH 5, PUSH 6, CLK 7 -> [7, 4, 5]; 16 cycles (model).
+  absl::StatusOr<Program> p = Build25(R"(proc.foo
+  push.5 push.4 clk
+end
+begin
+  exec.foo swapw dropw
+end
+)");
+  ASSERT_TRUE(p.ok()) << p.status();
+  Outcome o = RunBoth(*p);
+  ASSERT_EQ(o.state, Executor::State::kFinished) << o.message;
+  EXPECT_EQ(Top(o, 3), (std::vector<uint64_t>{7, 4, 5}));
+  EXPECT_EQ(o.cycles, 16u);
+}
+
 TEST_F(MastRulesV025Test, EntryPrologueIsItsOwnBlockBeforeALeadingNode) {
   // J([PUSH PUSH MSTORE DROP] = 7 rows, SPLIT(...)): `begin if.true nop end end` from [0]:
   // 2 + 7 + 2 + 3 = 14 cycles.

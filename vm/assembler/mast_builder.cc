@@ -434,7 +434,9 @@ absl::StatusOr<MastItem> MastBuilder::CompileDoWhile(const ast::DoWhile& loop,
                                                      const BodyContext& ctx) {
   switch (rules_.loop_shape) {
     case LoopShape::kWhile:
-      return Error(loop.loc, "`do ... while` loops are not part of this dialect");
+      return Error(loop.loc,
+                   "`do ... while` loops are not part of this dialect (they need Miden VM "
+                   "v0.24 or later: --dialect v0.25)");
     case LoopShape::kSplitLoop:
       break;
   }
