@@ -236,10 +236,12 @@ class Linearizer {
         return CheckSize();
       }
       case MastKind::kLoop: {
-        uint32_t loop = Emit(Opcode::kLoop, 0, 0, n.source);
+        const Opcode loop_op = forest_.rules().loop_op;
+        uint32_t loop = Emit(loop_op, 0, 0, n.source);
         uint32_t body = here();
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
         Emit(Opcode::kRepeat, body, 0, n.source);
+        if (loop_op == Opcode::kLoopDo) return CheckSize();  // always entered: no skip path
         uint32_t jump = Emit(Opcode::kJump, 0, 0, n.source);
         program_->code[loop].aux = here();
         Emit(Opcode::kEnd, 0, kEndPlain, n.source);
@@ -249,7 +251,7 @@ class Linearizer {
       case MastKind::kCall:
       case MastKind::kSyscall:
         // aux: the callee procedure (its MAST root is what `caller` reports in the context).
-        Emit(n.kind == MastKind::kCall ? Opcode::kCall : Opcode::kSyscall,
+        Emit(n.kind == MastKind::kCall ? forest_.rules().call_op : forest_.rules().syscall_op,
              n.procedure == kNoProcedure ? 0 : n.procedure, 0, n.source);
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
@@ -260,7 +262,7 @@ class Linearizer {
         Emit(Opcode::kEnd, 0, kEndPlain, n.source);
         return CheckSize();
       case MastKind::kDynCall:
-        Emit(Opcode::kDynCall, 0, 0, n.source);
+        Emit(forest_.rules().dyncall_op, 0, 0, n.source);
         Emit(Opcode::kDynEnter, 0, 0, n.source);
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
         return CheckSize();

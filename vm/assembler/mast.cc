@@ -152,14 +152,14 @@ uint32_t MastForest::AddNode(MastNode node) {
                                            Domain(wire, Opcode::kSplit));
       break;
     case MastKind::kLoop:
-      node.digest = hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kLoop));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, rules_->loop_op));
       break;
     case MastKind::kCall:
-      node.digest = hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kCall));
+      node.digest = hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, rules_->call_op));
       break;
     case MastKind::kSyscall:
       node.digest =
-          hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, Opcode::kSyscall));
+          hasher_->MergeInDomain(child(node.first), kZero, Domain(wire, rules_->syscall_op));
       break;
     case MastKind::kDyn:
       node.digest = rules_->dyn_digest;

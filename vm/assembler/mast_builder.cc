@@ -40,6 +40,8 @@ uint64_t ExpandedSize(const ast::Block& block) {
       size = 1 + ExpandedSize(ifelse->on_true) + ExpandedSize(ifelse->on_false);
     } else if (const auto* loop = std::get_if<ast::While>(&node.op)) {
       size = 1 + ExpandedSize(loop->body);
+    } else if (const auto* dowhile = std::get_if<ast::DoWhile>(&node.op)) {
+      size = 1 + ExpandedSize(dowhile->body) + ExpandedSize(dowhile->condition);
     } else if (const auto* rep = std::get_if<ast::Repeat>(&node.op)) {
       size = SaturatingMul(rep->count, std::max<uint64_t>(ExpandedSize(rep->body), 1));
     }
@@ -177,6 +179,24 @@ MastBuilder::BodyContext MastBuilder::MakeContext(uint32_t id) {
       ctx.epilogue = {{Opcode::kPush, Felt::kModulus - rounded}, {Opcode::kFmpUpdate, 0}};
       break;
     }
+    case LocalsModel::kFmpInMemory: {
+      const uint32_t align = rules_.locals_alignment;
+      const uint32_t rounded = (num_locals + align - 1) / align * align;
+      if (rounded == 0) break;
+      ctx.locals_source =
+          AddSource(program_->procedures[id].loc, absl::StrCat("proc locals (", num_locals, ")"));
+      // mem[fmp] <- mem[fmp] + delta: PUSH(delta) PUSH(fmp) MLOAD ADD PUSH(fmp) MSTORE DROP.
+      const uint64_t fmp = rules_.fmp_address;
+      auto adjust = [fmp](uint64_t delta) -> std::vector<LoweredOp> {
+        return {{Opcode::kPush, delta}, {Opcode::kPush, fmp}, {Opcode::kMLoad, 0},
+                {Opcode::kAdd, 0},      {Opcode::kPush, fmp}, {Opcode::kMStore, 0},
+                {Opcode::kDrop, 0}};
+      };
+      const std::vector<LoweredOp> prologue = adjust(rounded);
+      ctx.prologue.insert(ctx.prologue.end(), prologue.begin(), prologue.end());
+      ctx.epilogue = adjust(Felt::kModulus - rounded);
+      break;
+    }
   }
   return ctx;
 }
@@ -225,6 +245,13 @@ absl::Status MastBuilder::CloseBlock(BodyParts& parts) {
 // Compiles a body (procedure body, entry, branch, loop or repeat body) into one node.
 absl::StatusOr<MastItem> MastBuilder::CompileBody(const ast::Block& body, const BodyContext& ctx,
                                                   bool is_root) {
+  return CompileBody(body, nullptr, ctx, is_root);
+}
+
+// Compiles `body` followed by `*more` (if not null) as one body: their items form one list, so
+// contiguous blocks of the two merge (a do-while loop's body and condition).
+absl::StatusOr<MastItem> MastBuilder::CompileBody(const ast::Block& body, const ast::Block* more,
+                                                  const BodyContext& ctx, bool is_root) {
   BodyParts parts;
   if (is_root) {
     for (const LoweredOp& op : ctx.prologue) {
@@ -232,23 +259,8 @@ absl::StatusOr<MastItem> MastBuilder::CompileBody(const ast::Block& body, const 
       parts.origins.push_back(OpOrigin{0, ctx.locals_source});
     }
   }
-  for (const ast::Node& n : body) {
-    FLAMEFLEET_RETURN_IF_ERROR(CountWork());
-    if (const auto* inst = std::get_if<ast::Instruction>(&n.op)) {
-      FLAMEFLEET_RETURN_IF_ERROR(CompileInstruction(*inst, ctx, parts));
-      continue;
-    }
-    FLAMEFLEET_RETURN_IF_ERROR(CloseBlock(parts));
-    if (const auto* ifelse = std::get_if<ast::IfElse>(&n.op)) {
-      FLAMEFLEET_ASSIGN_OR_RETURN(MastItem item, CompileIfElse(*ifelse, ctx));
-      parts.items.push_back(item);
-    } else if (const auto* loop = std::get_if<ast::While>(&n.op)) {
-      FLAMEFLEET_ASSIGN_OR_RETURN(MastItem item, CompileWhile(*loop, ctx));
-      parts.items.push_back(item);
-    } else if (const auto* rep = std::get_if<ast::Repeat>(&n.op)) {
-      FLAMEFLEET_RETURN_IF_ERROR(CompileRepeat(*rep, ctx, parts));
-    }
-  }
+  FLAMEFLEET_RETURN_IF_ERROR(CompileNodes(body, ctx, parts));
+  if (more != nullptr) FLAMEFLEET_RETURN_IF_ERROR(CompileNodes(*more, ctx, parts));
   if (is_root) {
     for (const LoweredOp& op : ctx.epilogue) {
       parts.ops.push_back(op);
@@ -262,6 +274,41 @@ absl::StatusOr<MastItem> MastBuilder::CompileBody(const ast::Block& body, const 
     return MastItem{id, 0};
   }
   return JoinItems(std::move(parts.items));
+}
+
+// Returns the block [NOOP] of the skip branch of SPLIT-wrapped loops, one node shared by the
+// whole forest (as the VM deduplicates it).
+absl::StatusOr<uint32_t> MastBuilder::NoopBlock() {
+  if (noop_block_ != kNoNode) return noop_block_;
+  FLAMEFLEET_ASSIGN_OR_RETURN(noop_block_,
+                              MakeBlock({LoweredOp{Opcode::kNoop, 0}}, {OpOrigin{0, 0}}));
+  return noop_block_;
+}
+
+// Appends the items and operations of `body`'s nodes to `parts`.
+absl::Status MastBuilder::CompileNodes(const ast::Block& body, const BodyContext& ctx,
+                                       BodyParts& parts) {
+  for (const ast::Node& n : body) {
+    FLAMEFLEET_RETURN_IF_ERROR(CountWork());
+    if (const auto* inst = std::get_if<ast::Instruction>(&n.op)) {
+      FLAMEFLEET_RETURN_IF_ERROR(CompileInstruction(*inst, ctx, parts));
+      continue;
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(CloseBlock(parts));
+    if (const auto* ifelse = std::get_if<ast::IfElse>(&n.op)) {
+      FLAMEFLEET_ASSIGN_OR_RETURN(MastItem item, CompileIfElse(*ifelse, ctx));
+      parts.items.push_back(item);
+    } else if (const auto* loop = std::get_if<ast::While>(&n.op)) {
+      FLAMEFLEET_ASSIGN_OR_RETURN(MastItem item, CompileWhile(*loop, ctx));
+      parts.items.push_back(item);
+    } else if (const auto* dowhile = std::get_if<ast::DoWhile>(&n.op)) {
+      FLAMEFLEET_ASSIGN_OR_RETURN(MastItem item, CompileDoWhile(*dowhile, ctx));
+      parts.items.push_back(item);
+    } else if (const auto* rep = std::get_if<ast::Repeat>(&n.op)) {
+      FLAMEFLEET_RETURN_IF_ERROR(CompileRepeat(*rep, ctx, parts));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Compiles one instruction: into the open block, or as a node of its own.
@@ -358,17 +405,48 @@ absl::StatusOr<MastItem> MastBuilder::CompileIfElse(const ast::IfElse& ifelse,
 
 absl::StatusOr<MastItem> MastBuilder::CompileWhile(const ast::While& loop, const BodyContext& ctx) {
   FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(loop.body, ctx, false));
+  const uint32_t source = AddSource(loop.loc, "while.true");
+  MastNode node;
+  node.kind = MastKind::kLoop;
+  node.first = b;
+  node.source = source;
+  FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(node)));
   switch (rules_.loop_shape) {
-    case LoopShape::kWhile: {
-      MastNode node;
-      node.kind = MastKind::kLoop;
-      node.first = b;
-      node.source = AddSource(loop.loc, "while.true");
-      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(node)));
+    case LoopShape::kWhile:
       return MastItem{id, 0};
+    case LoopShape::kSplitLoop: {
+      // SPLIT(LOOP(body), [NOOP]): the SPLIT pops the first condition.
+      MastNode split;
+      split.kind = MastKind::kSplit;
+      split.first = MastItem{id, 0};
+      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t noop, NoopBlock());
+      split.second = MastItem{noop, 0};
+      split.source = source;
+      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t split_id, AddNode(std::move(split)));
+      return MastItem{split_id, 0};
     }
   }
   return absl::InternalError("unknown loop shape");
+}
+
+// do BODY while COND end: LOOP(BODY ++ COND), one body, under LoopShape::kSplitLoop.
+absl::StatusOr<MastItem> MastBuilder::CompileDoWhile(const ast::DoWhile& loop,
+                                                     const BodyContext& ctx) {
+  switch (rules_.loop_shape) {
+    case LoopShape::kWhile:
+      return Error(loop.loc,
+                   "`do ... while` loops are not part of this dialect (they need Miden VM "
+                   "v0.24 or later: --dialect v0.25)");
+    case LoopShape::kSplitLoop:
+      break;
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(MastItem b, CompileBody(loop.body, &loop.condition, ctx, false));
+  MastNode node;
+  node.kind = MastKind::kLoop;
+  node.first = b;
+  node.source = AddSource(loop.loc, "do.while");
+  FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(node)));
+  return MastItem{id, 0};
 }
 
 // repeat.N: the body's item N times (after the size checks, before anything is unrolled).

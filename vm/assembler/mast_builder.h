@@ -1,10 +1,11 @@
 // MastBuilder: the rule-driven half of assembly. It turns procedure bodies into MAST nodes:
 // instructions are lowered to native operations and collected into basic blocks, `if`/`while`
-// become SPLIT/LOOP nodes, `repeat` is unrolled, exec/call/syscall/dynexec/dyncall/procref
-// become the nodes or operations they stand for, contiguous blocks are merged and a body's nodes
-// are joined into a balanced JOIN tree. Every dialect-specific choice comes from the MastRules
-// (packing, merging, loop shape, locals, entry prologue, DYN digests), the wire opcode table and
-// the Hasher it is given; names are resolved through the Linker.
+// become SPLIT/LOOP nodes (the dialect's loop shape; `do ... while` a LOOP), `repeat` is unrolled,
+// exec/call/syscall/dynexec/dyncall/procref become the nodes or operations they stand for,
+// contiguous blocks are merged and a body's nodes are joined into a balanced JOIN tree. Every
+// dialect-specific choice comes from the MastRules (packing, merging, loop shape, locals, entry
+// prologue, DYN digests), the wire opcode table and the Hasher it is given; names are resolved
+// through the Linker.
 //
 // Internal to the assembler (vm/assembler/assembler.cc drives it).
 //
@@ -110,6 +111,10 @@ class MastBuilder {
   absl::Status CloseBlock(BodyParts& parts);
   absl::StatusOr<MastItem> CompileBody(const ast::Block& body, const BodyContext& ctx,
                                        bool is_root);
+  absl::StatusOr<MastItem> CompileBody(const ast::Block& body, const ast::Block* more,
+                                       const BodyContext& ctx, bool is_root);
+  absl::Status CompileNodes(const ast::Block& body, const BodyContext& ctx, BodyParts& parts);
+  absl::StatusOr<uint32_t> NoopBlock();
   absl::Status CompileInstruction(const ast::Instruction& inst, const BodyContext& ctx,
                                   BodyParts& parts);
   absl::Status CompileInvocation(const ast::Instruction& inst, const BodyContext& ctx,
@@ -118,6 +123,7 @@ class MastBuilder {
                               BodyParts& parts);
   absl::StatusOr<MastItem> CompileIfElse(const ast::IfElse& ifelse, const BodyContext& ctx);
   absl::StatusOr<MastItem> CompileWhile(const ast::While& loop, const BodyContext& ctx);
+  absl::StatusOr<MastItem> CompileDoWhile(const ast::DoWhile& loop, const BodyContext& ctx);
   absl::Status CompileRepeat(const ast::Repeat& rep, const BodyContext& ctx, BodyParts& parts);
   absl::StatusOr<MastItem> Invoke(const BodyContext& ctx, const ast::Instruction& inst);
   void RecordErrorMessage(const ast::Instruction& inst, const BodyContext& ctx);
@@ -135,6 +141,8 @@ class MastBuilder {
   uint64_t repeat_ops_ = 0;                 // expanded sizes of the repeats compiled so far
   std::vector<ProcedureState> procedures_;  // by procedure id; grows with the linker's table
   bool has_dyn_ = false;
+  static constexpr uint32_t kNoNode = ~uint32_t{0};
+  uint32_t noop_block_ = kNoNode;  // the shared [NOOP] block, once made
   std::vector<RootLiteral> root_literals_;
 };
 

@@ -6,7 +6,7 @@
 //
 //   const MastRules& rules = ...;            // the dialect's rules
 //   uint32_t slots = rules.ops_per_group;    // 9 operations per op group
-//   if (rules.loop_shape == LoopShape::kWhile) { ... }
+//   switch (rules.loop_shape) { case LoopShape::kWhile: ...; case LoopShape::kSplitLoop: ... }
 //
 // Internal to the assembler.
 #ifndef FLAMEFLEET_VM_ASSEMBLER_MAST_RULES_H_
@@ -25,6 +25,11 @@ enum class LoopShape : uint8_t {
   // One LOOP node over the body: the condition is popped before the first iteration and after
   // every one (REPEAT row while it is 1, the loop's END row when it is 0).
   kWhile,
+  // v0.24+: SPLIT(LOOP(body), [NOOP]). The SPLIT pops the first condition; the LOOP row pops
+  // nothing and always runs the body once; after each pass the condition is popped (REPEAT row
+  // while it is 1, the loop's END row when it is 0). `do BODY while COND end` is LOOP(BODY ++
+  // COND), BODY and COND compiled as one body.
+  kSplitLoop,
 };
 
 // How runs of contiguous basic blocks are combined before the JOIN tree is built.
@@ -42,6 +47,11 @@ enum class LocalsModel : uint8_t {
   // PUSH(round4(N)) FMPUPDATE and ends with PUSH(p - round4(N)) FMPUPDATE, where round4 rounds
   // up to a multiple of `MastRules::locals_alignment`.
   kFmpRelative,
+  // The frame pointer is the memory element `MastRules::fmp_address` (no register, no fmp
+  // operations): a procedure with N locals starts with PUSH(R) PUSH(a) MLOAD ADD PUSH(a) MSTORE
+  // DROP and ends with the same sequence over PUSH(p - R), where a = fmp_address and R =
+  // round4(N) as above.
+  kFmpInMemory,
 };
 
 // The MAST rules of one dialect. Immutable; a dialect's instance lives for the whole process.
@@ -65,6 +75,17 @@ struct MastRules {
   LocalsModel locals_model = LocalsModel::kFmpRelative;
   // Locals are reserved in multiples of this many felts.
   uint32_t locals_alignment = 4;
+  // LocalsModel::kFmpInMemory: the memory address of the frame pointer.
+  uint64_t fmp_address = 0;
+
+  // The native operations the builder emits for control nodes: the LOOP row (Opcode::kLoop pops
+  // the condition and may skip the body, Opcode::kLoopDo enters without popping), the CALL,
+  // SYSCALL and DYNCALL rows (the context and frame-pointer semantics of the dialect). Their
+  // wire opcodes are also the hash domains of LOOP, CALL and SYSCALL node digests.
+  Opcode loop_op = Opcode::kLoop;
+  Opcode call_op = Opcode::kCall;
+  Opcode syscall_op = Opcode::kSyscall;
+  Opcode dyncall_op = Opcode::kDynCall;
 
   // Operations at the start of the program's entry block (`begin ... end`); may be empty.
   std::span<const LoweredOp> entry_prologue;

@@ -14,7 +14,12 @@
 //   SPLIT(t, f)     [SPLIT aux=F] t... [END] [JUMP aux=X]  F: f... [END]  X:
 //   LOOP(body)      [LOOP aux=S]  B: body... [REPEAT aux=B] [JUMP aux=X]  S: [END]  X:
 //                   (REPEAT pops the flag: 1 = REPEAT row, jump to B; 0 = the loop's END row)
+//   LOOP(body) whose row enters without popping (the dialect's MastRules::loop_op = LOOPDO):
+//                   [LOOPDO]      B: body... [REPEAT aux=B]
+//                   (the body always runs once; REPEAT as above, 0 = the loop's END row)
 //   CALL(p)         [CALL] [GOSUB aux=entry(p) imm=p] [END imm=kEndOfCall]
+//                   (CALL, SYSCALL and DYNCALL rows are the dialect's MastRules::call_op,
+//                   syscall_op and dyncall_op)
 //   DYN / DYNCALL   [DYN] [DYNENTER] [END]   [DYNCALL] [DYNENTER] [END imm=kEndOfCall]
 //                   (the DYN row looks the memory word up in dyn_targets; DYNENTER enters
 //                   that procedure like GOSUB, and its RETURN comes back to the END)

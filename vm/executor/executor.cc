@@ -22,6 +22,10 @@ namespace {
 constexpr uint64_t kU32Max = 0xFFFFFFFFULL;
 constexpr uint64_t kFmpMin = uint64_t{1} << 30;
 constexpr uint64_t kFmpMax = 3 * (uint64_t{1} << 30) - 1;
+// The frame pointer in memory (CALL/DYNCALL rows of v0.25): FMP_ADDR = 2^32 - 2 and
+// FMP_INIT_VALUE = 2^31 (core/src/lib.rs at v0.25.7).
+constexpr uint32_t kMemFmpAddr = 0xFFFFFFFEu;
+constexpr uint64_t kMemFmpInit = uint64_t{1} << 31;
 constexpr ptrdiff_t kSlack = 256;  // max rows between two headroom checks is < 100
 constexpr ptrdiff_t kGap = 2048;   // free zeroed room placed below the stack on a rebase
 constexpr size_t kInitialBuffer = 1 << 14;
@@ -52,6 +56,12 @@ std::string WordText(const Word& w) {
 // (stack position first + 3), as `push.[a,b,c,d]` leaves d on top.
 inline Word StackWord(const Felt* sp, int first) {
   return Word{sp[-(first + 3)], sp[-(first + 2)], sp[-(first + 1)], sp[-first]};
+}
+
+// The word at stack positions first..first+3 with element 0 on top (stack position first), the
+// little-endian order of v0.21+.
+inline Word StackWordLe(const Felt* sp, int first) {
+  return Word{sp[-first], sp[-(first + 1)], sp[-(first + 2)], sp[-(first + 3)]};
 }
 
 // Loads the hasher state from the top 12 stack elements: state[i] = stack[11 - i] (the deepest
@@ -503,11 +513,13 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
   return true;  // not reached: every handler returns
 }
 
-// MPVERIFY: [V, d, i, R, ...] unchanged; V must be the node at (d, i) of the tree R.
-bool Executor::MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code) {
-  const Word node = StackWord(sp, 0);
+// MPVERIFY: [V, d, i, R, ...] unchanged; V must be the node at (d, i) of the tree R. The words
+// have element 0 deepest, or on top when `little_endian` (MPVERIFY of v0.21+).
+bool Executor::MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code,
+                            bool little_endian) {
+  const Word node = little_endian ? StackWordLe(sp, 0) : StackWord(sp, 0);
   const uint64_t depth = sp[-4].value(), index = sp[-5].value();
-  const Word root = StackWord(sp, 6);
+  const Word root = little_endian ? StackWordLe(sp, 6) : StackWord(sp, 6);
   absl::StatusOr<std::pair<Word, std::vector<Word>>> path =
       advice_.merkle_store.GetPath(root, depth, index);
   if (!path.ok()) {
@@ -527,12 +539,13 @@ bool Executor::MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_
 }
 
 // MRUPDATE: [V, d, i, R, NV, ...] -> [R', d, i, R, NV, ...] where R' is the root of R's tree
-// with the node at (d, i) (which must be V) replaced by NV; the store keeps both trees.
-bool Executor::MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk) {
-  const Word old_node = StackWord(sp, 0);
+// with the node at (d, i) (which must be V) replaced by NV; the store keeps both trees. Word
+// order as in MerkleVerify.
+bool Executor::MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk, bool little_endian) {
+  const Word old_node = little_endian ? StackWordLe(sp, 0) : StackWord(sp, 0);
   const uint64_t depth = sp[-4].value(), index = sp[-5].value();
-  const Word old_root = StackWord(sp, 6);
-  const Word new_node = StackWord(sp, 10);
+  const Word old_root = little_endian ? StackWordLe(sp, 6) : StackWord(sp, 6);
+  const Word new_node = little_endian ? StackWordLe(sp, 10) : StackWord(sp, 10);
   absl::StatusOr<MerkleStore::Update> update =
       advice_.merkle_store.SetNode(old_root, depth, index, new_node);
   if (!update.ok()) {
@@ -547,8 +560,23 @@ bool Executor::MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk) {
             pc, clk);
     return false;
   }
-  for (int i = 0; i < 4; ++i) sp[-i] = update->new_root[3 - i];
+  for (int i = 0; i < 4; ++i) sp[-i] = update->new_root[little_endian ? i : 3 - i];
   return true;
+}
+
+// LOGPRECOMPILE: [_, STMNT, _, ...] -> [STATE_NEW, OUT_RATE1, OUT_CAP, ...]. Permutes
+// [STATE_PREV, STMNT, 0-word] (state[i] = the i-th element of that list, words with element 0
+// on top of the stack) with the program's hasher; STATE_NEW (output word 0) becomes the
+// transcript state (processor/src/execution/operations/crypto_ops/mod.rs at v0.25.7).
+void Executor::LogPrecompile(Felt* sp) {
+  HasherState state{};
+  for (int i = 0; i < 4; ++i) {
+    state[i] = precompile_transcript_[i];
+    state[4 + i] = sp[-(4 + i)];
+  }
+  hasher_.Permute(state);
+  for (int i = 0; i < 4; ++i) precompile_transcript_[i] = state[i];
+  for (int i = 0; i < kHasherStateWidth; ++i) sp[-i] = state[i];
 }
 
 Executor::State Executor::Execute(uint64_t stop_clk) {
@@ -691,11 +719,21 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           goto trapped;
         }
         FF_ROW();
+      case Opcode::kEmitTop:
+        // The event id is s0 (not popped).
+        if (!HandleEvent(FF_S(0).value(), sp, pc, clk) || !ChargeAdvice(pc, clk)) {
+          goto trapped;
+        }
+        FF_ROW();
       case Opcode::kCaller:
         if (!in_syscall_) [[unlikely]] {
           FF_TRAP(TrapKind::kSyscallContext, "caller instruction used outside of syscall");
         }
         for (int i = 0; i < 4; ++i) FF_S(i) = creator_[3 - i];
+        FF_ROW();
+      case Opcode::kCallerAny:
+        // The caller-hash register, element 0 on top; zeros until a CALL/DYNCALL sets it.
+        for (int i = 0; i < 4; ++i) FF_S(i) = creator_[i];
         FF_ROW();
 
       // ---- field
@@ -760,6 +798,14 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_S(3) = b0a0 - Felt(2) * b1 * a1;
         FF_ROW();
       }
+      case Opcode::kExt2MulX7: {
+        // [b0, b1, a0, a1] -> [b0, b1, c0, c1], c = a * b in F_p[x]/(x^2 - 7).
+        Felt b0 = FF_S(0), b1 = FF_S(1), a0 = FF_S(2), a1 = FF_S(3);
+        Felt b0a0 = b0 * a0, b1a1 = b1 * a1;
+        FF_S(2) = b0a0 + Felt(7) * b1a1;
+        FF_S(3) = (b0 + b1) * (a0 + a1) - b0a0 - b1a1;
+        FF_ROW();
+      }
 
       // ---- u32
       case Opcode::kU32Split: {
@@ -809,6 +855,53 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         uint64_t r = FF_S(0).value() * FF_S(1).value() + FF_S(2).value();
         FF_S(2) = Felt(r & kU32Max);
         FF_S(1) = Felt(r >> 32);
+        FF_POP();
+        FF_ROW();
+      }
+      case Opcode::kU32SplitLe: {
+        // [a] -> [lo, hi]
+        uint64_t v = FF_S(0).value();
+        FF_S(0) = Felt(v >> 32);
+        FF_PUSH(Felt(v & kU32Max));
+        FF_ROW();
+      }
+      case Opcode::kU32AddLe: {
+        // [b, a] -> [sum mod 2^32, carry]
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        uint64_t sum = FF_S(0).value() + FF_S(1).value();
+        FF_S(0) = Felt(sum & kU32Max);
+        FF_S(1) = Felt(sum >> 32);
+        FF_ROW();
+      }
+      case Opcode::kU32Add3Le: {
+        // [c, b, a] -> [sum mod 2^32, carry]
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        FF_U32(FF_S(2), 0);
+        uint64_t sum = FF_S(0).value() + FF_S(1).value() + FF_S(2).value();
+        FF_S(1) = Felt(sum & kU32Max);
+        FF_S(2) = Felt(sum >> 32);
+        FF_POP();
+        FF_ROW();
+      }
+      case Opcode::kU32MulLe: {
+        // [b, a] -> [lo, hi]
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        uint64_t prod = FF_S(0).value() * FF_S(1).value();
+        FF_S(0) = Felt(prod & kU32Max);
+        FF_S(1) = Felt(prod >> 32);
+        FF_ROW();
+      }
+      case Opcode::kU32MAddLe: {
+        // [b, a, c] -> [lo, hi] of a * b + c
+        FF_U32(FF_S(0), 0);
+        FF_U32(FF_S(1), 0);
+        FF_U32(FF_S(2), 0);
+        uint64_t r = FF_S(0).value() * FF_S(1).value() + FF_S(2).value();
+        FF_S(1) = Felt(r & kU32Max);
+        FF_S(2) = Felt(r >> 32);
         FF_POP();
         FF_ROW();
       }
@@ -991,6 +1084,18 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         }
         FF_ROW();
       }
+      case Opcode::kAdvPopWLe: {
+        // The first popped element goes to s0.
+        if (advice_.stack.size() < 4) [[unlikely]] {
+          FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack has fewer than 4 elements");
+        }
+        auto& a = advice_.stack;
+        for (int i = 0; i < 4; ++i) {
+          FF_S(i) = a.back();
+          a.pop_back();
+        }
+        FF_ROW();
+      }
       case Opcode::kMLoad:
         FF_ADDR(FF_S(0));
         FF_S(0) = memory->Load(static_cast<uint32_t>(FF_S(0).value()));
@@ -1016,6 +1121,83 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_POP();
         FF_WRITABLE(a);  // a word never crosses a page
         for (int i = 0; i < 4; ++i) memory->At(a + i) = FF_S(3 - i);
+        FF_ROW();
+      }
+      case Opcode::kMLoadWLe: {
+        // [a, ...] -> [mem[a], mem[a+1], mem[a+2], mem[a+3], ...]
+        FF_WADDR(FF_S(0));
+        uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_POP();
+        for (int i = 0; i < 4; ++i) FF_S(i) = memory->Load(a + i);
+        FF_ROW();
+      }
+      case Opcode::kMStoreWLe: {
+        // [a, v0, v1, v2, v3, ...] -> [v0, v1, v2, v3, ...], mem[a + i] <- vi
+        FF_WADDR(FF_S(0));
+        uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_POP();
+        FF_WRITABLE(a);  // a word never crosses a page
+        for (int i = 0; i < 4; ++i) memory->At(a + i) = FF_S(i);
+        FF_ROW();
+      }
+      case Opcode::kMStreamLe: {
+        // a = s12: s0..s3 <- mem[a..a+4), s4..s7 <- mem[a+4..a+8), element 0 on top; s12 += 8
+        FF_WADDR(FF_S(12));
+        uint64_t a = FF_S(12).value();
+        if (a + 4 > kU32Max) [[unlikely]] {
+          FF_TRAP(TrapKind::kMemoryAddress,
+                  absl::StrCat("memory address ", a + 4, " is out of bounds (>= 2^32)"));
+        }
+        for (int i = 0; i < 8; ++i) FF_S(i) = memory->Load(static_cast<uint32_t>(a + i));
+        FF_S(12) = Felt(a) + Felt(8);
+        FF_ROW();
+      }
+      case Opcode::kPipeLe: {
+        // Pops 8 advice elements: the i-th popped goes to mem[a + i] and s_i; s12 += 8.
+        FF_WADDR(FF_S(12));
+        uint64_t a = FF_S(12).value();
+        if (a + 4 > kU32Max) [[unlikely]] {
+          FF_TRAP(TrapKind::kMemoryAddress,
+                  absl::StrCat("memory address ", a + 4, " is out of bounds (>= 2^32)"));
+        }
+        if (advice_.stack.size() < 8) [[unlikely]] {
+          FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack has fewer than 8 elements");
+        }
+        for (int i = 0; i < 8; ++i) {
+          const uint32_t ai = static_cast<uint32_t>(a + i);
+          if ((i & 3) == 0) FF_WRITABLE(ai);  // each of the two words is on one page
+          Felt v = advice_.stack.back();
+          advice_.stack.pop_back();
+          memory->At(ai) = v;
+          FF_S(i) = v;
+        }
+        FF_S(12) = Felt(a) + Felt(8);
+        FF_ROW();
+      }
+      case Opcode::kCryptoStream: {
+        // [rate(8), cap(4), src, dst, ...] -> [ct(8), cap(4), src + 8, dst + 8, ...] with
+        // ct = mem[src..src+8) + rate, written to mem[dst..dst+8).
+        const uint64_t src = FF_S(12).value(), dst = FF_S(13).value();
+        if (src > kU32Max - 8 || dst > kU32Max - 8) [[unlikely]] {
+          FF_TRAP(TrapKind::kMemoryAddress,
+                  absl::StrCat("memory address ", src > kU32Max - 8 ? src : dst,
+                               " is out of bounds (a range of 8 must end below 2^32)"));
+        }
+        if (src < dst + 8 && dst < src + 8) [[unlikely]] {
+          FF_TRAP(TrapKind::kMemoryAddress,
+                  absl::StrCat("crypto_stream: destination [", dst, ", ", dst + 8,
+                               ") overlaps source [", src, ", ", src + 8, ")"));
+        }
+        FF_WADDR(FF_S(12));
+        FF_WADDR(FF_S(13));
+        const uint32_t s32 = static_cast<uint32_t>(src), d32 = static_cast<uint32_t>(dst);
+        for (int i = 0; i < 8; ++i) FF_S(i) = FF_S(i) + memory->Load(s32 + i);
+        for (int w = 0; w < 8; w += 4) {
+          FF_WRITABLE(d32 + w);  // a word never crosses a page
+          for (int i = 0; i < 4; ++i) memory->At(d32 + w + i) = FF_S(w + i);
+        }
+        FF_S(12) = Felt(src + 8);
+        FF_S(13) = Felt(dst + 8);
         FF_ROW();
       }
       case Opcode::kMStream: {
@@ -1062,10 +1244,19 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_ROW();
       }
       case Opcode::kMpVerify:
-        if (!MerkleVerify(sp, pc, clk, in.imm)) goto trapped;
+        if (!MerkleVerify(sp, pc, clk, in.imm, /*little_endian=*/false)) goto trapped;
         FF_ROW();
       case Opcode::kMrUpdate:
-        if (!MerkleUpdate(sp, pc, clk)) goto trapped;
+        if (!MerkleUpdate(sp, pc, clk, /*little_endian=*/false)) goto trapped;
+        FF_ROW();
+      case Opcode::kMpVerifyLe:
+        if (!MerkleVerify(sp, pc, clk, in.imm, /*little_endian=*/true)) goto trapped;
+        FF_ROW();
+      case Opcode::kMrUpdateLe:
+        if (!MerkleUpdate(sp, pc, clk, /*little_endian=*/true)) goto trapped;
+        FF_ROW();
+      case Opcode::kLogPrecompile:
+        LogPrecompile(sp);
         FF_ROW();
         // The recursive-verifier operations (vm/executor/verifier_ops.h), one row each.
 #define FF_VERIFIER_OP(call)                 \
@@ -1152,6 +1343,10 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_HEADROOM();
         FF_ROW_TO(c.value() == 0 ? in.aux : pc + 1);
       }
+      case Opcode::kLoopDo:
+        // Enters the body without popping (the condition is popped by the REPEAT / END row).
+        FF_HEADROOM();
+        FF_ROW();
       case Opcode::kRepeat: {
         Felt c = FF_S(0);
         FF_BINARY(c);
@@ -1204,8 +1399,23 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         }
         FF_ROW();
       }
+      case Opcode::kCallMemFmp:
+      case Opcode::kSyscallMemFmp:
+        // Allowed inside a syscall. CALL: a new context whose mem[2^32 - 2] (the frame pointer)
+        // is 2^31, written in this row; SYSCALL: the root context, its frame pointer as it is.
+        FF_NEW_CONTEXT(in.opcode == Opcode::kCallMemFmp);
+        if (in.opcode == Opcode::kSyscallMemFmp) {
+          in_syscall_ = true;  // the caller-hash register stays the caller's
+        } else {
+          in_syscall_ = false;
+          creator_ = program_.procedures[in.aux].mast_root;
+          FF_WRITABLE(kMemFmpAddr);
+          memory->At(kMemFmpAddr) = Felt(kMemFmpInit);
+        }
+        FF_ROW();
       case Opcode::kDyn:
-      case Opcode::kDynCall: {
+      case Opcode::kDynCall:
+      case Opcode::kDynCallMemFmp: {
         if (in.opcode == Opcode::kDynCall && in_syscall_) [[unlikely]] {
           FF_TRAP(TrapKind::kSyscallContext, "dyncall is not allowed inside a syscall");
         }
@@ -1224,9 +1434,14 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           goto trapped;
         }
         FF_POP();
-        if (in.opcode == Opcode::kDynCall) {
+        if (in.opcode != Opcode::kDyn) {
           FF_NEW_CONTEXT(true);
           for (int i = 0; i < 4; ++i) creator_[i] = Felt(key.digest[i]);
+          if (in.opcode == Opcode::kDynCallMemFmp) {
+            in_syscall_ = false;
+            FF_WRITABLE(kMemFmpAddr);
+            memory->At(kMemFmpAddr) = Felt(kMemFmpInit);
+          }
         } else {
           FF_HEADROOM();
         }

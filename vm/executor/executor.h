@@ -190,9 +190,12 @@ class Executor {
   uint64_t AdviceBytes() const;
   void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk, uint64_t code = 0);
   bool HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk);
-  // MPVERIFY and MRUPDATE (out of the hot switch; they may allocate). false: trap set.
-  bool MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code);
-  bool MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk);
+  // MPVERIFY and MRUPDATE (out of the hot switch; they may allocate), words with element 0
+  // deepest or, when `little_endian`, on top. false: trap set.
+  bool MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code, bool little_endian);
+  bool MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk, bool little_endian);
+  // LOGPRECOMPILE (out of the hot switch): folds the statement into precompile_transcript_.
+  void LogPrecompile(Felt* sp);
   Memory* AcquireMemory();
   void ReleaseMemory(Memory* memory);
 
@@ -227,6 +230,9 @@ class Executor {
   std::vector<Context> contexts_;
   bool in_syscall_ = false;  // the current context was entered by SYSCALL
   Word creator_{};           // MAST root of the CALL/DYNCALL callee that created the context
+  // The precompile transcript state of LOGPRECOMPILE: VM-global (shared by all contexts),
+  // initially the zero word.
+  Word precompile_transcript_{};
   std::vector<std::unique_ptr<Memory>> memories_;  // [0] = root context
   std::vector<Memory*> free_memories_;
   Memory* memory_ = nullptr;

@@ -4,6 +4,7 @@
 // constant digests of DYN and DYNCALL nodes.
 #include "vm/assembler/mast_rules.h"
 
+#include "vm/assembler/opcodes.h"
 #include "vm/dialects/v0_16/v0_16.h"
 #include "vm/felt.h"
 
@@ -20,6 +21,11 @@ constexpr ::flamefleet::vm::MastRules kRules = {
     .loop_shape = LoopShape::kWhile,
     .locals_model = LocalsModel::kFmpRelative,
     .locals_alignment = 4,
+    .fmp_address = 0,
+    .loop_op = Opcode::kLoop,
+    .call_op = Opcode::kCall,
+    .syscall_op = Opcode::kSyscall,
+    .dyncall_op = Opcode::kDynCall,
     .entry_prologue = {},
     // The default digests of the VM's DynNode for DYN and DYNCALL.
     .dyn_digest = {Felt(8115106948140260551ULL), Felt(13491227816952616836ULL),

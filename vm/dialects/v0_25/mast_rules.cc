@@ -1,8 +1,10 @@
 // The v0.25 MAST rules: op groups of 9 seven-bit operations, batches of 8 groups, only PUSH
 // values in their own group slots, contiguous blocks merged except procedure roots of 32 or more
 // batches, the program entry prologue that stores the initial frame pointer, and the constant
-// digests of DYN and DYNCALL nodes under Poseidon2.
-// TODO(#14): `while.true` as SPLIT(LOOP, [NOOP]), locals through the frame pointer in memory.
+// digests of DYN and DYNCALL nodes under Poseidon2; `while.true` as SPLIT(LOOP, [NOOP]) with
+// do-while LOOPs that enter without popping, locals through the frame pointer in memory at
+// 2^32 - 2 (crates/assembly/src/fmp.rs at v0.25.7), and CALL / SYSCALL / DYNCALL rows that keep
+// that frame pointer per context.
 #include "vm/assembler/mast_rules.h"
 
 #include "vm/assembler/opcodes.h"
@@ -31,9 +33,14 @@ constexpr ::flamefleet::vm::MastRules kRules = {
     .group_slot_flags = kFlagImmediate,
     .block_merge = BlockMerge::kContiguous,
     .keep_apart_batches = 32,
-    .loop_shape = LoopShape::kWhile,
-    .locals_model = LocalsModel::kFmpRelative,
+    .loop_shape = LoopShape::kSplitLoop,
+    .locals_model = LocalsModel::kFmpInMemory,
     .locals_alignment = 4,
+    .fmp_address = kFmpAddr,
+    .loop_op = Opcode::kLoopDo,
+    .call_op = Opcode::kCallMemFmp,
+    .syscall_op = Opcode::kSyscallMemFmp,
+    .dyncall_op = Opcode::kDynCallMemFmp,
     .entry_prologue = kEntryPrologue,
     // merge_in_domain([0-word, 0-word], 0x58) and (…, 0x5C) under Poseidon2.
     .dyn_digest = {Felt(16952228088962355159ULL), Felt(5793482471479538911ULL),
