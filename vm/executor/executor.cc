@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "vm/crypto/hasher.h"
 #include "vm/crypto/merkle_store.h"
+#include "vm/crypto/poseidon2.h"
 #include "vm/crypto/rpo.h"
 #include "vm/dialect.h"
 #include "vm/executor/system_events.h"
@@ -1058,6 +1059,14 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         LoadState(sp, state);
         Permute(state);
         for (int i = 0; i < kRpoStateWidth; ++i) FF_S(11 - i) = state[i];
+        FF_ROW();
+      }
+      case Opcode::kHPermP2: {
+        // Poseidon2 hperm: state[i] = s_i (the top word is rate word 0, the third the capacity).
+        HasherState state;
+        for (int i = 0; i < kHasherStateWidth; ++i) state[i] = FF_S(i);
+        Poseidon2Permute(state);
+        for (int i = 0; i < kHasherStateWidth; ++i) FF_S(i) = state[i];
         FF_ROW();
       }
       case Opcode::kMpVerify:
