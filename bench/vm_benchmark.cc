@@ -1,5 +1,6 @@
 // VM throughput in cycles per second (items_per_second = VM cycles / s) on four program shapes,
-// with and without a call-stack observer attached, and on two hash-heavy (hperm) loops.
+// with and without a call-stack observer attached, and on two hash-heavy (hperm) loops; the
+// bare RPO and Poseidon2 permutations in permutations per second.
 //
 //   ./build/bench/vm_benchmark --benchmark_filter=Fib
 #include <cstdint>
@@ -8,6 +9,8 @@
 
 #include "bench/bench_programs.h"
 #include "benchmark/benchmark.h"
+#include "vm/crypto/poseidon2.h"
+#include "vm/crypto/rpo.h"
 #include "vm/vm.h"
 
 namespace flamefleet::vm {
@@ -88,6 +91,22 @@ BENCHMARK(BM_CallHeavy);
 BENCHMARK(BM_CallHeavyObserved);
 BENCHMARK(BM_HpermHeavy)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HpermDense)->Unit(benchmark::kMillisecond);
+
+// The bare permutations behind HPERM: RPO-256 (v0.16) and Poseidon2 (v0.25), in
+// permutations per second (items_per_second).
+template <void (*kPermute)(HasherState&)>
+void BM_Permute(benchmark::State& state) {
+  HasherState s;
+  for (int i = 0; i < kHasherStateWidth; ++i) s[i] = Felt(static_cast<uint64_t>(i));
+  for (auto _ : state) {
+    kPermute(s);
+    benchmark::DoNotOptimize(s);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+void RpoPermute(HasherState& s) { Permute(s); }
+BENCHMARK(BM_Permute<RpoPermute>)->Name("BM_RpoPermute");
+BENCHMARK(BM_Permute<Poseidon2Permute>)->Name("BM_Poseidon2Permute");
 
 // Assembly speed of a large program (not a cycle figure).
 void BM_AssembleFibLike(benchmark::State& state) {
