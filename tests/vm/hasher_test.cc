@@ -36,6 +36,8 @@ class FeltStream {
 class CountingHasher final : public Hasher {
  public:
   absl::string_view name() const override { return "counting-rpo256"; }
+  int rate_start() const override { return RpoHasher::Get().rate_start(); }
+  int digest_start() const override { return RpoHasher::Get().digest_start(); }
   void Permute(HasherState& state) const override {
     ++calls;
     RpoHasher::Get().Permute(state);

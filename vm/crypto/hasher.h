@@ -39,6 +39,11 @@ class Hasher {
   // Returns the hash's short name, e.g. "rpo256"; for messages and logs only.
   virtual absl::string_view name() const = 0;
 
+  // Returns the index of the first of the 8 rate elements of the sponge state.
+  virtual int rate_start() const = 0;
+  // Returns the index of the first of the 4 digest elements of the sponge state.
+  virtual int digest_start() const = 0;
+
   // Applies the permutation to `state` in place.
   virtual void Permute(HasherState& state) const = 0;
 

@@ -53,6 +53,10 @@ class Poseidon2Hasher final : public Hasher {
 
   // Returns "poseidon2".
   absl::string_view name() const override { return "poseidon2"; }
+  // Returns 0: the rate is state[0..8].
+  int rate_start() const override { return 0; }
+  // Returns 0: the digest is state[0..4].
+  int digest_start() const override { return 0; }
   // Applies the permutation to `state` in place (see Poseidon2Permute).
   void Permute(HasherState& state) const override;
   // Returns the sponge hash of `elements` (any length, possibly empty).
