@@ -50,7 +50,8 @@ void RunBenchmark(benchmark::State& state, const std::string& source, bool obser
   uint64_t cycles = 0;
   for (auto _ : state) {
     CountingObserver observer;
-    Executor exec(*program, {}, AdviceProvider{}, ExecutionOptions{}, nullptr,
+    Executor exec(*program, {}, AdviceProvider(*program->dialect->hasher), ExecutionOptions{},
+                  nullptr,
                   observe ? &observer : nullptr);
     exec.Run();
     if (exec.state() != Executor::State::kFinished) {

@@ -50,9 +50,7 @@ std::vector<Felt> Felts(std::initializer_list<uint64_t> values) {
 }
 
 AdviceProvider V025Advice() {
-  AdviceProvider advice;
-  advice.merkle_store = MerkleStore(Poseidon2Hasher::Get());
-  return advice;
+  return AdviceProvider(Poseidon2Hasher::Get());
 }
 
 struct EventRun {
@@ -71,7 +69,7 @@ EventRun RunEvent(uint64_t id, const std::vector<Felt>& stack, AdviceProvider ad
       Assembler(options).AssembleSource("e.masm", absl::StrCat("begin ", prelude, " push.", kPlaceholder,
                                                  " emit.", kPlaceholder, " drop end"));
   EXPECT_TRUE(program.ok()) << program.status();
-  if (!program.ok()) return {Executor::State::kTrapped, {}, {}};
+  if (!program.ok()) return {Executor::State::kTrapped, {}, V025Advice()};
   int patched = 0;
   for (Instruction& in : program->code) {
     if ((in.opcode == Opcode::kPush || in.opcode == Opcode::kEmit) && in.imm == kPlaceholder) {
@@ -101,6 +99,15 @@ TEST(V025EventsTest, LibraryIdsAreBlake3OfTheNames) {
     for (int i = 7; i >= 0; --i) v = (v << 8) | digest[i];
     EXPECT_EQ(row.id, Felt::FromU64(v).value()) << row.name;
   }
+}
+
+TEST(V025EventsTest, TableHasNineteenSystemEventsAndTheLittleEndianLayout) {
+  EXPECT_EQ(Events().rows().size(), 19u);
+  EXPECT_EQ(Events().library_rows().size(), 23u);
+  EXPECT_EQ(Events().layout().operand_offset, 1);
+  EXPECT_EQ(Events().layout().order, SystemEventLayout::Order::kElement0Top);
+  EXPECT_EQ(Events().layout().ext2, SystemEventLayout::Ext2Field::kXSquaredMinus7);
+  EXPECT_TRUE(Events().layout().unknown_events_fail);
 }
 
 TEST(V025EventsTest, U32CountsReadTheOperandBelowTheId) {
