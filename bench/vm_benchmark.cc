@@ -51,8 +51,7 @@ void RunBenchmark(benchmark::State& state, const std::string& source, bool obser
   for (auto _ : state) {
     CountingObserver observer;
     Executor exec(*program, {}, AdviceProvider(*program->dialect->hasher), ExecutionOptions{},
-                  nullptr,
-                  observe ? &observer : nullptr);
+                  nullptr, observe ? &observer : nullptr);
     exec.Run();
     if (exec.state() != Executor::State::kFinished) {
       state.SkipWithError(exec.trap().message.c_str());

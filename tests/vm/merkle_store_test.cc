@@ -62,7 +62,8 @@ std::string MasmHex(const Word& w) {
 TEST(MerkleStoreTest, EmptySubtreeRootsChainByMerge) {
   EXPECT_EQ(EmptySubtreeRoot(RpoHasher::Get(), 0), W(0));
   EXPECT_EQ(EmptySubtreeRoot(RpoHasher::Get(), 1), Merge(W(0), W(0)));
-  EXPECT_EQ(EmptySubtreeRoot(RpoHasher::Get(), 64), Merge(EmptySubtreeRoot(RpoHasher::Get(), 63), EmptySubtreeRoot(RpoHasher::Get(), 63)));
+  EXPECT_EQ(EmptySubtreeRoot(RpoHasher::Get(), 64),
+            Merge(EmptySubtreeRoot(RpoHasher::Get(), 63), EmptySubtreeRoot(RpoHasher::Get(), 63)));
 }
 
 TEST(MerkleStoreTest, MerkleTreeRootAndNodesMatchNaiveHashing) {
@@ -125,7 +126,8 @@ TEST(MerkleStoreTest, PartialTreeNeedsSiblingsAndComputesRoot) {
   EXPECT_EQ(*store.GetNode(*root, 2, 1), W(2));
 
   MerkleStoreInput missing{MerkleStoreInput::Kind::kPartialMerkleTree, {2, 0}, {W(1)}};
-  EXPECT_EQ(MerkleStore(RpoHasher::Get()).AddInput(missing).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MerkleStore(RpoHasher::Get()).AddInput(missing).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MerkleStoreTest, LookupErrorsAreReported) {

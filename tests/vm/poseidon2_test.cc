@@ -86,10 +86,9 @@ TEST(Poseidon2Test, JoinProgramDigestsMatchUpstreamTraceSnapshot) {
   const Word mul = OneGroupBlockDigest({Opcode::kMul});
   const Word add = OneGroupBlockDigest({Opcode::kAdd});
   const Word swap = OneGroupBlockDigest({Opcode::kSwap});
-  EXPECT_THAT(Values(mul), ElementsAreArray<uint64_t>({14618787401296499486ULL,
-                                                       12175440663040620259ULL,
-                                                       17580394656599216612ULL,
-                                                       9332791485604804823ULL}));
+  EXPECT_THAT(Values(mul),
+              ElementsAreArray<uint64_t>({14618787401296499486ULL, 12175440663040620259ULL,
+                                          17580394656599216612ULL, 9332791485604804823ULL}));
   EXPECT_THAT(Values(add),
               ElementsAreArray<uint64_t>({1942941126776981551ULL, 9461460041610899538ULL,
                                           7600020670677266955ULL, 3257731577738044347ULL}));
@@ -121,9 +120,7 @@ TEST(Poseidon2Test, DynDigestsOfTheV025MastRulesAgree) {
   EXPECT_EQ(spec.hasher, &Poseidon2Hasher::Get());
 }
 
-TEST(Poseidon2Test, HashOfEmptyInputIsTheZeroWord) {
-  EXPECT_EQ(P2().HashElements({}), Word{});
-}
+TEST(Poseidon2Test, HashOfEmptyInputIsTheZeroWord) { EXPECT_EQ(P2().HashElements({}), Word{}); }
 
 TEST(Poseidon2Test, HashElementsMatchesDerivedVectors) {
   EXPECT_THAT(Values(P2().HashElements(Felts({0}))),

@@ -49,9 +49,7 @@ std::vector<Felt> Felts(std::initializer_list<uint64_t> values) {
   return out;
 }
 
-AdviceProvider V025Advice() {
-  return AdviceProvider(Poseidon2Hasher::Get());
-}
+AdviceProvider V025Advice() { return AdviceProvider(Poseidon2Hasher::Get()); }
 
 struct EventRun {
   Executor::State state;
@@ -65,9 +63,9 @@ EventRun RunEvent(uint64_t id, const std::vector<Felt>& stack, AdviceProvider ad
                   const std::string& prelude = "") {
   AssemblerOptions options;
   options.dialect = Dialect::kV0_16;
-  absl::StatusOr<Program> program =
-      Assembler(options).AssembleSource("e.masm", absl::StrCat("begin ", prelude, " push.", kPlaceholder,
-                                                 " emit.", kPlaceholder, " drop end"));
+  absl::StatusOr<Program> program = Assembler(options).AssembleSource(
+      "e.masm",
+      absl::StrCat("begin ", prelude, " push.", kPlaceholder, " emit.", kPlaceholder, " drop end"));
   EXPECT_TRUE(program.ok()) << program.status();
   if (!program.ok()) return {Executor::State::kTrapped, {}, V025Advice()};
   int patched = 0;
@@ -94,7 +92,8 @@ std::vector<uint64_t> PopOrder(const AdviceProvider& advice) {
 TEST(V025EventsTest, LibraryIdsAreBlake3OfTheNames) {
   ASSERT_FALSE(Events().library_rows().empty());
   for (const SystemEventRow& row : Events().library_rows()) {
-    const std::array<uint8_t, 32> digest = Blake3(absl::string_view(row.name.data(), row.name.size()));
+    const std::array<uint8_t, 32> digest =
+        Blake3(absl::string_view(row.name.data(), row.name.size()));
     uint64_t v = 0;
     for (int i = 7; i >= 0; --i) v = (v << 8) | digest[i];
     EXPECT_EQ(row.id, Felt::FromU64(v).value()) << row.name;
@@ -174,8 +173,7 @@ TEST(V025EventsTest, HpermToMapKeysByThePermutedDigest) {
 TEST(V025EventsTest, MapValueToStackNPadsAfterTheValues) {
   const Word key{Felt(9), Felt(8), Felt(7), Felt(6)};
   const std::vector<Felt> stack = Felts({9, 8, 7, 6});
-  for (auto [handler, expected] :
-       std::vector<std::pair<H, std::vector<uint64_t>>>{
+  for (auto [handler, expected] : std::vector<std::pair<H, std::vector<uint64_t>>>{
            {H::kMapValueToStack, {1, 2, 3, 4, 5}},
            {H::kMapValueToStackN, {5, 1, 2, 3, 4, 5}},
            {H::kMapValueToStackN4, {5, 1, 2, 3, 4, 5, 0, 0, 0}},
@@ -194,8 +192,8 @@ TEST(V025EventsTest, MapValueToStackNPadsAfterTheValues) {
 }
 
 TEST(V025EventsTest, MemToMapReadsTheRangeAfterTheKey) {
-  EventRun r = RunEvent(IdOf(H::kMemToMap), Felts({1, 2, 3, 4, 0, 3}), V025Advice(),
-                        "push.5 mem_store.1");
+  EventRun r =
+      RunEvent(IdOf(H::kMemToMap), Felts({1, 2, 3, 4, 0, 3}), V025Advice(), "push.5 mem_store.1");
   ASSERT_EQ(r.state, Executor::State::kFinished) << r.trap.message;
   auto it = r.advice.map.find(Word{Felt(1), Felt(2), Felt(3), Felt(4)});
   ASSERT_NE(it, r.advice.map.end());
@@ -215,7 +213,8 @@ TEST(V025EventsTest, MerkleNodeEventsUseLittleEndianWords) {
   // [L, R]: the store gains the tree Merge(L, R), L the top word.
   r = RunEvent(IdOf(H::kMerkleNodeMerge), Felts({5, 6, 7, 8, 1, 2, 3, 4}), V025Advice());
   ASSERT_EQ(r.state, Executor::State::kFinished) << r.trap.message;
-  absl::StatusOr<Word> left = r.advice.merkle_store.GetNode(Poseidon2Hasher::Get().Merge(rr, l), 1, 0);
+  absl::StatusOr<Word> left =
+      r.advice.merkle_store.GetNode(Poseidon2Hasher::Get().Merge(rr, l), 1, 0);
   ASSERT_TRUE(left.ok()) << left.status();
   EXPECT_EQ(*left, rr);
 }
@@ -224,8 +223,8 @@ TEST(V025EventsTest, CoreU64DivPushesQuotientHighFirst) {
   // a = 2^32 * 7 + 100, b = 2^32 + 1: q = 6, r = 2^32 * 7 + 100 - 6 * (2^32 + 1).
   const uint64_t a = (uint64_t{7} << 32) + 100, b = (uint64_t{1} << 32) + 1;
   const uint64_t q = a / b, rem = a % b;
-  EventRun r = RunEvent(LibraryId("miden::core::math::u64::u64_div"), Felts({1, 1, 100, 7}),
-                        V025Advice());
+  EventRun r =
+      RunEvent(LibraryId("miden::core::math::u64::u64_div"), Felts({1, 1, 100, 7}), V025Advice());
   ASSERT_EQ(r.state, Executor::State::kFinished) << r.trap.message;
   EXPECT_THAT(PopOrder(r.advice),
               ElementsAreArray<uint64_t>({q >> 32, q & 0xFFFFFFFF, rem >> 32, rem & 0xFFFFFFFF}));
@@ -250,13 +249,11 @@ TEST(V025EventsTest, CoreU128AndU256DivPushRemainderFirst) {
 
 TEST(V025EventsTest, FalconDivPushesQuotientThenRemainder) {
   const uint64_t n = (uint64_t{3} << 32) + 5;
-  EventRun r = RunEvent(
-      LibraryId("miden::core::crypto::dsa::falcon512_poseidon2::falcon_div"), Felts({3, 5}),
-      V025Advice());
+  EventRun r = RunEvent(LibraryId("miden::core::crypto::dsa::falcon512_poseidon2::falcon_div"),
+                        Felts({3, 5}), V025Advice());
   ASSERT_EQ(r.state, Executor::State::kFinished) << r.trap.message;
   const uint64_t q = n / 12289;
-  EXPECT_THAT(PopOrder(r.advice),
-              ElementsAreArray<uint64_t>({q >> 32, q & 0xFFFFFFFF, n % 12289}));
+  EXPECT_THAT(PopOrder(r.advice), ElementsAreArray<uint64_t>({q >> 32, q & 0xFFFFFFFF, n % 12289}));
 }
 
 TEST(V025EventsTest, LowerboundArrayFindsTheFirstWordNotBelowTheKey) {
@@ -280,8 +277,7 @@ TEST(V025EventsTest, LowerboundArrayFindsTheFirstWordNotBelowTheKey) {
 
 TEST(V025EventsTest, LowerboundKeyValueComparesHalfKeys) {
   // Pairs (key, value) of 8 elements: keys [1,1,0,3] at 0 and [0,0,0,6] at 8.
-  const std::string prelude =
-      "push.0.3.0.1 mem_storew.0 dropw push.0.0.0.6 mem_storew.8 dropw";
+  const std::string prelude = "push.0.3.0.1 mem_storew.0 dropw push.0.0.0.6 mem_storew.8 dropw";
   // v0.16 push.a.b.c.d leaves d on top, so mem[0..4] = [0, 3, 0, 1]: key [0,3,0,1].
   const uint64_t id = LibraryId("miden::core::collections::sorted_array::lowerbound_key_value");
   // Half key [_, _, 0, 1] with use_full_key = 0 matches the first key.
@@ -307,7 +303,8 @@ TEST(V025EventsTest, SmtPeekReturnsTheValueOfTheKey) {
 }
 
 TEST(V025EventsTest, DebugEventsAreNoOps) {
-  for (absl::string_view name : {"miden::core::debug::print_stack", "readonly::miden_debug::frame_start"}) {
+  for (absl::string_view name :
+       {"miden::core::debug::print_stack", "readonly::miden_debug::frame_start"}) {
     EventRun r = RunEvent(LibraryId(name), {}, V025Advice());
     EXPECT_EQ(r.state, Executor::State::kFinished) << name << ": " << r.trap.message;
     EXPECT_TRUE(r.advice.stack.empty());
@@ -335,26 +332,23 @@ TEST(V025EventsTest, MerkleStoreInputsBuildThePoseidon2RootsOfTheMasmExample) {
     return std::vector<uint64_t>{w[0].value(), w[1].value(), w[2].value(), w[3].value()};
   };
   MerkleStore store(Poseidon2Hasher::Get());
-  absl::StatusOr<Word> pmt = store.AddInput(
-      {.kind = MerkleStoreInput::Kind::kPartialMerkleTree,
-       .indices = {2, 0, 2, 1, 1, 1},
-       .leaves = {leaf(20), leaf(21), leaf(11)}});
+  absl::StatusOr<Word> pmt = store.AddInput({.kind = MerkleStoreInput::Kind::kPartialMerkleTree,
+                                             .indices = {2, 0, 2, 1, 1, 1},
+                                             .leaves = {leaf(20), leaf(21), leaf(11)}});
   ASSERT_TRUE(pmt.ok()) << pmt.status();
   EXPECT_THAT(values(*pmt),
               ElementsAreArray<uint64_t>({12598010592505582824ULL, 868370131607961867ULL,
                                           13428921982874124294ULL, 13514551084444143236ULL}));
-  absl::StatusOr<Word> smt =
-      store.AddInput({.kind = MerkleStoreInput::Kind::kSparseMerkleTree,
-                      .indices = {0, 1, 3},
-                      .leaves = {leaf(20), leaf(21), leaf(23)}});
+  absl::StatusOr<Word> smt = store.AddInput({.kind = MerkleStoreInput::Kind::kSparseMerkleTree,
+                                             .indices = {0, 1, 3},
+                                             .leaves = {leaf(20), leaf(21), leaf(23)}});
   ASSERT_TRUE(smt.ok()) << smt.status();
   EXPECT_THAT(values(*smt),
               ElementsAreArray<uint64_t>({7504381463224585554ULL, 3191971290185126131ULL,
                                           213169417210918065ULL, 17616398227807096838ULL}));
-  absl::StatusOr<Word> tree = store.AddInput(
-      {.kind = MerkleStoreInput::Kind::kMerkleTree,
-       .indices = {},
-       .leaves = {leaf(20), leaf(21), leaf(22), leaf(23)}});
+  absl::StatusOr<Word> tree = store.AddInput({.kind = MerkleStoreInput::Kind::kMerkleTree,
+                                              .indices = {},
+                                              .leaves = {leaf(20), leaf(21), leaf(22), leaf(23)}});
   ASSERT_TRUE(tree.ok()) << tree.status();
   EXPECT_THAT(values(*tree),
               ElementsAreArray<uint64_t>({6611496865107420098ULL, 2171421300812663290ULL,

@@ -85,7 +85,6 @@ Word ComputeMerkleRoot(const Hasher& hasher, const Word& node, std::span<const W
   return cur;
 }
 
-
 MerkleStore::MerkleStore(const Hasher& hasher) : hasher_(&hasher), empty_(&GetEmptyRoots(hasher)) {}
 
 const MerkleStore::Children* MerkleStore::Find(const Word& node) const {

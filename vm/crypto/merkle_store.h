@@ -49,12 +49,10 @@ struct EmptyMerkleRoots;
 // hasher, built on first use and kept for the process).
 const Word& EmptySubtreeRoot(const Hasher& hasher, uint64_t height);
 
-
 // Returns the root reached from `node` at `index` (of its level) through `path` under `hasher`,
 // where path[0] is the sibling at the node's level and later entries are higher up. Thread-safe.
 Word ComputeMerkleRoot(const Hasher& hasher, const Word& node, std::span<const Word> path,
                        uint64_t index);
-
 
 class MerkleStore {
  public:

@@ -108,10 +108,10 @@ inline void ExternalLayer(Raw& s) {
     const U x0 = s[b], x1 = s[b + 1], x2 = s[b + 2], x3 = s[b + 3];
     const U t01 = x0 + x1, t23 = x2 + x3, t0123 = t01 + t23;
     const U t01123 = t0123 + x1, t01233 = t0123 + x3;
-    t[b] = t01123 + t01;           // 2 x0 + 3 x1 + x2 + x3
-    t[b + 1] = t01123 + 2 * x2;    // x0 + 2 x1 + 3 x2 + x3
-    t[b + 2] = t01233 + t23;       // x0 + x1 + 2 x2 + 3 x3
-    t[b + 3] = t01233 + 2 * x0;    // 3 x0 + x1 + x2 + 2 x3
+    t[b] = t01123 + t01;         // 2 x0 + 3 x1 + x2 + x3
+    t[b + 1] = t01123 + 2 * x2;  // x0 + 2 x1 + 3 x2 + x3
+    t[b + 2] = t01233 + t23;     // x0 + x1 + 2 x2 + 3 x3
+    t[b + 3] = t01233 + 2 * x0;  // 3 x0 + x1 + x2 + 2 x3
   }
   for (int l = 0; l < 4; ++l) {
     const U c = t[l] + t[4 + l] + t[8 + l];
@@ -130,9 +130,11 @@ inline void ExternalRound(Raw& s, const uint64_t* ark) {
 // s_i <- s_i * D_i + sum(s). The sum is made canonical so that adding it to any raw value
 // folds at most one carry.
 inline void InternalRound(Raw& s, uint64_t ark) {
-  s[0] = Sbox(AddNc(s[0], ark));
+  // The sum of s1..s11 does not wait for the S-box of s0.
   unsigned __int128 sum = 0;
-  for (int i = 0; i < kHasherStateWidth; ++i) sum += s[i];
+  for (int i = 1; i < kHasherStateWidth; ++i) sum += s[i];
+  s[0] = Sbox(AddNc(s[0], ark));
+  sum += s[0];
   const uint64_t total = Canonical(ReduceSmall(sum));
   s[1] = AddNc(s[1], total);  // D_1 = 1
   s[0] = AddNc(MulNc(s[0], kMatDiag[0]), total);

@@ -330,7 +330,9 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
   const bool le = layout.order == SystemEventLayout::Order::kElement0Top;
   auto s = [sp](int i) { return sp[-i]; };
   auto sc = [&](int j) { return s(off + j); };
-  auto elem = [&](int base, int n, int j) { return le ? s(off + base + j) : s(off + base + n - 1 - j); };
+  auto elem = [&](int base, int n, int j) {
+    return le ? s(off + base + j) : s(off + base + n - 1 - j);
+  };
   // Word k of the n-element operand at `base`.
   auto word = [&](int base, int n, int k) {
     return Word{elem(base, n, 4 * k), elem(base, n, 4 * k + 1), elem(base, n, 4 * k + 2),
@@ -380,8 +382,8 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       return false;
     }
     if (layout.unknown_events_fail) {
-      SetTrap(TrapKind::kEventFailed,
-              absl::StrCat("no event handler registered for event id ", id), pc, clk);
+      SetTrap(TrapKind::kEventFailed, absl::StrCat("no event handler registered for event id ", id),
+              pc, clk);
       return false;
     }
     return true;
@@ -438,7 +440,8 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       }
       if (b == U256{}) {
         SetTrap(TrapKind::kDivideByZero,
-                limbs == 4 ? "division by zero (u128_div)" : "division by zero (u256_div)", pc, clk);
+                limbs == 4 ? "division by zero (u128_div)" : "division by zero (u256_div)", pc,
+                clk);
         return false;
       }
       U256 q, r;
@@ -658,8 +661,8 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       if (pairs) {
         const uint64_t full = sc(6).value();
         if (full > 1) {
-          SetTrap(TrapKind::kEventFailed,
-                  absl::StrCat("use_full_key must be 0 or 1, was ", full), pc, clk);
+          SetTrap(TrapKind::kEventFailed, absl::StrCat("use_full_key must be 0 or 1, was ", full),
+                  pc, clk);
           return false;
         }
         half = full == 0;

@@ -43,8 +43,8 @@ absl::StatusOr<SystemEventTable> SystemEventTable::Create(
           absl::StrCat("system event table: event ", row.id, " has an unknown handler"));
     }
     if (FindRow(rows, row.id) != nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "system event table: id ", row.id, " is both a system and a library event"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("system event table: id ", row.id, " is both a system and a library event"));
     }
   }
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -55,13 +55,13 @@ enum class SystemEventHandler : uint8_t {
   kHqwordToMap,           // [A, B, C, D]: map[HashElements(A || B || C || D)] <- A || B || C || D
   // Library events: the events of a dialect's core library that the VM answers itself, as
   // `miden run` answers them through the library's registered handlers (library_rows()).
-  kCoreU64Div,           // [b_lo, b_hi, a_lo, a_hi]: advice top-first [q_hi, q_lo, r_hi, r_lo]
-  kCoreU128Div,          // [b0..b3, a0..a3]: advice top-first [r0..r3, q0..q3]
-  kCoreU256Div,          // [b0..b7, a0..a7]: advice top-first [r4..r7, r0..r3, q4..q7, q0..q3]
-  kLowerboundArray,      // [K, start, end]: advice top-first [ptr, found] over words at start..
-  kLowerboundKeyValue,   // [K, start, end, use_full_key]: the same over (key, value) pairs
-  kNoop,                 // a print or debugger event: nothing (any number of library rows)
-  kUnhandled,            // a known event flamefleet does not answer: an error naming it
+  kCoreU64Div,          // [b_lo, b_hi, a_lo, a_hi]: advice top-first [q_hi, q_lo, r_hi, r_lo]
+  kCoreU128Div,         // [b0..b3, a0..a3]: advice top-first [r0..r3, q0..q3]
+  kCoreU256Div,         // [b0..b7, a0..a7]: advice top-first [r4..r7, r0..r3, q4..q7, q0..q3]
+  kLowerboundArray,     // [K, start, end]: advice top-first [ptr, found] over words at start..
+  kLowerboundKeyValue,  // [K, start, end, use_full_key]: the same over (key, value) pairs
+  kNoop,                // a print or debugger event: nothing (any number of library rows)
+  kUnhandled,           // a known event flamefleet does not answer: an error naming it
 };
 
 // The number of SystemEventHandler enumerators.
