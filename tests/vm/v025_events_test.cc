@@ -355,5 +355,34 @@ TEST(V025EventsTest, MerkleStoreInputsBuildThePoseidon2RootsOfTheMasmExample) {
                                           5052678114877406371ULL, 9772299691978421006ULL}));
 }
 
+TEST(V025EventsTest, HPermP2PermutesTheTopTwelveInStackOrder) {
+  // v0.16-assembled `hperm` with its HPERM re-targeted at kHPermP2: state[i] = s_i.
+  AssemblerOptions options;
+  options.dialect = Dialect::kV0_16;
+  absl::StatusOr<Program> program = Assembler(options).AssembleSource("h.masm", "begin hperm end");
+  ASSERT_TRUE(program.ok()) << program.status();
+  int patched = 0;
+  for (Instruction& in : program->code) {
+    if (in.opcode == Opcode::kHPerm) {
+      in.opcode = Opcode::kHPermP2;
+      ++patched;
+    }
+  }
+  ASSERT_EQ(patched, 1);
+  program->dialect = &GetDialectSpec(Dialect::kV0_25);
+  std::vector<Felt> stack;
+  for (uint64_t i = 0; i < 12; ++i) stack.push_back(Felt(i));
+  Executor exec(*program, stack, V025Advice(), ExecutionOptions{});
+  exec.Run();
+  ASSERT_EQ(exec.state(), Executor::State::kFinished) << exec.trap().message;
+  const std::vector<Felt> top = exec.StackTop(12);
+  const uint64_t expected[12] = {
+      0xf292ab67c0f14b03, 0x0a32f1b37656544c, 0x053c61ab895498de, 0x02ff92e55b196ffb,
+      0x58176e8f6f58cab2, 0xb0aa1206e7aec0f8, 0xe90c13f3dce83ca4, 0xf4da15333edf39c2,
+      0x23b701c053c2ca6c, 0xd233d593dcdfbf58, 0x4effa5f9516fb52e, 0x0aaf4489f1f40166,
+  };
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(top[i].value(), expected[i]) << i;
+}
+
 }  // namespace
 }  // namespace flamefleet::vm
