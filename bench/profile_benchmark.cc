@@ -40,7 +40,8 @@ void Run(benchmark::State& state, const std::string& source, Mode mode) {
       benchmark::DoNotOptimize(r->profile.total());
     } else {
       // What the debugger's flamegraph does: per cycle, join the frame names and count.
-      vm::Executor exec(program, {}, vm::AdviceProvider{}, vm::ExecutionOptions{});
+      vm::Executor exec(program, {}, vm::AdviceProvider(*program.dialect->hasher),
+                        vm::ExecutionOptions{});
       std::map<std::string, uint64_t> samples;
       std::string key;
       while (exec.state() == vm::Executor::State::kPaused) {

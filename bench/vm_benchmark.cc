@@ -2,7 +2,7 @@
 // with and without a call-stack observer attached, and on two hash-heavy (hperm) loops, each
 // under both dialects: BM_<Shape> runs the v0.16 program, BM_<Shape>V025 its v0.25 port (same
 // workload, bench/bench_programs.h), so the two dialects' cycles per second compare side by
-// side in one run.
+// side in one run; and the bare RPO and Poseidon2 permutations in permutations per second.
 //
 //   ./build/bench/vm_benchmark --benchmark_filter=Fib
 #include <cstdint>
@@ -11,6 +11,8 @@
 
 #include "bench/bench_programs.h"
 #include "benchmark/benchmark.h"
+#include "vm/crypto/poseidon2.h"
+#include "vm/crypto/rpo.h"
 #include "vm/vm.h"
 
 namespace flamefleet::vm {
@@ -66,8 +68,8 @@ void RunBenchmark(benchmark::State& state, Dialect dialect, const std::string& s
   uint64_t cycles = 0;
   for (auto _ : state) {
     CountingObserver observer;
-    Executor exec(*program, {}, AdviceProvider{}, ExecutionOptions{}, nullptr,
-                  observe ? &observer : nullptr);
+    Executor exec(*program, {}, AdviceProvider(*program->dialect->hasher), ExecutionOptions{},
+                  nullptr, observe ? &observer : nullptr);
     exec.Run();
     if (exec.state() != Executor::State::kFinished) {
       state.SkipWithError(exec.trap().message.c_str());
@@ -135,6 +137,22 @@ BENCHMARK(BM_HpermHeavy)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HpermHeavyV025)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HpermDense)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HpermDenseV025)->Unit(benchmark::kMillisecond);
+
+// The bare permutations behind HPERM: RPO-256 (v0.16) and Poseidon2 (v0.25), in
+// permutations per second (items_per_second).
+template <void (*kPermute)(HasherState&)>
+void BM_Permute(benchmark::State& state) {
+  HasherState s;
+  for (int i = 0; i < kHasherStateWidth; ++i) s[i] = Felt(static_cast<uint64_t>(i));
+  for (auto _ : state) {
+    kPermute(s);
+    benchmark::DoNotOptimize(s);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+void RpoPermute(HasherState& s) { Permute(s); }
+BENCHMARK(BM_Permute<RpoPermute>)->Name("BM_RpoPermute");
+BENCHMARK(BM_Permute<Poseidon2Permute>)->Name("BM_Poseidon2Permute");
 
 // Assembly speed of a large program (not a cycle figure).
 void BM_AssembleFibLike(benchmark::State& state) {

@@ -79,7 +79,8 @@ absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program, const vm::Pr
   if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
     opts.max_cycles = *inputs.max_cycles;
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice, vm::MakeAdvice(inputs));
+  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice,
+                              vm::MakeAdvice(inputs, *program.dialect->hasher));
   vm::Executor exec(program, inputs.stack, std::move(advice), opts, host);
   ProfiledRun run;
   std::vector<profile::Profile::NodeId> node_of(program.procedures.size(),
@@ -125,7 +126,8 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
   if (inputs.stack.size() > 16) {
     return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice, vm::MakeAdvice(inputs));
+  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice,
+                              vm::MakeAdvice(inputs, *program.dialect->hasher));
   vm::Executor exec(program, inputs.stack, std::move(advice), opts, host, &recorder);
   if (cancel == nullptr) {
     exec.Run();

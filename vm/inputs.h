@@ -53,8 +53,9 @@ namespace flamefleet::vm {
 // The most operand-stack values a program may be started with.
 inline constexpr int kMaxStackInputs = 16;
 
-// One Merkle-store source from a JSON .inputs file, kept as data (the executor's Merkle store
-// builds the trees with RPO). Validation done here: words are canonical, a merkle_tree has a
+// One Merkle-store source from a JSON .inputs file, kept as data (MakeAdvice in vm/vm.h builds
+// the trees with the program's hasher). Validation done here: words are canonical, a
+// merkle_tree has a
 // power-of-two number (>= 2) of leaves, sparse indices are distinct, and a partial tree's
 // (depth, index) pairs satisfy depth <= 64, index < 2^depth and are distinct.
 struct MerkleStoreInput {

@@ -22,8 +22,8 @@ void CapMessage(std::string& message) {
 
 }  // namespace
 
-absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs) {
-  AdviceProvider advice;
+absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs, const Hasher& hasher) {
+  AdviceProvider advice(hasher);
   advice.PushFront(inputs.advice_stack);
   for (const auto& [key, values] : inputs.advice_map) advice.map.insert_or_assign(key, values);
   for (size_t i = 0; i < inputs.merkle_store.size(); ++i) {
@@ -111,7 +111,7 @@ absl::StatusOr<RunResult> RunProgram(const Program& program, const ProgramInputs
   ExecutionOptions opts = options;
   if (inputs.max_cycles.has_value())
     opts.max_cycles = std::min(opts.max_cycles, *inputs.max_cycles);
-  FLAMEFLEET_ASSIGN_OR_RETURN(AdviceProvider advice, MakeAdvice(inputs));
+  FLAMEFLEET_ASSIGN_OR_RETURN(AdviceProvider advice, MakeAdvice(inputs, *program.dialect->hasher));
   Executor executor(program, inputs.stack, std::move(advice), opts, host, observer);
   executor.Run();
   return FinishRun(executor);

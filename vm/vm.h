@@ -46,9 +46,11 @@ struct RunResult {
 
 // Builds the advice provider for `inputs`: its advice stack and map, and the Merkle store built
 // from its merkle_store sources (the program's own adv_map entries are added by the executor).
+// The trees are hashed with `hasher`, which must be the hasher of the program the advice is
+// for (*program.dialect->hasher: RPO-256 for v0.16, Poseidon2 for v0.25).
 // Returns InvalidArgument, prefixed with "merkle_store[i]: ", when a Merkle source cannot be
 // built (for example a partial_merkle_tree node whose sibling is missing).
-absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs);
+absl::StatusOr<AdviceProvider> MakeAdvice(const ProgramInputs& inputs, const Hasher& hasher);
 
 // Runs `program` to completion. The cycle cap is options.max_cycles, or inputs.max_cycles
 // when that is set and smaller. Returns the final stack and cycle count, or an error:

@@ -250,7 +250,7 @@ TEST_P(StepConformanceTest, StepByStepAgreesWithFastRun) {
   ASSERT_TRUE(program.ok()) << program.status();
 
   TransitionRecorder recorder;
-  absl::StatusOr<AdviceProvider> advice = MakeAdvice(c.inputs);
+  absl::StatusOr<AdviceProvider> advice = MakeAdvice(c.inputs, *program->dialect->hasher);
   ASSERT_TRUE(advice.ok()) << advice.status();
   Executor fast(*program, c.inputs.stack, *advice, c.options, nullptr, &recorder);
   fast.Run();

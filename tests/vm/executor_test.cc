@@ -217,7 +217,8 @@ TEST(ExecutorTest, ObserverChargesInlinedAndNestedProcedures) {
     end)");
   ASSERT_TRUE(p.ok()) << p.status();
   FoldingObserver observer(*p);
-  Executor exec(*p, {}, AdviceProvider{}, ExecutionOptions{}, nullptr, &observer);
+  Executor exec(*p, {}, AdviceProvider(*p->dialect->hasher), ExecutionOptions{}, nullptr,
+                &observer);
   exec.Run();
   ASSERT_EQ(exec.state(), Executor::State::kFinished) << exec.trap().message;
   observer.Flush(exec.clk());
@@ -238,7 +239,7 @@ TEST(ExecutorTest, AdviceStackFeedsAdvPush) {
 TEST(ExecutorTest, StepAdvancesOneCycle) {
   absl::StatusOr<Program> p = Assemble("begin push.1 push.2 add swap drop end");
   ASSERT_TRUE(p.ok());
-  Executor exec(*p, {}, AdviceProvider{}, ExecutionOptions{});
+  Executor exec(*p, {}, AdviceProvider(*p->dialect->hasher), ExecutionOptions{});
   uint64_t steps = 0;
   while (exec.state() == Executor::State::kPaused) {
     uint64_t before = exec.clk();

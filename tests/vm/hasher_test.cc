@@ -8,6 +8,7 @@
 #include "vm/assembler/mast.h"
 #include "vm/crypto/merkle_store.h"
 #include "vm/crypto/rpo.h"
+#include "vm/dialect.h"
 #include "vm/dialects/v0_16/v0_16.h"
 
 namespace flamefleet::vm {
@@ -36,6 +37,8 @@ class FeltStream {
 class CountingHasher final : public Hasher {
  public:
   absl::string_view name() const override { return "counting-rpo256"; }
+  int rate_start() const override { return RpoHasher::Get().rate_start(); }
+  int digest_start() const override { return RpoHasher::Get().digest_start(); }
   void Permute(HasherState& state) const override {
     ++calls;
     RpoHasher::Get().Permute(state);
@@ -55,9 +58,9 @@ class CountingHasher final : public Hasher {
   mutable std::atomic<int> calls{0};
 };
 
-TEST(HasherTest, DefaultHasherIsRpo) {
-  EXPECT_EQ(&DefaultHasher(), &RpoHasher::Get());
-  EXPECT_EQ(DefaultHasher().name(), "rpo256");
+TEST(HasherTest, ClassicDialectHashesWithRpo) {
+  EXPECT_EQ(GetDialectSpec(Dialect::kV0_16).hasher, &RpoHasher::Get());
+  EXPECT_EQ(GetDialectSpec(Dialect::kV0_16).hasher->name(), "rpo256");
 }
 
 TEST(HasherTest, RpoHasherHashElementsMatchesPublishedVectorsAndFreeFunction) {
@@ -123,7 +126,7 @@ TEST(HasherTest, MerkleStoreHashesThroughItsHasher) {
   const int before = counting.calls.load();
   EXPECT_EQ(ComputeMerkleRoot(counting, W(1, 0, 0, 0), std::vector<Word>{W(2, 0, 0, 0)}, 0), root);
   EXPECT_GT(counting.calls.load(), before);
-  EXPECT_EQ(EmptySubtreeRoot(counting, 5), EmptySubtreeRoot(5));
+  EXPECT_EQ(EmptySubtreeRoot(counting, 5), EmptySubtreeRoot(RpoHasher::Get(), 5));
 }
 
 TEST(HasherTest, MastForestDigestsThroughItsHasher) {

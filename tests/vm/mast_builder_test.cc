@@ -15,6 +15,7 @@
 #include "vm/assembler/mast_rules.h"
 #include "vm/assembler/program.h"
 #include "vm/crypto/hasher.h"
+#include "vm/crypto/rpo.h"
 #include "vm/dialects/v0_16/v0_16.h"
 #include "vm/parser/source_manager.h"
 
@@ -43,7 +44,7 @@ class MastBuilderTest : public ::testing::Test {
     absl::StatusOr<uint32_t> main_id = linker_->LinkProgram(file);
     EXPECT_TRUE(main_id.ok()) << main_id.status();
     builder_ = std::make_unique<MastBuilder>(*linker_, options_, limits_, *sources_, rules,
-                                             v0_16::WireOpcodes(), DefaultHasher(), &program_);
+                                             v0_16::WireOpcodes(), RpoHasher::Get(), &program_);
     absl::StatusOr<MastItem> root = builder_->CompileProcedure(*main_id, {});
     EXPECT_TRUE(root.ok()) << root.status();
     EXPECT_TRUE(builder_->compiled(*main_id));

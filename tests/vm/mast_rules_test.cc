@@ -9,6 +9,7 @@
 #include "vm/assembler/mast.h"
 #include "vm/assembler/opcodes.h"
 #include "vm/crypto/hasher.h"
+#include "vm/crypto/rpo.h"
 #include "vm/dialects/v0_16/v0_16.h"
 
 namespace flamefleet::vm {
@@ -134,21 +135,21 @@ TEST(MastRulesTest, GroupSlotFlagsDecideWhichValuesTakeASlot) {
 
 TEST(MastRulesTest, BlockDigestHashesWireOpcodes) {
   const std::vector<LoweredOp> ops = Ops("PAAE");
-  const Word v016 = BlockDigest(ops, v0_16::MastRules(), v0_16::WireOpcodes(), DefaultHasher());
+  const Word v016 = BlockDigest(ops, v0_16::MastRules(), v0_16::WireOpcodes(), RpoHasher::Get());
   WireOpcodeTable copy = v0_16::WireOpcodes();
-  EXPECT_EQ(BlockDigest(ops, v0_16::MastRules(), copy, DefaultHasher()), v016);
+  EXPECT_EQ(BlockDigest(ops, v0_16::MastRules(), copy, RpoHasher::Get()), v016);
   copy[OpcodeIndex(Opcode::kAdd)] = 35;  // another encoding of ADD
-  EXPECT_NE(BlockDigest(ops, v0_16::MastRules(), copy, DefaultHasher()), v016);
+  EXPECT_NE(BlockDigest(ops, v0_16::MastRules(), copy, RpoHasher::Get()), v016);
   // One batch: PUSH(wire 91) ADD(34) ADD(34) EMIT(90) in group 0, the values in slots 1 and 2.
   std::vector<Felt> groups(8, Felt(0));
   groups[0] = Felt(91 | (34u << 7) | (34u << 14) | (uint64_t{90} << 21));
-  EXPECT_EQ(v016, DefaultHasher().HashElements(groups));
+  EXPECT_EQ(v016, RpoHasher::Get().HashElements(groups));
 }
 
 TEST(MastRulesTest, ForestDigestsFollowTheRules) {
   MastRules rules = v0_16::MastRules();
   rules.dyn_digest = Word{Felt(1), Felt(2), Felt(3), Felt(4)};
-  MastForest forest(DefaultHasher(), rules, v0_16::WireOpcodes());
+  MastForest forest(RpoHasher::Get(), rules, v0_16::WireOpcodes());
   MastNode dyn;
   dyn.kind = MastKind::kDyn;
   const uint32_t id = forest.AddNode(dyn);
@@ -164,7 +165,7 @@ TEST(MastRulesTest, ForestDigestsFollowTheRules) {
   join.first = MastItem{a, 0};
   join.second = MastItem{a, 0};
   const uint32_t j = forest.AddNode(join);
-  EXPECT_EQ(forest.nodes[j].digest, DefaultHasher().MergeInDomain(
+  EXPECT_EQ(forest.nodes[j].digest, RpoHasher::Get().MergeInDomain(
                                         forest.nodes[a].digest, forest.nodes[a].digest, Felt(87)));
 }
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "vm/crypto/rpo.h"
 #include "vm/dialects/v0_16/v0_16.h"
 
 namespace flamefleet::vm {
@@ -74,7 +75,7 @@ TEST(PackBlockTest, SingleBatchRowTable) {
 }
 
 TEST(MastForestTest, ChainsAreInterned) {
-  MastForest f(DefaultHasher(), Rules(), v0_16::WireOpcodes());
+  MastForest f(RpoHasher::Get(), Rules(), v0_16::WireOpcodes());
   uint32_t a = f.ExtendChain(0, 5);
   uint32_t b = f.ExtendChain(a, 7);
   EXPECT_EQ(f.ExtendChain(0, 5), a);

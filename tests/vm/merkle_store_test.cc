@@ -60,16 +60,17 @@ std::string MasmHex(const Word& w) {
 }
 
 TEST(MerkleStoreTest, EmptySubtreeRootsChainByMerge) {
-  EXPECT_EQ(EmptySubtreeRoot(0), W(0));
-  EXPECT_EQ(EmptySubtreeRoot(1), Merge(W(0), W(0)));
-  EXPECT_EQ(EmptySubtreeRoot(64), Merge(EmptySubtreeRoot(63), EmptySubtreeRoot(63)));
+  EXPECT_EQ(EmptySubtreeRoot(RpoHasher::Get(), 0), W(0));
+  EXPECT_EQ(EmptySubtreeRoot(RpoHasher::Get(), 1), Merge(W(0), W(0)));
+  EXPECT_EQ(EmptySubtreeRoot(RpoHasher::Get(), 64),
+            Merge(EmptySubtreeRoot(RpoHasher::Get(), 63), EmptySubtreeRoot(RpoHasher::Get(), 63)));
 }
 
 TEST(MerkleStoreTest, MerkleTreeRootAndNodesMatchNaiveHashing) {
   std::vector<Word> leaves;
   for (uint64_t i = 0; i < 8; ++i) leaves.push_back(W(i + 1, i * 3, 0, 7));
   MerkleStoreInput input{MerkleStoreInput::Kind::kMerkleTree, {}, leaves};
-  MerkleStore store;
+  MerkleStore store(RpoHasher::Get());
   absl::StatusOr<Word> root = store.AddInput(input);
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(*root, NaiveRoot(leaves, 0, 8));
@@ -79,7 +80,7 @@ TEST(MerkleStoreTest, MerkleTreeRootAndNodesMatchNaiveHashing) {
     EXPECT_EQ(*leaf, leaves[i]);
     auto path = store.GetPath(*root, 3, i);
     ASSERT_TRUE(path.ok());
-    EXPECT_EQ(ComputeMerkleRoot(leaves[i], path->second, i), *root);
+    EXPECT_EQ(ComputeMerkleRoot(RpoHasher::Get(), leaves[i], path->second, i), *root);
   }
   EXPECT_EQ(*store.GetNode(*root, 1, 1), NaiveRoot(leaves, 4, 4));
   EXPECT_EQ(*store.GetNode(*root, 0, 0), *root);
@@ -87,7 +88,7 @@ TEST(MerkleStoreTest, MerkleTreeRootAndNodesMatchNaiveHashing) {
 
 TEST(MerkleStoreTest, SetNodeKeepsOldTreeAndAddsNewOne) {
   std::vector<Word> leaves = {W(1), W(2), W(3), W(4)};
-  MerkleStore store;
+  MerkleStore store(RpoHasher::Get());
   Word root = *store.AddInput({MerkleStoreInput::Kind::kMerkleTree, {}, leaves});
   absl::StatusOr<MerkleStore::Update> update = store.SetNode(root, 2, 2, W(9));
   ASSERT_TRUE(update.ok()) << update.status();
@@ -105,7 +106,7 @@ TEST(MerkleStoreTest, SparseTreeOfDepth64MatchesNaiveHashing) {
     input.indices.push_back(i);
     input.leaves.push_back(w);
   }
-  MerkleStore store;
+  MerkleStore store(RpoHasher::Get());
   absl::StatusOr<Word> root = store.AddInput(input);
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(*root, NaiveSparseRoot(leaves, 64, 0));
@@ -118,18 +119,19 @@ TEST(MerkleStoreTest, PartialTreeNeedsSiblingsAndComputesRoot) {
   // Leaves at depth 2 (indices 0, 1) and depth 1 (index 1): a full depth-2 left half.
   MerkleStoreInput input{
       MerkleStoreInput::Kind::kPartialMerkleTree, {2, 0, 2, 1, 1, 1}, {W(1), W(2), W(3)}};
-  MerkleStore store;
+  MerkleStore store(RpoHasher::Get());
   absl::StatusOr<Word> root = store.AddInput(input);
   ASSERT_TRUE(root.ok()) << root.status();
   EXPECT_EQ(*root, Merge(Merge(W(1), W(2)), W(3)));
   EXPECT_EQ(*store.GetNode(*root, 2, 1), W(2));
 
   MerkleStoreInput missing{MerkleStoreInput::Kind::kPartialMerkleTree, {2, 0}, {W(1)}};
-  EXPECT_EQ(MerkleStore().AddInput(missing).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MerkleStore(RpoHasher::Get()).AddInput(missing).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(MerkleStoreTest, LookupErrorsAreReported) {
-  MerkleStore store;
+  MerkleStore store(RpoHasher::Get());
   EXPECT_EQ(store.GetNode(W(1, 2, 3, 4), 1, 0).status().code(), absl::StatusCode::kNotFound);
   Word root = *store.AddInput({MerkleStoreInput::Kind::kMerkleTree, {}, {W(1), W(2)}});
   EXPECT_EQ(store.GetNode(root, 1, 2).status().code(), absl::StatusCode::kInvalidArgument);

@@ -60,7 +60,7 @@ TEST(ResourceLimitsTest, ProgramWithinTheBudgetRunsAndPagesAreCharged) {
   absl::StatusOr<Program> program = Assembler(AssemblerOptions{}).AssembleSource("t", source);
   ASSERT_TRUE(program.ok()) << program.status();
   ExecutionOptions options;
-  Executor exec(*program, {}, AdviceProvider{}, options);
+  Executor exec(*program, {}, AdviceProvider(*program->dialect->hasher), options);
   const uint64_t before = exec.memory_used();
   exec.Run();
   ASSERT_EQ(exec.state(), Executor::State::kFinished) << exec.trap().message;
@@ -82,7 +82,9 @@ TEST(ResourceLimitsTest, PipeAcrossPagesIsCharged) {
   ProgramInputs inputs;
   inputs.advice_stack = advice;
   ASSERT_TRUE(RunProgram(*program, inputs, ExecutionOptions{}).ok());
-  Executor exec(*program, {}, AdviceProvider{advice, {}, {}}, ExecutionOptions{});
+  AdviceProvider provider(*program->dialect->hasher);
+  provider.stack = advice;
+  Executor exec(*program, {}, std::move(provider), ExecutionOptions{});
   const uint64_t before = exec.memory_used();
   exec.Run();
   ASSERT_EQ(exec.state(), Executor::State::kFinished) << exec.trap().message;

@@ -112,5 +112,40 @@ TEST(SystemEventTableTest, V016NamesTheElevenAdvEvents) {
                                    "push_mtnode", "push_smtpeek", "push_u64div"}));
 }
 
+TEST(SystemEventTableTest, LibraryRowsAreFoundByIdOnly) {
+  static constexpr SystemEventRow kLibrary[] = {
+      {5, "lib::a", H::kNoop},
+      {25, "lib::b", H::kNoop},  // library rows may share a handler
+      {40, "lib::c", H::kUnhandled},
+  };
+  absl::StatusOr<SystemEventTable> table =
+      SystemEventTable::Create(kRows, SystemEventLayout{.operand_offset = 1}, kLibrary);
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(table->FindLibraryEventById(25), &kLibrary[1]);
+  EXPECT_EQ(table->FindLibraryEventById(10), nullptr);  // a system event
+  EXPECT_EQ(table->FindById(25), nullptr);
+  EXPECT_EQ(table->FindByName("lib::a"), nullptr);
+  EXPECT_EQ(table->IdOf(H::kNoop), std::nullopt);
+  EXPECT_EQ(table->layout().operand_offset, 1);
+}
+
+TEST(SystemEventTableTest, RejectsLibraryRowsOutOfOrderOrSharingASystemId) {
+  static constexpr SystemEventRow kUnsorted[] = {{25, "b", H::kNoop}, {5, "a", H::kNoop}};
+  EXPECT_EQ(SystemEventTable::Create(kRows, {}, kUnsorted).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  static constexpr SystemEventRow kShared[] = {{20, "clz", H::kNoop}};
+  absl::StatusOr<SystemEventTable> shared = SystemEventTable::Create(kRows, {}, kShared);
+  EXPECT_EQ(shared.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(shared.status().message(), "both a system and a library event"));
+}
+
+TEST(SystemEventTableTest, V016KeepsTheClassicLayout) {
+  const SystemEventLayout& layout = v0_16::SystemEvents().layout();
+  EXPECT_EQ(layout.operand_offset, 0);
+  EXPECT_EQ(layout.order, SystemEventLayout::Order::kElement0Deepest);
+  EXPECT_FALSE(layout.unknown_events_fail);
+  EXPECT_TRUE(v0_16::SystemEvents().library_rows().empty());
+}
+
 }  // namespace
 }  // namespace flamefleet::vm

@@ -6,11 +6,14 @@
 // permutation directly from the executor's switch (one opcode per hash, no virtual call per
 // cycle); see Opcode::kHPerm.
 //
-//   const Hasher& hasher = *program.dialect->hasher;   // e.g. RPO-256 (vm/crypto/rpo.h)
+//   const Hasher& hasher = *program.dialect->hasher;   // RPO-256 or Poseidon2 (vm/crypto/)
 //   HasherState state{};
 //   hasher.Permute(state);
 //   Word d = hasher.HashElements(std::vector<Felt>{Felt(0), Felt(1)});
 //   Word root = hasher.MergeInDomain(left, right, /*domain=*/Felt(7));
+//
+// There is no default hasher: every Merkle store, MAST forest and advice provider is built with
+// its program's (Program::dialect->hasher), and the Executor checks that they agree.
 //
 // Implementations are stateless and immutable: every method is const and thread-safe, and a
 // Hasher lives for the whole process (callers keep references and pointers to it).
@@ -39,6 +42,11 @@ class Hasher {
   // Returns the hash's short name, e.g. "rpo256"; for messages and logs only.
   virtual absl::string_view name() const = 0;
 
+  // Returns the index of the first of the 8 rate elements of the sponge state.
+  virtual int rate_start() const = 0;
+  // Returns the index of the first of the 4 digest elements of the sponge state.
+  virtual int digest_start() const = 0;
+
   // Applies the permutation to `state` in place.
   virtual void Permute(HasherState& state) const = 0;
 
@@ -52,15 +60,6 @@ class Hasher {
   // with a domain). MergeInDomain(a, b, Felt(0)) equals Merge(a, b).
   virtual Word MergeInDomain(const Word& a, const Word& b, Felt domain) const = 0;
 };
-
-// Returns the hasher of stores and forests built without one (a default-constructed
-// MerkleStore or MastForest, hence AdviceProvider{} and MakeAdvice): RPO-256, the classic
-// dialect's. Programs hash with their dialect's (Program::dialect->hasher), and the Executor
-// checks that the advice provider's Merkle store uses that same hasher.
-// TODO(#14): MakeAdvice takes the program's dialect, so a Poseidon2 dialect builds its stores
-// with its own hasher; this default then goes.
-// Never fails; thread-safe; the result lives for the whole process.
-const Hasher& DefaultHasher();
 
 }  // namespace flamefleet::vm
 

@@ -44,8 +44,6 @@ EmptyMerkleRoots* BuildEmptyRoots(const Hasher& hasher) {
 // and intentionally never destroyed (no exit-time destructor); there is one per hasher (a dialect
 // has one), so the registry stays tiny.
 const EmptyMerkleRoots& GetEmptyRoots(const Hasher& hasher) {
-  static const EmptyMerkleRoots* const kDefault = BuildEmptyRoots(DefaultHasher());
-  if (&hasher == &DefaultHasher()) return *kDefault;
   static std::mutex* const mu = new std::mutex;
   static auto* const others = new absl::flat_hash_map<const Hasher*, const EmptyMerkleRoots*>;
   std::lock_guard<std::mutex> lock(*mu);
@@ -77,8 +75,6 @@ const Word& EmptySubtreeRoot(const Hasher& hasher, uint64_t height) {
   return GetEmptyRoots(hasher).by_height[std::min(height, kMaxMerkleDepth)];
 }
 
-const Word& EmptySubtreeRoot(uint64_t height) { return EmptySubtreeRoot(DefaultHasher(), height); }
-
 Word ComputeMerkleRoot(const Hasher& hasher, const Word& node, std::span<const Word> path,
                        uint64_t index) {
   Word cur = node;
@@ -87,10 +83,6 @@ Word ComputeMerkleRoot(const Hasher& hasher, const Word& node, std::span<const W
     index >>= 1;
   }
   return cur;
-}
-
-Word ComputeMerkleRoot(const Word& node, std::span<const Word> path, uint64_t index) {
-  return ComputeMerkleRoot(DefaultHasher(), node, path, index);
 }
 
 MerkleStore::MerkleStore(const Hasher& hasher) : hasher_(&hasher), empty_(&GetEmptyRoots(hasher)) {}

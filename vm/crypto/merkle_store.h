@@ -2,7 +2,7 @@
 // miden-crypto v0.15), hashing with the dialect's Hasher: a set of binary Merkle trees kept as one
 // map from an inner node's digest to its two children, so trees share subtrees and a root plus
 // (depth, index) addresses any node. Every hash goes through the store's Hasher
-// (vm/crypto/hasher.h; RPO-256 by default).
+// (vm/crypto/hasher.h: the dialect's, RPO-256 or Poseidon2; there is no default).
 //
 // The roots of empty subtrees of every height 1..64 (E[k] = Merge(E[k-1], E[k-1]), E[0] the zero
 // word) are always present, as upstream, without being copied into each store. Trees come from
@@ -10,7 +10,7 @@
 // partial_merkle_tree), from `mtree_set` (the new tree is added and the old one kept) and from
 // `mtree_merge`.
 //
-//   MerkleStore store(DefaultHasher());   // or MerkleStore store; (the same)
+//   MerkleStore store(*program.dialect->hasher);
 //   FLAMEFLEET_ASSIGN_OR_RETURN(Word root, store.AddInput(input));
 //   FLAMEFLEET_ASSIGN_OR_RETURN(Word leaf, store.GetNode(root, /*depth=*/2, /*index=*/1));
 //   FLAMEFLEET_ASSIGN_OR_RETURN(MerkleStore::Update u, store.SetNode(root, 2, 1, new_leaf));
@@ -49,21 +49,13 @@ struct EmptyMerkleRoots;
 // hasher, built on first use and kept for the process).
 const Word& EmptySubtreeRoot(const Hasher& hasher, uint64_t height);
 
-// As above with DefaultHasher().
-const Word& EmptySubtreeRoot(uint64_t height);
-
 // Returns the root reached from `node` at `index` (of its level) through `path` under `hasher`,
 // where path[0] is the sibling at the node's level and later entries are higher up. Thread-safe.
 Word ComputeMerkleRoot(const Hasher& hasher, const Word& node, std::span<const Word> path,
                        uint64_t index);
 
-// As above with DefaultHasher().
-Word ComputeMerkleRoot(const Word& node, std::span<const Word> path, uint64_t index);
-
 class MerkleStore {
  public:
-  // Creates an empty store that hashes with DefaultHasher().
-  MerkleStore() : MerkleStore(DefaultHasher()) {}
   // Creates an empty store that hashes with `hasher`, which must outlive the store (hashers live
   // for the process).
   explicit MerkleStore(const Hasher& hasher);

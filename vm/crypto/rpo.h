@@ -77,6 +77,10 @@ class RpoHasher final : public Hasher {
 
   // Returns "rpo256".
   absl::string_view name() const override { return "rpo256"; }
+  // Returns 4: the rate is state[4..12].
+  int rate_start() const override { return 4; }
+  // Returns 4: the digest is state[4..8].
+  int digest_start() const override { return 4; }
   // Applies the RPO permutation to `state` in place (see vm::Permute).
   void Permute(HasherState& state) const override;
   // Returns the RPO sponge hash of `elements` (see vm::HashElements).

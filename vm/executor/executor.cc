@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "vm/crypto/hasher.h"
 #include "vm/crypto/merkle_store.h"
+#include "vm/crypto/poseidon2.h"
 #include "vm/crypto/rpo.h"
 #include "vm/dialect.h"
 #include "vm/executor/system_events.h"
@@ -289,8 +290,75 @@ bool Executor::Rebase(Felt*& sp, Felt*& bot, Felt*& floor, uint32_t pc, uint64_t
   return true;
 }
 
+namespace {
+
+// A u256 as four u64 limbs, limb 0 least significant.
+using U256 = std::array<uint64_t, 4>;
+
+bool U256Less(const U256& a, const U256& b) {
+  for (int i = 3; i >= 0; --i) {
+    if (a[i] != b[i]) return a[i] < b[i];
+  }
+  return false;
+}
+
+// q = a / b, r = a % b by shift and subtract (b != 0); off the hot path.
+void U256DivMod(const U256& a, const U256& b, U256& q, U256& r) {
+  q = {};
+  r = {};
+  for (int bit = 255; bit >= 0; --bit) {
+    for (int i = 3; i > 0; --i) r[i] = (r[i] << 1) | (r[i - 1] >> 63);
+    r[0] = (r[0] << 1) | ((a[bit / 64] >> (bit % 64)) & 1);
+    if (!U256Less(r, b)) {
+      uint64_t borrow = 0;
+      for (int i = 0; i < 4; ++i) {
+        const uint64_t bi = b[i] + borrow;
+        const uint64_t next = (bi < borrow) || (r[i] < bi) ? 1 : 0;
+        r[i] -= bi;
+        borrow = next;
+      }
+      q[bit / 64] |= uint64_t{1} << (bit % 64);
+    }
+  }
+}
+
+// miden's Word order: element 3 is the most significant.
+bool WordLess(const Word& a, const Word& b) {
+  for (int i = 3; i >= 0; --i) {
+    if (a[i] != b[i]) return a[i].value() < b[i].value();
+  }
+  return false;
+}
+
+}  // namespace
+
 bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
+  // Operands as the dialect's table lays them out: scalars at s(offset + j); a multi-element
+  // operand of n elements at `base` has element j at s(offset + base + j) (little-endian) or
+  // s(offset + base + n - 1 - j) (classic, element 0 deepest).
+  const SystemEventLayout& layout = events_.layout();
+  const int off = layout.operand_offset;
+  const bool le = layout.order == SystemEventLayout::Order::kElement0Top;
   auto s = [sp](int i) { return sp[-i]; };
+  auto sc = [&](int j) { return s(off + j); };
+  auto elem = [&](int base, int n, int j) {
+    return le ? s(off + base + j) : s(off + base + n - 1 - j);
+  };
+  // Word k of the n-element operand at `base`.
+  auto word = [&](int base, int n, int k) {
+    return Word{elem(base, n, 4 * k), elem(base, n, 4 * k + 1), elem(base, n, 4 * k + 2),
+                elem(base, n, 4 * k + 3)};
+  };
+  auto key = [&] { return word(0, 4, 0); };  // the operand word at `off`
+  // Pushes `values` so that `adv_push` x n leaves them on the operand stack in the layout's
+  // order (the last adv_push ends on top).
+  auto push_for_adv_push = [&](std::initializer_list<Felt> values) {
+    if (le) {
+      advice_.stack.insert(advice_.stack.end(), values.begin(), values.end());
+    } else {
+      advice_.stack.insert(advice_.stack.end(), std::rbegin(values), std::rend(values));
+    }
+  };
   auto u32 = [&](Felt v, const char* what) -> bool {
     if (v.value() > kU32Max) {
       SetTrap(TrapKind::kNotU32, absl::StrCat(what, ": not a u32 value: ", v.value()), pc, clk);
@@ -298,11 +366,14 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
     }
     return true;
   };
-  auto word = [&](int i) {  // stack word i: element 0 is the deepest of the four
-    return Word{s(4 * i + 3), s(4 * i + 2), s(4 * i + 1), s(4 * i)};
+  auto map_key_not_found = [&](const Word& k) {
+    SetTrap(TrapKind::kAdviceMapKeyNotFound,
+            absl::StrCat("advice map key [", k[0].value(), ", ", k[1].value(), ", ", k[2].value(),
+                         ", ", k[3].value(), "] not found"),
+            pc, clk);
+    return false;
   };
-  const SystemEventRow* event = events_.FindById(id);
-  if (event == nullptr) {  // not a system event of the dialect: the host's
+  auto to_host = [&](const SystemEventRow* named) {
     if (host_ != nullptr) {
       // Let the host see the current stack: publish sp first.
       sp_ = static_cast<size_t>(sp - buffer_.data());
@@ -312,18 +383,34 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
                 clk);
         return false;
       }
+      return true;
+    }
+    if (named != nullptr) {
+      SetTrap(TrapKind::kEventFailed,
+              absl::StrCat("no event handler registered for event ", std::string(named->name),
+                           " (id ", id, ")"),
+              pc, clk);
+      return false;
+    }
+    if (layout.unknown_events_fail) {
+      SetTrap(TrapKind::kEventFailed, absl::StrCat("no event handler registered for event id ", id),
+              pc, clk);
+      return false;
     }
     return true;
-  }
+  };
+  const SystemEventRow* event = events_.FindById(id);
+  if (event == nullptr) event = events_.FindLibraryEventById(id);
+  if (event == nullptr) return to_host(nullptr);  // not an event of the dialect: the host's
   using H = SystemEventHandler;
   switch (event->handler) {
     case H::kU64Div: {
-      if (!u32(s(0), "u64div divisor hi") || !u32(s(1), "u64div divisor lo") ||
-          !u32(s(2), "u64div dividend hi") || !u32(s(3), "u64div dividend lo")) {
+      if (!u32(sc(0), "u64div divisor hi") || !u32(sc(1), "u64div divisor lo") ||
+          !u32(sc(2), "u64div dividend hi") || !u32(sc(3), "u64div dividend lo")) {
         return false;
       }
-      uint64_t divisor = (s(0).value() << 32) | s(1).value();
-      uint64_t dividend = (s(2).value() << 32) | s(3).value();
+      uint64_t divisor = (sc(0).value() << 32) | sc(1).value();
+      uint64_t dividend = (sc(2).value() << 32) | sc(3).value();
       if (divisor == 0) {
         SetTrap(TrapKind::kDivideByZero, "division by zero (adv.push_u64div)", pc, clk);
         return false;
@@ -335,12 +422,61 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.stack.push_back(Felt(q & kU32Max));
       return true;
     }
+    case H::kCoreU64Div: {
+      if (!u32(sc(0), "u64_div divisor_lo") || !u32(sc(1), "u64_div divisor_hi") ||
+          !u32(sc(2), "u64_div dividend_lo") || !u32(sc(3), "u64_div dividend_hi")) {
+        return false;
+      }
+      const uint64_t divisor = (sc(1).value() << 32) | sc(0).value();
+      const uint64_t dividend = (sc(3).value() << 32) | sc(2).value();
+      if (divisor == 0) {
+        SetTrap(TrapKind::kDivideByZero, "division by zero (u64_div)", pc, clk);
+        return false;
+      }
+      const uint64_t q = dividend / divisor, r = dividend % divisor;
+      advice_.PushFront({Felt(q >> 32), Felt(q & kU32Max), Felt(r >> 32), Felt(r & kU32Max)});
+      return true;
+    }
+    case H::kCoreU128Div:
+    case H::kCoreU256Div: {
+      // The divisor's limbs (least significant first) from s1, the dividend's after them.
+      const int limbs = event->handler == H::kCoreU128Div ? 4 : 8;
+      U256 b{}, a{};
+      for (int i = 0; i < limbs; ++i) {
+        if (!u32(sc(i), "division divisor limb") || !u32(sc(limbs + i), "division dividend limb")) {
+          return false;
+        }
+        b[i / 2] |= sc(i).value() << (32 * (i % 2));
+        a[i / 2] |= sc(limbs + i).value() << (32 * (i % 2));
+      }
+      if (b == U256{}) {
+        SetTrap(TrapKind::kDivideByZero,
+                limbs == 4 ? "division by zero (u128_div)" : "division by zero (u256_div)", pc,
+                clk);
+        return false;
+      }
+      U256 q, r;
+      U256DivMod(a, b, q, r);
+      auto limb = [](const U256& v, int i) { return Felt((v[i / 2] >> (32 * (i % 2))) & kU32Max); };
+      std::vector<Felt> out;
+      out.reserve(2 * limbs);
+      for (const U256* v : {&r, &q}) {
+        if (limbs == 4) {
+          for (int i = 0; i < 4; ++i) out.push_back(limb(*v, i));
+        } else {  // the upper half first, then the lower (u256_div.rs)
+          for (int i = 4; i < 8; ++i) out.push_back(limb(*v, i));
+          for (int i = 0; i < 4; ++i) out.push_back(limb(*v, i));
+        }
+      }
+      advice_.PushFront(out);
+      return true;
+    }
     case H::kU32Clz:
     case H::kU32Ctz:
     case H::kU32Clo:
     case H::kU32Cto: {
-      if (!u32(s(0), "u32 bit count")) return false;
-      uint32_t v = static_cast<uint32_t>(s(0).value());
+      if (!u32(sc(0), "u32 bit count")) return false;
+      uint32_t v = static_cast<uint32_t>(sc(0).value());
       const H h = event->handler;
       int r = h == H::kU32Clz   ? std::countl_zero(v)
               : h == H::kU32Ctz ? std::countr_zero(v)
@@ -350,51 +486,64 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       return true;
     }
     case H::kIlog2: {
-      if (s(0).value() == 0) {
+      if (sc(0).value() == 0) {
         SetTrap(TrapKind::kDivideByZero, "ilog2 of zero", pc, clk);
         return false;
       }
-      advice_.stack.push_back(Felt(static_cast<uint64_t>(63 - std::countl_zero(s(0).value()))));
+      advice_.stack.push_back(Felt(static_cast<uint64_t>(63 - std::countl_zero(sc(0).value()))));
       return true;
     }
     case H::kExt2Inv: {
-      // (c0 + c1 x)^-1 in F_p[x]/(x^2 - x + 2): multiply by the conjugate.
-      Felt c1 = s(0), c0 = s(1);
+      const Felt c0 = elem(0, 2, 0), c1 = elem(0, 2, 1);
       if (c0.value() == 0 && c1.value() == 0) {
         SetTrap(TrapKind::kDivideByZero, "ext2inv of zero", pc, clk);
         return false;
       }
-      // x^2 = x - 2. Conjugate of a + b x is (a + b) - b x; norm = a^2 + a b + 2 b^2.
-      Felt norm = c0 * c0 + c0 * c1 + Felt(2) * c1 * c1;
-      Felt inv = norm.Inverse();
-      Felt r0 = (c0 + c1) * inv;
-      Felt r1 = -c1 * inv;
-      advice_.stack.push_back(r1);
-      advice_.stack.push_back(r0);
+      Felt r0, r1;
+      if (layout.ext2 == SystemEventLayout::Ext2Field::kXSquaredMinus7) {
+        // x^2 = 7: (c0 + c1 x)^-1 = (c0 - c1 x) / (c0^2 - 7 c1^2).
+        const Felt inv = (c0 * c0 - Felt(7) * c1 * c1).Inverse();
+        r0 = c0 * inv;
+        r1 = -c1 * inv;
+      } else {
+        // x^2 = x - 2. Conjugate of a + b x is (a + b) - b x; norm = a^2 + a b + 2 b^2.
+        const Felt inv = (c0 * c0 + c0 * c1 + Felt(2) * c1 * c1).Inverse();
+        r0 = (c0 + c1) * inv;
+        r1 = -c1 * inv;
+      }
+      push_for_adv_push({r0, r1});
       return true;
     }
     case H::kMapValueToStack:
-    case H::kMapValueToStackN: {
-      Word key = word(0);
-      auto it = advice_.map.find(key);
-      if (it == advice_.map.end()) {
-        SetTrap(TrapKind::kAdviceMapKeyNotFound,
-                absl::StrCat("advice map key [", key[0].value(), ", ", key[1].value(), ", ",
-                             key[2].value(), ", ", key[3].value(), "] not found"),
-                pc, clk);
-        return false;
-      }
+    case H::kMapValueToStackN:
+    case H::kMapValueToStackN4:
+    case H::kMapValueToStackN8: {
+      const Word k = key();
+      auto it = advice_.map.find(k);
+      if (it == advice_.map.end()) return map_key_not_found(k);
+      const size_t len = it->second.size();
+      const size_t pad_to = event->handler == H::kMapValueToStackN4   ? 4
+                            : event->handler == H::kMapValueToStackN8 ? 8
+                                                                      : 1;
+      advice_.stack.insert(advice_.stack.end(), (pad_to - len % pad_to) % pad_to, Felt(0));
       advice_.PushFront(it->second);
-      if (event->handler == H::kMapValueToStackN) {
-        advice_.stack.push_back(Felt(static_cast<uint64_t>(it->second.size())));
+      if (event->handler != H::kMapValueToStack) {
+        advice_.stack.push_back(Felt(static_cast<uint64_t>(len)));
       }
       return true;
     }
+    case H::kMapValueCountToStack: {
+      const Word k = key();
+      auto it = advice_.map.find(k);
+      if (it == advice_.map.end()) return map_key_not_found(k);
+      advice_.stack.push_back(Felt(static_cast<uint64_t>(it->second.size())));
+      return true;
+    }
     case H::kHasMapKey:
-      advice_.stack.push_back(Felt(advice_.map.contains(word(0)) ? 1 : 0));
+      advice_.stack.push_back(Felt(advice_.map.contains(key()) ? 1 : 0));
       return true;
     case H::kMemToMap: {
-      uint64_t start = s(4).value(), end = s(5).value();
+      uint64_t start = sc(4).value(), end = sc(5).value();
       if (start > kU32Max || end > kU32Max || start > end) {
         SetTrap(TrapKind::kMemoryAddress,
                 absl::StrCat("invalid memory range [", start, ", ", end, ") for adv.insert_mem"),
@@ -411,20 +560,13 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       for (uint64_t a = start; a < end; ++a)
         values.push_back(memory_->Load(static_cast<uint32_t>(a)));
       advice_map_values_ += values.size();
-      advice_.map.insert_or_assign(word(0), std::move(values));
+      advice_.map.insert_or_assign(key(), std::move(values));
       return true;
     }
-    case H::kMapValueCountToStack:
-    case H::kMapValueToStackN4:
-    case H::kMapValueToStackN8:
-    case H::kHqwordToMap:
-      // TODO(#14): the handlers v0.25 added.
-      SetTrap(TrapKind::kUnsupported, absl::StrCat("system event ", id, " is not supported yet"),
-              pc, clk);
-      return false;
     case H::kFalconDiv: {
-      if (!u32(s(0), "falcon_div hi") || !u32(s(1), "falcon_div lo")) return false;
-      uint64_t n = (s(0).value() << 32) | s(1).value();
+      // [a_hi, a_lo] (both layouts): advice top-first [q_hi, q_lo, r].
+      if (!u32(sc(0), "falcon_div hi") || !u32(sc(1), "falcon_div lo")) return false;
+      uint64_t n = (sc(0).value() << 32) | sc(1).value();
       uint64_t q = n / 12289, r = n % 12289;
       advice_.stack.push_back(Felt(r));
       advice_.stack.push_back(Felt(q & kU32Max));
@@ -434,7 +576,7 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
     case H::kMerkleNodeToStack: {
       // [d, i, R] -> pushes the node word so that its element 0 is popped first.
       absl::StatusOr<Word> node =
-          advice_.merkle_store.GetNode(StackWord(sp, 2), s(0).value(), s(1).value());
+          advice_.merkle_store.GetNode(word(2, 4, 0), sc(0).value(), sc(1).value());
       if (!node.ok()) {
         SetTrap(TrapKind::kMerkleStoreLookup,
                 absl::StrCat("merkle store lookup failed: ", node.status().message()), pc, clk);
@@ -444,38 +586,50 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       return true;
     }
     case H::kMerkleNodeMerge:
-      // [R, L]: adds the tree with root Merge(L, R).
-      advice_.merkle_store.MergeRoots(word(1), word(0));
+      // Operand words L then R: adds the tree with root Merge(L, R).
+      advice_.merkle_store.MergeRoots(word(0, 8, 0), word(0, 8, 1));
       return true;
     case H::kHdwordToMap:
     case H::kHdwordToMapWithDomain: {
-      // [B, A] (and d below them): map[MergeInDomain(A, B, d)] <- A || B.
-      Felt domain = event->handler == H::kHdwordToMapWithDomain ? s(8) : Felt(0);
-      Word a = word(1), b = word(0);
+      // Operand words A then B (and d after them): map[MergeInDomain(A, B, d)] <- A || B.
+      Felt domain = event->handler == H::kHdwordToMapWithDomain ? sc(8) : Felt(0);
+      Word a = word(0, 8, 0), b = word(0, 8, 1);
       std::vector<Felt> values(a.begin(), a.end());
       values.insert(values.end(), b.begin(), b.end());
       advice_map_values_ += values.size();
       advice_.map.insert_or_assign(hasher_.MergeInDomain(a, b, domain), std::move(values));
       return true;
     }
+    case H::kHqwordToMap: {
+      // Operand words A, B, C, D: map[HashElements(A || B || C || D)] <- A || B || C || D.
+      std::vector<Felt> values;
+      values.reserve(16);
+      for (int j = 0; j < 16; ++j) values.push_back(elem(0, 16, j));
+      const Word k = hasher_.HashElements(values);
+      advice_map_values_ += values.size();
+      advice_.map.insert_or_assign(k, std::move(values));
+      return true;
+    }
     case H::kHpermToMap: {
-      // [B, A, C]: map[digest of permuted state] <- the rate (A || B) before the permutation.
-      // (Rate state[4..12] and digest state[4..8] as in the RPO state layout.)
+      // A 12-element hasher state: map[digest of the permuted state] <- the rate before it.
       HasherState state;
-      LoadState(sp, state);
-      std::vector<Felt> values(state.begin() + 4, state.end());
+      for (int j = 0; j < kHasherStateWidth; ++j) state[j] = elem(0, kHasherStateWidth, j);
+      const int rate = hasher_.rate_start(), digest = hasher_.digest_start();
+      std::vector<Felt> values(state.begin() + rate, state.begin() + rate + 8);
       hasher_.Permute(state);
       advice_map_values_ += values.size();
-      advice_.map.insert_or_assign(Word{state[4], state[5], state[6], state[7]}, std::move(values));
+      advice_.map.insert_or_assign(
+          Word{state[digest], state[digest + 1], state[digest + 2], state[digest + 3]},
+          std::move(values));
       return true;
     }
     case H::kSmtPeek: {
-      // [K, R]: the leaf of key K is the depth-64 node at index K[3] (the top element) of the
-      // tree with root R. An empty leaf means no value; otherwise the advice map holds the
-      // leaf's (key, value) pairs under the leaf's hash. Pushes the value of K, or the empty
-      // word, so that its element 0 is popped first (as adv.push_mtnode).
-      const Word key = word(0);
-      absl::StatusOr<Word> leaf = advice_.merkle_store.GetNode(word(1), 64, key[3].value());
+      // [K, R]: the leaf of key K is the depth-64 node at index K[3] of the tree with root R.
+      // An empty leaf means no value; otherwise the advice map holds the leaf's (key, value)
+      // pairs under the leaf's hash. Pushes the value of K, or the empty word, so that its
+      // element 0 is popped first (as adv.push_mtnode).
+      const Word k = key();
+      absl::StatusOr<Word> leaf = advice_.merkle_store.GetNode(word(4, 4, 0), 64, k[3].value());
       if (!leaf.ok()) {
         SetTrap(TrapKind::kMerkleStoreLookup,
                 absl::StrCat("merkle store lookup failed: ", leaf.status().message()), pc, clk);
@@ -500,7 +654,7 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
           return false;
         }
         for (size_t i = 0; i + 8 <= pairs.size(); i += 8) {
-          if (std::equal(key.begin(), key.end(), pairs.begin() + i)) {
+          if (std::equal(k.begin(), k.end(), pairs.begin() + i)) {
             std::copy(pairs.begin() + i + 4, pairs.begin() + i + 8, value.begin());
             break;
           }
@@ -509,6 +663,78 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       for (int i = 3; i >= 0; --i) advice_.stack.push_back(value[i]);
       return true;
     }
+    case H::kLowerboundArray:
+    case H::kLowerboundKeyValue: {
+      // [K, start, end (, use_full_key)]: the first word (or key of a pair) at start.. that is
+      // >= K in miden's Word order, checking that they ascend; advice top-first [ptr, found].
+      const bool pairs = event->handler == H::kLowerboundKeyValue;
+      bool half = false;
+      if (pairs) {
+        const uint64_t full = sc(6).value();
+        if (full > 1) {
+          SetTrap(TrapKind::kEventFailed, absl::StrCat("use_full_key must be 0 or 1, was ", full),
+                  pc, clk);
+          return false;
+        }
+        half = full == 0;
+      }
+      const uint64_t stride = pairs ? 8 : 4;
+      const uint64_t start = sc(4).value(), end = sc(5).value();
+      if (start > kU32Max || end > kU32Max || start > end) {
+        SetTrap(TrapKind::kMemoryAddress,
+                absl::StrCat("invalid memory range [", start, ", ", end, ") for a sorted array"),
+                pc, clk);
+        return false;
+      }
+      if (start % 4 != 0) {
+        SetTrap(TrapKind::kUnalignedWord,
+                absl::StrCat("sorted array start address ", start, " is not word-aligned"), pc,
+                clk);
+        return false;
+      }
+      if ((end - start) % stride != 0) {
+        SetTrap(TrapKind::kEventFailed,
+                absl::StrCat(pairs ? "key-value array must have size divisible by 4 or 8"
+                                   : "array size must be divisible by 4",
+                             ", but was ", end - start),
+                pc, clk);
+        return false;
+      }
+      auto search_key = [half](Word w) {
+        if (half) w[0] = w[1] = Felt(0);
+        return w;
+      };
+      auto load = [&](uint64_t a) {
+        const uint32_t x = static_cast<uint32_t>(a);
+        return search_key(Word{memory_->Load(x), memory_->Load(x + 1), memory_->Load(x + 2),
+                               memory_->Load(x + 3)});
+      };
+      const Word k = search_key(key());
+      uint64_t result = end;
+      bool found = false, have = false;
+      Word prev{};
+      for (uint64_t a = start; a < end; a += stride) {
+        const Word w = load(a);
+        if (a != start && WordLess(w, prev)) {
+          SetTrap(TrapKind::kEventFailed,
+                  absl::StrCat("sorted array element at ", a, " is smaller than its predecessor"),
+                  pc, clk);
+          return false;
+        }
+        if (!have && !WordLess(w, k)) {
+          have = true;
+          result = a;
+          found = w == k;
+        }
+        prev = w;
+      }
+      advice_.PushFront({Felt(result), Felt(found ? 1 : 0)});
+      return true;
+    }
+    case H::kNoop:
+      return true;
+    case H::kUnhandled:
+      return to_host(event);
   }
   return true;  // not reached: every handler returns
 }
@@ -1241,6 +1467,14 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         LoadState(sp, state);
         Permute(state);
         for (int i = 0; i < kRpoStateWidth; ++i) FF_S(11 - i) = state[i];
+        FF_ROW();
+      }
+      case Opcode::kHPermP2: {
+        // Poseidon2 hperm: state[i] = s_i (the top word is rate word 0, the third the capacity).
+        HasherState state;
+        for (int i = 0; i < kHasherStateWidth; ++i) state[i] = FF_S(i);
+        Poseidon2Permute(state);
+        for (int i = 0; i < kHasherStateWidth; ++i) FF_S(i) = state[i];
         FF_ROW();
       }
       case Opcode::kMpVerify:

@@ -6,7 +6,8 @@
 // allocated per cycle. A trap stops execution and is kept as a Trap; the vm.h boundary turns it
 // into an absl::Status with the cycle, the instruction, its source location and the call stack.
 //
-//   Executor exec(program, inputs, AdviceProvider{}, ExecutionOptions{}, /*host=*/nullptr,
+//   Executor exec(program, inputs, AdviceProvider(*program.dialect->hasher), ExecutionOptions{},
+//                 /*host=*/nullptr,
 //                 &observer);
 //   while (exec.state() == Executor::State::kPaused) exec.Step();   // or exec.Run();
 //   std::vector<Felt> top = exec.StackTop(16);
@@ -43,6 +44,10 @@ class CallStackObserver {
 
 // The advice provider: non-deterministic inputs the program reads.
 struct AdviceProvider {
+  // Creates empty advice whose Merkle store hashes with `hasher`, which must be the hasher of
+  // the program it is given to (*program.dialect->hasher; hashers live for the process).
+  explicit AdviceProvider(const Hasher& hasher) : merkle_store(hasher) {}
+
   std::vector<Felt> stack;  // back() is popped next
   absl::flat_hash_map<Word, std::vector<Felt>> map;
   // Merkle trees read by mtree_get/mtree_set/mtree_verify/adv.push_mtnode and grown by

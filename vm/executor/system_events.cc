@@ -15,8 +15,38 @@
 
 namespace flamefleet::vm {
 
-absl::StatusOr<SystemEventTable> SystemEventTable::Create(std::span<const SystemEventRow> rows) {
-  SystemEventTable table(rows);
+namespace {
+
+const SystemEventRow* FindRow(std::span<const SystemEventRow> rows, uint64_t id) {
+  const auto it =
+      std::lower_bound(rows.begin(), rows.end(), id,
+                       [](const SystemEventRow& row, uint64_t key) { return row.id < key; });
+  if (it == rows.end() || it->id != id) return nullptr;
+  return &*it;
+}
+
+}  // namespace
+
+absl::StatusOr<SystemEventTable> SystemEventTable::Create(
+    std::span<const SystemEventRow> rows, const SystemEventLayout& layout,
+    std::span<const SystemEventRow> library_rows) {
+  SystemEventTable table(rows, layout, library_rows);
+  for (size_t i = 0; i < library_rows.size(); ++i) {
+    const SystemEventRow& row = library_rows[i];
+    if (i > 0 && library_rows[i - 1].id >= row.id) {
+      return absl::InvalidArgumentError(absl::StrCat("system event table: library id ", row.id,
+                                                     " does not follow ", library_rows[i - 1].id,
+                                                     " (ids must be strictly increasing)"));
+    }
+    if (static_cast<size_t>(row.handler) >= kNumSystemEventHandlers) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("system event table: event ", row.id, " has an unknown handler"));
+    }
+    if (FindRow(rows, row.id) != nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("system event table: id ", row.id, " is both a system and a library event"));
+    }
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     const SystemEventRow& row = rows[i];
     if (i > 0 && rows[i - 1].id >= row.id) {
@@ -47,12 +77,10 @@ absl::StatusOr<SystemEventTable> SystemEventTable::Create(std::span<const System
   return table;
 }
 
-const SystemEventRow* SystemEventTable::FindById(uint64_t id) const {
-  const auto it =
-      std::lower_bound(rows_.begin(), rows_.end(), id,
-                       [](const SystemEventRow& row, uint64_t key) { return row.id < key; });
-  if (it == rows_.end() || it->id != id) return nullptr;
-  return &*it;
+const SystemEventRow* SystemEventTable::FindById(uint64_t id) const { return FindRow(rows_, id); }
+
+const SystemEventRow* SystemEventTable::FindLibraryEventById(uint64_t id) const {
+  return FindRow(library_rows_, id);
 }
 
 const SystemEventRow* SystemEventTable::FindByName(absl::string_view name) const {

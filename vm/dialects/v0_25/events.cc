@@ -1,7 +1,13 @@
 // The v0.25 system events (core/src/events/sys_events.rs at v0.25.7).
 // Each id is the felt EventId::from_name("sys::<name>"): the first 8 bytes of BLAKE3 of the
 // name as a little-endian u64, reduced mod p (checked by a test that recomputes them).
-// TODO(#14): the v0.25 operand layouts of the handlers (the event id is at s0, operands from s1).
+// The handlers read their operands from s1 (the event id is at s0 while EMIT runs), words with
+// element 0 nearest the top (processor/src/fast/basic_block/sys_event_handlers.rs).
+//
+// The library events are those of the v0.25.7 core library that `miden run` answers through
+// CoreLibrary::handlers() (crates/lib/core/src/handlers/*.rs); their ids are
+// EventId::from_name of the full names (checked by a test). The precompile events are named,
+// so that an unanswered one is an error that says which it is.
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -41,19 +47,58 @@ constexpr SystemEventRow kEvents[] = {
     {17843484659000820118ULL, "push_mapval", H::kMapValueToStack},    // map_value_to_stack
 };
 
-constexpr bool IdsIncrease() {
-  for (size_t i = 1; i < std::size(kEvents); ++i) {
-    if (kEvents[i - 1].id >= kEvents[i].id) return false;
+// Sorted by id (checked below).
+constexpr SystemEventRow kLibraryEvents[] = {
+    {443020094570876606ULL, "miden::core::crypto::dsa::ecdsa_k256_keccak::verify", H::kUnhandled},
+    {1093736776208885424ULL, "readonly::miden_debug::frame_start", H::kNoop},
+    {3244211558569184661ULL, "miden::core::crypto::dsa::falcon512_poseidon2::falcon_div",
+     H::kFalconDiv},
+    {3303765739211938263ULL, "miden::core::debug::print_adv_map", H::kNoop},
+    {3615859677684068799ULL, "readonly::miden_debug::println", H::kNoop},
+    {5311330421485803888ULL, "miden::core::debug::print_mem", H::kNoop},
+    {5401599259003246241ULL, "miden::core::debug::print_adv_map_item", H::kNoop},
+    {5632710419893091072ULL, "miden::core::debug::print_stack", H::kNoop},
+    {5764050169426024773ULL, "miden::core::debug::print_adv_stack", H::kNoop},
+    {5802503004314289270ULL, "miden::core::collections::sorted_array::lowerbound_key_value",
+     H::kLowerboundKeyValue},
+    {6229491882474008289ULL, "readonly::miden_debug::frame_end", H::kNoop},
+    {8594990866026041322ULL, "miden::core::collections::smt::smt_peek", H::kSmtPeek},
+    {9317875832330888348ULL, "miden::core::math::u256::u256_div", H::kCoreU256Div},
+    {9459367498241328460ULL, "readonly::miden_debug::unknown", H::kNoop},
+    {10187706227858647885ULL, "miden::core::collections::sorted_array::lowerbound_array",
+     H::kLowerboundArray},
+    {10207005686392958526ULL, "miden::core::crypto::aead::decrypt", H::kUnhandled},
+    {11865935436435611537ULL, "miden::core::debug::print_mem_all", H::kNoop},
+    {13528091056499565592ULL, "readonly::miden_debug::assertion_failed", H::kNoop},
+    {14153021663962350784ULL, "miden::core::math::u64::u64_div", H::kCoreU64Div},
+    {14438193807695912212ULL, "miden::core::dsa::eddsa_ed25519::verify", H::kUnhandled},
+    {15409227627783267185ULL, "miden::core::hash::keccak256::hash_bytes", H::kUnhandled},
+    {15463989275656898604ULL, "miden::core::math::u128::u128_div", H::kCoreU128Div},
+    {18006925272611184819ULL, "miden::core::hash::sha512::hash_bytes", H::kUnhandled},
+};
+
+constexpr SystemEventLayout kLayout{
+    .operand_offset = 1,
+    .order = SystemEventLayout::Order::kElement0Top,
+    .ext2 = SystemEventLayout::Ext2Field::kXSquaredMinus7,
+    .unknown_events_fail = true,
+};
+
+template <size_t N>
+constexpr bool IdsIncrease(const SystemEventRow (&rows)[N]) {
+  for (size_t i = 1; i < N; ++i) {
+    if (rows[i - 1].id >= rows[i].id) return false;
   }
   return true;
 }
-static_assert(IdsIncrease(), "kEvents must be sorted by id");
+static_assert(IdsIncrease(kEvents), "kEvents must be sorted by id");
+static_assert(IdsIncrease(kLibraryEvents), "kLibraryEvents must be sorted by id");
 
 }  // namespace
 
 const SystemEventTable& SystemEvents() {
   static const SystemEventTable* const table = [] {
-    absl::StatusOr<SystemEventTable> t = SystemEventTable::Create(kEvents);
+    absl::StatusOr<SystemEventTable> t = SystemEventTable::Create(kEvents, kLayout, kLibraryEvents);
     if (!t.ok()) {  // a broken invariant of the static rows above
       std::fprintf(stderr, "v0.25 system events: %s\n", t.status().ToString().c_str());
       std::abort();

@@ -1,7 +1,7 @@
 // The v0.25 dialect: current Miden Assembly and Miden VM v0.25.7 (tag v0.25.7 of
 // 0xMiden/miden-vm): the lossless-parser syntax, Poseidon2 hashing, little-endian stack
 // conventions, the frame pointer in memory and do-while loops.
-#include "vm/crypto/rpo.h"
+#include "vm/crypto/poseidon2.h"
 #include "vm/dialect.h"
 #include "vm/dialects/v0_25/v0_25.h"
 
@@ -16,8 +16,7 @@ const DialectSpec& Spec() {
       .events = &SystemEvents(),
       .wire = &WireOpcodes(),
       .mast = &MastRules(),
-      // TODO(#14): Poseidon2.
-      .hasher = &RpoHasher::Get(),
+      .hasher = &Poseidon2Hasher::Get(),
       .json_stack_order = JsonStackOrder::kFirstOnTop,
   };
   return spec;
