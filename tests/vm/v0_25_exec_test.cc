@@ -61,8 +61,7 @@ Outcome Observe(const Executor& e) {
 }
 
 AdviceProvider Advice(const Program& program, const std::vector<Felt>& advice_top_first) {
-  AdviceProvider advice;
-  advice.merkle_store = MerkleStore(*program.dialect->hasher);
+  AdviceProvider advice(*program.dialect->hasher);
   advice.PushFront(advice_top_first);
   return advice;
 }
