@@ -46,6 +46,7 @@ enum class Form : uint8_t {
   kExp,                 // exp, exp.<felt>, exp.uN (the AST name of the last is "exp.u")
   kAdv,                 // adv.<system event> (the AST name is "adv.<event>")
   kDebug,               // debug.<kind>[.a[.b]] (the AST name is "debug.<kind>")
+  kEvent,  // optional event: `.CONST` (an event constant) or `.event("name")` (v0.25 emit)
 };
 
 namespace lowering {

@@ -36,9 +36,7 @@ Linker::Linker(const AssemblerOptions& options, std::shared_ptr<SourceManager> s
                std::vector<ProcedureInfo>* procedures)
     : options_(options), sources_(std::move(sources)), infos_(procedures) {}
 
-const InstructionTable& Linker::Instructions() const {
-  return *GetDialectSpec(options_.dialect).instructions;
-}
+const DialectSpec& Linker::Spec() const { return GetDialectSpec(options_.dialect); }
 
 absl::Status Linker::Error(const ast::SourceLocation& loc, absl::string_view message) const {
   return absl::InvalidArgumentError(sources_->Format(loc, message));
@@ -47,7 +45,7 @@ absl::Status Linker::Error(const ast::SourceLocation& loc, absl::string_view mes
 absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
   FLAMEFLEET_ASSIGN_OR_RETURN(
       ast::Module module,
-      ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable, Instructions()));
+      ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable, Spec()));
   if (!module.entry.has_value()) {
     return Error(ast::SourceLocation{file_id, 1, 1},
                  "an executable module needs a `begin ... end` block");
@@ -61,7 +59,7 @@ absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
                                 LoadSourceFile(options_, *sources_, options_.kernel_path));
     FLAMEFLEET_ASSIGN_OR_RETURN(
         ast::Module kernel,
-        ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Instructions()));
+        ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Spec()));
     auto k = std::make_unique<LinkedModule>();
     k->path = "$kernel";
     k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes
@@ -134,7 +132,7 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(
       ast::Module module,
-      ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary, Instructions()));
+      ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary, Spec()));
   auto loaded = std::make_unique<LinkedModule>();
   loaded->path = path;
   loaded->library = lib->first;

@@ -122,8 +122,8 @@ class Linker {
 
  private:
   absl::Status Error(const ast::SourceLocation& loc, absl::string_view message) const;
-  // The instruction table of the dialect being assembled (options_.dialect).
-  const InstructionTable& Instructions() const;
+  // The dialect being assembled (options_.dialect).
+  const DialectSpec& Spec() const;
   absl::StatusOr<size_t> Register(std::unique_ptr<LinkedModule> m);
   const std::pair<std::string, std::string>* FindLibrary(absl::string_view path) const;
   absl::StatusOr<size_t> LoadModule(const std::string& path, const ast::SourceLocation& loc);

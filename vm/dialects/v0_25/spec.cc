@@ -6,6 +6,35 @@
 #include "vm/dialects/v0_25/v0_25.h"
 
 namespace flamefleet::vm::v0_25 {
+namespace {
+
+// The v0.25.7 grammar (crates/assembly-syntax-cst, crates/assembly-syntax/src/parser/cst and
+// sema/passes at v0.25.7): limits from MAX_REPEAT_COUNT (assembly-syntax/src/lib.rs) and
+// `(u16::MAX / 4) * 4` locals.
+constexpr SyntaxRules kSyntax{
+    .braces = true,
+    .odd_hex_digits = true,
+    .classic_declarations = false,
+    .arrow_import_alias = false,
+    .path_reexports = false,
+    .modern_items = true,
+    .hash_constants = true,
+    .max_locals = 65532,
+    .max_locals_error = "number of locals exceeds the maximum of 65532",
+    .do_while = true,
+    .max_repeat_count = 1000000,
+    .repeat_constant = true,
+    .word_slices = true,
+    .mixed_word_push = false,
+    .event_immediates = true,
+    .literal_immediates_fold = false,
+    .mod_file_layout = true,
+    .declared_submodules = true,
+    .hint_dialect = Dialect::kV0_16,
+    .hint = "this is classic v0.16 MASM: pass --dialect v0.16",
+};
+
+}  // namespace
 
 const DialectSpec& Spec() {
   static const DialectSpec spec{
@@ -19,6 +48,7 @@ const DialectSpec& Spec() {
       // TODO(#14): Poseidon2.
       .hasher = &RpoHasher::Get(),
       .json_stack_order = JsonStackOrder::kFirstOnTop,
+      .syntax = &kSyntax,
   };
   return spec;
 }
