@@ -67,6 +67,9 @@ ast::WordValue Blake3Word(absl::string_view text) {
 struct ParseError {
   SourceLocation loc;
   std::string reason;
+  // Whether the classic-syntax hint may follow: false for a limit of the dialect (too many
+  // locals, a repeat count out of range), which is no matter of syntax.
+  bool hintable = true;
 };
 
 class Parser {
@@ -119,6 +122,12 @@ class Parser {
     error_ = ParseError{loc, std::string(message)};
     return absl::InvalidArgumentError(sources_.Format(loc, message));
   }
+  // Reports a value beyond a limit of the dialect (never followed by the syntax hint).
+  absl::Status LimitError(SourceLocation loc, absl::string_view message) const {
+    absl::Status status = ErrorAt(loc, message);
+    error_.hintable = false;
+    return status;
+  }
   // Reports `t` where `expected` was required (or the lexer's error if `t` is
   // one).
   absl::Status Unexpected(const Token& t, absl::string_view expected) const {
@@ -153,7 +162,7 @@ class Parser {
   absl::Status ParseAnnotation(int64_t* locals);  // *locals: -1 = none
   absl::Status ParseImport();
   absl::Status ParseItemImport(SourceLocation loc, bool reexport);
-  absl::StatusOr<std::string> ParseModulePath(SourceLocation* loc);
+  absl::StatusOr<std::string> ParseModulePath(SourceLocation* loc, size_t min_segments = 2);
   absl::Status AddImportAlias(const std::string& alias, SourceLocation loc);
   absl::Status ParseConstant();
   absl::Status AddConstant(const Token& name, ConstValue value);
@@ -279,7 +288,7 @@ absl::StatusOr<ast::Module> Parser::Run() {
       }
       Take();
       SourceLocation loc;
-      FLAMEFLEET_RETURN_IF_ERROR(ParseModulePath(&loc).status());
+      FLAMEFLEET_RETURN_IF_ERROR(ParseModulePath(&loc, /*min_segments=*/1).status());
       seen_item_ = true;
       docs.clear();
       continue;
@@ -352,7 +361,7 @@ absl::StatusOr<ast::Module> Parser::Run() {
         Take();
       } else {
         SourceLocation loc;
-        FLAMEFLEET_RETURN_IF_ERROR(ParseModulePath(&loc).status());
+        FLAMEFLEET_RETURN_IF_ERROR(ParseModulePath(&loc, /*min_segments=*/1).status());
       }
     } else if (rules_.modern_items && (word == "type" || (word == "pub" && AtWord("type", 1)))) {
       if (word == "pub") Take();
@@ -387,7 +396,7 @@ absl::Status Parser::ParseAnnotation(int64_t* locals) {
   if (name.text == "locals") {
     FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'('").status());
     FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "the number of locals"));
-    if (n.value > rules_.max_locals) return ErrorAt(n.loc, rules_.max_locals_error);
+    if (n.value > rules_.max_locals) return LimitError(n.loc, rules_.max_locals_error);
     if (*locals >= 0) return ErrorAt(name.loc, "duplicate @locals annotation");
     *locals = static_cast<int64_t>(n.value);
     return Expect(TokenKind::kRParen, "')'").status();
@@ -450,7 +459,7 @@ absl::Status Parser::AddImportAlias(const std::string& alias, SourceLocation loc
 
 // Parses `[::]a::b::c` (at least two components); `*loc` is where it starts. The leading `::`
 // is dropped.
-absl::StatusOr<std::string> Parser::ParseModulePath(SourceLocation* loc) {
+absl::StatusOr<std::string> Parser::ParseModulePath(SourceLocation* loc, size_t min_segments) {
   *loc = Peek().loc;
   if (At(TokenKind::kColonColon)) Take();
   std::string path;
@@ -462,7 +471,7 @@ absl::StatusOr<std::string> Parser::ParseModulePath(SourceLocation* loc) {
     if (!At(TokenKind::kColonColon)) break;
     Take();
   }
-  if (segments < 2) {
+  if (segments < min_segments) {
     return ErrorAt(*loc, "an import path needs at least two components (e.g. std::math::u64)");
   }
   return path;
@@ -709,7 +718,7 @@ absl::Status Parser::ParseProcedure(const Token& keyword, bool exported, bool cl
   if (classic && At(TokenKind::kDot)) {
     Take();
     FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "the number of locals"));
-    if (n.value > rules_.max_locals) return ErrorAt(n.loc, rules_.max_locals_error);
+    if (n.value > rules_.max_locals) return LimitError(n.loc, rules_.max_locals_error);
     if (annotated_locals >= 0) {
       return ErrorAt(n.loc, "the number of locals is also given by @locals");
     }
@@ -1013,8 +1022,8 @@ absl::Status Parser::ParseRepeat(ast::Block* out) {
     count = n.value;
   }
   if (node.count_constant.empty() && (count == 0 || count > rules_.max_repeat_count)) {
-    return ErrorAt(node.loc, absl::StrCat("repeat count ", count, " is out of range (1..",
-                                          rules_.max_repeat_count, ")"));
+    return LimitError(node.loc, absl::StrCat("repeat count ", count, " is out of range (1..",
+                                             rules_.max_repeat_count, ")"));
   }
   node.count = static_cast<uint32_t>(count);
   FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.body, /*allow_empty=*/false));
@@ -1409,7 +1418,7 @@ absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources, uint32_t f
                                         const SyntaxRules& rules) {
   Parser parser(sources, file_id, kind, instructions, rules);
   absl::StatusOr<ast::Module> module = parser.Run();
-  if (module.ok() || !rules.hint_dialect.has_value()) return module;
+  if (module.ok() || !rules.hint_dialect.has_value() || !parser.error().hintable) return module;
   const DialectSpec& other = GetDialectSpec(*rules.hint_dialect);
   if (other.syntax == &rules || other.syntax->hint_dialect.has_value()) return module;
   Parser retry(sources, file_id, kind, *other.instructions, *other.syntax);

@@ -75,6 +75,13 @@ struct SyntaxRules {
   // A module may only be reached through `mod` declarations of its parents.
   bool declared_submodules = false;
 
+  // ---- the core library
+  // The namespace of the dialect's standard library ("miden::core"), and the name prefix of
+  // the cargo crate that ships its sources under `asm/` ("miden-core-lib-0.25."); empty: the
+  // CLI does not look for one.
+  absl::string_view core_library_namespace;
+  absl::string_view core_library_crate_prefix;
+
   // ---- diagnostics
   // When a parse under these rules fails and the source parses under `hint_dialect`, the
   // error (same location) ends with `hint`.
