@@ -367,6 +367,17 @@ TEST_F(V025LinkerTest, SelfPathsAndPrivateItems) {
             "main.masm:1:1: procedure 'inner' of module 'core::math::u64' is private");
 }
 
+TEST_F(V025LinkerTest, DeclaredSubmodulesAreInScopeInTheirParent) {
+  ASSERT_TRUE(LinkV025("use core::math\nbegin\n  nop\nend\n").ok());
+  const size_t math = ModuleByPath("core::math");
+  ASSERT_NE(math, ~size_t{0});
+  absl::StatusOr<uint32_t> add = linker_->Resolve(math, "u64::wrapping_add", Loc());
+  ASSERT_TRUE(add.ok()) << add.status();
+  EXPECT_EQ(procedures_[*add].name, "core::math::u64::wrapping_add");
+  EXPECT_EQ(ResolveError("use core::math\nbegin\n  nop\nend\n", "math::u64::inner"),
+            "main.masm:1:1: procedure 'inner' of module 'core::math::u64' is private");
+}
+
 TEST_F(V025LinkerTest, MissingModuleNamesBothLayouts) {
   const std::string error = ResolveError("use core::nothing\nbegin\n  nop\nend\n", "x");
   EXPECT_THAT(error, ::testing::HasSubstr("module 'core::nothing' is not declared"));

@@ -1032,8 +1032,7 @@ TEST_F(V025ParserTest, RejectedImportForms) {
             "test.masm:1:5: glob imports (`use *`) are not supported");
   EXPECT_EQ(ParseError("use a::b as c\nuse d::c\nbegin nop end"),
             "test.masm:2:5: duplicate import 'c'");
-  EXPECT_EQ(ParseError("use {x} a::b\nbegin nop end"),
-            "test.masm:1:9: expected 'from', found 'a'");
+  EXPECT_EQ(ParseError("use {x} a::b\nbegin nop end"), "test.masm:1:9: expected 'from', found 'a'");
   EXPECT_EQ(ParseError("pub use a::b\nproc f nop end", ast::ModuleKind::kLibrary),
             "test.masm:1:1: `pub use` of a module is not supported: re-export items with "
             "`pub use {name} from module::path` (this is classic v0.16 MASM: pass --dialect "
@@ -1099,9 +1098,8 @@ begin push.A end
   EXPECT_EQ(m.constants[3].value.felt, 0x13Au);
   EXPECT_EQ(m.constants[4].value.kind, ast::ConstantValue::Kind::kWord);
   // BLAKE3("hello") as four little-endian u64 chunks, each mod p.
-  EXPECT_THAT(m.constants[4].value.word,
-              ElementsAre(10557148580892020714u, 12919575974044058718u, 9694762696758029904u,
-                          1089984679005980905u));
+  EXPECT_THAT(m.constants[4].value.word, ElementsAre(10557148580892020714u, 12919575974044058718u,
+                                                     9694762696758029904u, 1089984679005980905u));
   EXPECT_EQ(m.constants[5].value.kind, ast::ConstantValue::Kind::kEvent);
   EXPECT_EQ(m.constants[5].value.text, "flamefleet::test");
   EXPECT_EQ(m.constants[5].value.felt, 9774561760243831516u);
@@ -1119,9 +1117,9 @@ TEST_F(V025ParserTest, RejectedClassicDeclarations) {
                 hint);
   EXPECT_EQ(ParseError("const.X=1\nbegin push.X end"),
             "test.masm:1:6: `const.NAME=` is classic syntax: write `const NAME = ...`" + hint);
-  EXPECT_EQ(ParseError("adv_map.X=[1]\nbegin nop end"),
-            "test.masm:1:8: `adv_map.NAME=` is classic syntax: write `adv_map NAME = [...]`" +
-                hint);
+  EXPECT_EQ(
+      ParseError("adv_map.X=[1]\nbegin nop end"),
+      "test.masm:1:8: `adv_map.NAME=` is classic syntax: write `adv_map NAME = [...]`" + hint);
 }
 
 TEST_F(V025ParserTest, NoHintWhenTheSourceIsNotClassicEither) {

@@ -50,8 +50,7 @@ absl::Status Linker::Error(const ast::SourceLocation& loc, absl::string_view mes
 
 absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
   FLAMEFLEET_ASSIGN_OR_RETURN(
-      ast::Module module,
-      ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable, Spec()));
+      ast::Module module, ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable, Spec()));
   if (!module.entry.has_value()) {
     return Error(ast::SourceLocation{file_id, 1, 1},
                  "an executable module needs a `begin ... end` block");
@@ -64,8 +63,7 @@ absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
     FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t kernel_file,
                                 LoadSourceFile(options_, *sources_, options_.kernel_path));
     FLAMEFLEET_ASSIGN_OR_RETURN(
-        ast::Module kernel,
-        ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Spec()));
+        ast::Module kernel, ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Spec()));
     auto k = std::make_unique<LinkedModule>();
     k->path = "$kernel";
     k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes
@@ -104,8 +102,8 @@ absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
         imp.item.empty()
             ? m->imports.emplace(imp.alias, path).second
             : m->item_imports.emplace(imp.alias, std::make_pair(path, imp.item)).second;
-    if (!fresh || (imp.item.empty() ? m->item_imports.contains(imp.alias)
-                                    : m->imports.contains(imp.alias))) {
+    if (!fresh ||
+        (imp.item.empty() ? m->item_imports.contains(imp.alias) : m->imports.contains(imp.alias))) {
       return Error(imp.loc, absl::StrCat("duplicate import alias '", imp.alias, "'"));
     }
     to_load.emplace_back(std::move(path), imp.loc);
@@ -138,8 +136,8 @@ absl::Status Linker::ResolveRepeatCounts(size_t module, ast::Block& block, int d
         }
         const uint64_t max = Spec().syntax->max_repeat_count;
         if (v->kind != ast::ConstantValue::Kind::kFelt || v->felt == 0 || v->felt > max) {
-          return Error(r->loc, absl::StrCat("repeat count ", v->felt, " is out of range (1..",
-                                            max, ")"));
+          return Error(r->loc,
+                       absl::StrCat("repeat count ", v->felt, " is out of range (1..", max, ")"));
         }
         r->count = static_cast<uint32_t>(v->felt);
         r->count_constant.clear();
@@ -189,8 +187,8 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
   std::string rest = path.size() > lib->first.size() ? path.substr(lib->first.size() + 2) : "";
   std::string dir = absl::StrCat(lib->second, "/", absl::StrJoin(absl::StrSplit(rest, "::"), "/"));
   std::string file = absl::StrCat(dir, ".masm");
-  absl::StatusOr<uint32_t> file_id = rest.empty() ? absl::NotFoundError("")
-                                                  : LoadSourceFile(options_, *sources_, file);
+  absl::StatusOr<uint32_t> file_id =
+      rest.empty() ? absl::NotFoundError("") : LoadSourceFile(options_, *sources_, file);
   if (!file_id.ok() && rules.mod_file_layout) {
     const std::string mod_file =
         rest.empty() ? absl::StrCat(lib->second, "/mod.masm") : absl::StrCat(dir, "/mod.masm");
@@ -200,16 +198,15 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
     } else if (rest.empty()) {
       file_id = mod_id.status();
     } else {
-      file_id = absl::NotFoundError(absl::StrCat(file_id.status().message(), "; ",
-                                                 mod_id.status().message()));
+      file_id = absl::NotFoundError(
+          absl::StrCat(file_id.status().message(), "; ", mod_id.status().message()));
     }
   }
   if (!file_id.ok()) {
     return Error(loc, absl::StrCat("module '", path, "' not found: ", file_id.status().message()));
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(
-      ast::Module module,
-      ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary, Spec()));
+  FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
+                              ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary, Spec()));
   auto loaded = std::make_unique<LinkedModule>();
   loaded->path = path;
   loaded->library = lib->first;
@@ -227,8 +224,8 @@ absl::Status Linker::CheckDeclared(const std::string& path, absl::string_view ns
   for (const ast::Submodule& sub : modules_[parent_index]->ast.submodules) {
     if (sub.name == child) return absl::OkStatus();
   }
-  return Error(loc, absl::StrCat("module '", path, "' is not declared: its parent module '",
-                                 parent, "' must declare it with `pub mod ", child, "`"));
+  return Error(loc, absl::StrCat("module '", path, "' is not declared: its parent module '", parent,
+                                 "' must declare it with `pub mod ", child, "`"));
 }
 
 uint32_t Linker::NewProcedure(size_t module, size_t index, std::string name,
@@ -292,8 +289,16 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
         it = m.imports.find(module_path.substr(0, first));
         if (it != m.imports.end()) {
           module_path = absl::StrCat(it->second, module_path.substr(first));
-          FLAMEFLEET_ASSIGN_OR_RETURN(module, LoadModule(module_path, loc));
-          return Resolve(module, name, loc, hops + 1);
+          return Resolve(from, absl::StrCat("::", module_path, "::", name), loc, hops + 1);
+        }
+      }
+      if (it == m.imports.end() && Spec().syntax->mod_file_layout && !m.is_program) {
+        // child::name or child::grandchild::name: a submodule this module declares (`mod`)
+        const std::string first = module_path.substr(0, module_path.find("::"));
+        for (const ast::Submodule& sub : m.ast.submodules) {
+          if (sub.name != first) continue;
+          return Resolve(from, absl::StrCat("::", m.path, "::", module_path, "::", name), loc,
+                         hops + 1);
         }
       }
       if (it == m.imports.end()) {

@@ -59,7 +59,7 @@ struct LinkedModule {
   absl::flat_hash_map<std::string, std::string> imports;  // alias -> module path
   // alias -> (module path, item name) of `use {item as alias} from path`
   absl::flat_hash_map<std::string, std::pair<std::string, std::string>> item_imports;
-  absl::flat_hash_map<std::string, size_t> constants;     // name -> index in ast.constants
+  absl::flat_hash_map<std::string, size_t> constants;  // name -> index in ast.constants
 };
 
 // LinkedProcedure::index of the program's `begin ... end` block.

@@ -487,7 +487,8 @@ absl::Status Parser::ParseImport() {
   }
   if (rules_.modern_items) {
     if (At(TokenKind::kLBrace)) return ParseItemImport(use_loc, /*reexport=*/false);
-    if (At(TokenKind::kStar)) return ErrorAt(Peek().loc, "glob imports (`use *`) are not supported");
+    if (At(TokenKind::kStar))
+      return ErrorAt(Peek().loc, "glob imports (`use *`) are not supported");
     if (At(TokenKind::kHexWord) || At(TokenKind::kHex)) {
       return ErrorAt(Peek().loc, "a MAST digest cannot be imported");
     }
@@ -1012,8 +1013,8 @@ absl::Status Parser::ParseRepeat(ast::Block* out) {
     if (it == constants_.end()) {
       node.count_constant = std::string(name.text);  // imported: the linker resolves it
     } else if (module_.constants[it->second].value.kind != ConstValue::Kind::kFelt) {
-      return ErrorAt(node.loc, absl::StrCat("repeat count constant '", name.text,
-                                            "' is not an integer"));
+      return ErrorAt(node.loc,
+                     absl::StrCat("repeat count constant '", name.text, "' is not an integer"));
     } else {
       count = module_.constants[it->second].value.felt;
     }
@@ -1343,7 +1344,8 @@ absl::Status Parser::ParseSlice(Immediate* imm) {
   if (end > 4) return ValueError(loc, "word slice out of range (a word has 4 elements)");
   if (imm->kind == Immediate::Kind::kConstant) {
     if (const auto it = constants_.find(imm->text);
-        it != constants_.end() && module_.constants[it->second].value.kind != ConstValue::Kind::kWord) {
+        it != constants_.end() &&
+        module_.constants[it->second].value.kind != ConstValue::Kind::kWord) {
       return ValueError(loc, absl::StrCat("constant '", imm->text, "' is not a word"));
     }
   }
@@ -1369,7 +1371,8 @@ absl::StatusOr<Immediate> Parser::ParseEventImmediate() {
     imm.kind = Immediate::Kind::kConstant;
     imm.text = std::string(Take().text);
     if (const auto it = constants_.find(imm.text);
-        it != constants_.end() && module_.constants[it->second].value.kind != ConstValue::Kind::kEvent) {
+        it != constants_.end() &&
+        module_.constants[it->second].value.kind != ConstValue::Kind::kEvent) {
       return ValueError(imm.loc, "emit.CONST should require const defined via event");
     }
     return imm;
@@ -1436,8 +1439,7 @@ absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources, uint32_t f
 absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources, uint32_t file_id,
                                         ast::ModuleKind kind,
                                         const InstructionTable& instructions) {
-  return ParseModule(sources, file_id, kind, instructions,
-                     *GetDialectSpec(Dialect::kV0_16).syntax);
+  return ParseModule(sources, file_id, kind, instructions, *GetDialectSpec(Dialect::kV0_16).syntax);
 }
 
 }  // namespace flamefleet::vm

@@ -1,10 +1,11 @@
 // The MASM parser: turns one source file into an `ast::Module`, following the dialect's
 // SyntaxRules (vm/parser/syntax_rules.h): v0.16 is classic syntax plus the v0.20 surface forms
 // `use a::b`, `const X = 1`, `pub proc foo`, `@locals(N)`, `pub use m::p`; v0.25 is the v0.25.7
-// grammar (`use {x} from a::b`, `mod`, `do ... while`, word slices, `event("...")`, ...). It validates everything the upstream parser validates (immediate ranges,
-// literal division by zero, push arity, block sizes, ...) and evaluates constant expressions, but
-// it does not fold or lower instructions: that is the assembler's job. Which mnemonics exist and
-// which immediates they take comes from the dialect's instruction table.
+// grammar (`use {x} from a::b`, `mod`, `do ... while`, word slices, `event("...")`, ...). It
+// validates everything the upstream parser validates (immediate ranges, literal division by zero,
+// push arity, block sizes, ...) and evaluates constant expressions, but it does not fold or lower
+// instructions: that is the assembler's job. Which mnemonics exist and which immediates they take
+// comes from the dialect's instruction table.
 //
 //   SourceManager sources;
 //   uint32_t id = sources.Add("main.masm", "begin push.1 push.2 add end");
