@@ -378,6 +378,18 @@ TEST_F(V025LinkerTest, DeclaredSubmodulesAreInScopeInTheirParent) {
             "main.masm:1:1: procedure 'inner' of module 'core::math::u64' is private");
 }
 
+TEST_F(V025LinkerTest, PrivateSubmodulesAreVisibleOnlyInTheirParentsSubtree) {
+  EXPECT_EQ(ResolveError("use core::hidden\nbegin\n  nop\nend\n", "x"),
+            "main.masm:1:5: module 'core::hidden' is private: 'core' declares `mod hidden` "
+            "without `pub`");
+  // Inside the parent's subtree it is visible.
+  ASSERT_TRUE(LinkV025("use core::math\nbegin\n  nop\nend\n").ok());
+  absl::StatusOr<uint32_t> h =
+      linker_->Resolve(ModuleByPath("core::math"), "::core::hidden::h", Loc());
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(procedures_[*h].name, "core::hidden::h");
+}
+
 TEST_F(V025LinkerTest, MissingModuleNamesBothLayouts) {
   const std::string error = ResolveError("use core::nothing\nbegin\n  nop\nend\n", "x");
   EXPECT_THAT(error, ::testing::HasSubstr("module 'core::nothing' is not declared"));

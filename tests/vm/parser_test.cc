@@ -1239,6 +1239,18 @@ end
             "v0.16 MASM: pass --dialect v0.16)");
 }
 
+TEST_F(V025ParserTest, RemovedWordMemorySpellingsNameTheirReplacement) {
+  EXPECT_EQ(ParseError("begin mem_loadw.4 end"),
+            "test.masm:1:7: deprecated instruction: `mem_loadw` has been removed (use "
+            "`mem_loadw_be` instead) (this is classic v0.16 MASM: pass --dialect v0.16)");
+  EXPECT_EQ(ParseError("begin push.1 mem_storew end"),
+            "test.masm:1:14: deprecated instruction: `mem_storew` has been removed (use "
+            "`mem_storew_be` instead) (this is classic v0.16 MASM: pass --dialect v0.16)");
+  EXPECT_EQ(ParseError("proc f\n  loc_loadw.0\nend\nbegin exec.f end"),
+            "test.masm:2:3: deprecated instruction: `loc_loadw` has been removed (use "
+            "`loc_loadw_be` instead) (this is classic v0.16 MASM: pass --dialect v0.16)");
+}
+
 TEST_F(V025ParserTest, ControlFlowAsBefore) {
   ast::Module m = ParseOk(R"(begin
   if.true push.1 else push.2 end

@@ -115,6 +115,7 @@ absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
   for (const auto& [path, loc] : to_load) {
     FLAMEFLEET_ASSIGN_OR_RETURN(size_t unused, LoadModule(path, loc));
     (void)unused;
+    FLAMEFLEET_RETURN_IF_ERROR(CheckVisible(index, path, loc));
   }
   for (ast::Procedure& p : modules_[index]->ast.procedures) {
     FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(index, p.body, 0));
@@ -214,6 +215,31 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
   return Register(std::move(loaded));
 }
 
+absl::Status Linker::CheckVisible(size_t from, const std::string& path,
+                                  const ast::SourceLocation& loc) const {
+  if (!Spec().syntax->declared_submodules) return absl::OkStatus();
+  const auto* lib = FindLibrary(path);
+  if (lib == nullptr) return absl::OkStatus();
+  const std::string& requester = modules_[from]->path;
+  std::string child = path;
+  while (child.size() > lib->first.size()) {
+    const size_t cut = child.rfind("::");
+    const std::string parent = child.substr(0, cut);
+    const std::string name = child.substr(cut + 2);
+    auto it = module_by_path_.find(parent);
+    if (it == module_by_path_.end()) break;
+    for (const ast::Submodule& sub : modules_[it->second]->ast.submodules) {
+      if (sub.name == name && !sub.is_public && requester != parent &&
+          !absl::StartsWith(requester, absl::StrCat(parent, "::"))) {
+        return Error(loc, absl::StrCat("module '", path, "' is private: '", parent,
+                                       "' declares `mod ", name, "` without `pub`"));
+      }
+    }
+    child = parent;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Linker::CheckDeclared(const std::string& path, absl::string_view ns,
                                    const ast::SourceLocation& loc) {
   if (path.size() <= ns.size()) return absl::OkStatus();  // the namespace root
@@ -308,6 +334,7 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
       module_path = it->second;
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(module, LoadModule(module_path, loc));
+    FLAMEFLEET_RETURN_IF_ERROR(CheckVisible(from, module_path, loc));
   }
   const LinkedModule& m = *modules_[module];
   if (auto it = m.procedures.find(name); it != m.procedures.end()) {

@@ -141,8 +141,11 @@ class Linker {
   // `path` declares the next component with `mod` (loading the parents).
   absl::Status CheckDeclared(const std::string& path, absl::string_view ns,
                              const ast::SourceLocation& loc);
-  // Resolves `self::x` in module `from` to an absolute module path.
-  std::string AbsoluteModulePath(size_t from, const std::string& path) const;
+  // Checks, under SyntaxRules::declared_submodules, that module `from` may see library module
+  // `path`: every private (`mod` without `pub`) module on its way down from the namespace root
+  // is visible only inside its parent's subtree.
+  absl::Status CheckVisible(size_t from, const std::string& path,
+                            const ast::SourceLocation& loc) const;
   const ast::ConstantValue* FindConstant(size_t module, const std::string& name, int hops) const;
   // Fills the count of every `repeat.CONST` whose constant is imported.
   absl::Status ResolveRepeatCounts(size_t module, ast::Block& block, int depth);

@@ -1042,6 +1042,13 @@ absl::Status Parser::ParseInstruction(ast::Block* out) {
 }
 
 absl::Status Parser::ParseInstructionBody(const Token& mnemonic, ast::Block* out) {
+  for (const RemovedInstruction& removed : rules_.removed_instructions) {
+    if (mnemonic.text == removed.name) {
+      return ErrorAt(mnemonic.loc,
+                     absl::StrCat("deprecated instruction: `", removed.name,
+                                  "` has been removed (use `", removed.replacement, "` instead)"));
+    }
+  }
   const InstructionRow* spec = instructions_.Find(mnemonic.text);
   if (spec == nullptr) {
     return ErrorAt(mnemonic.loc, absl::StrCat("unknown instruction ", Quote(mnemonic.text)));

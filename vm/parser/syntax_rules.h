@@ -17,12 +17,19 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "absl/strings/string_view.h"
 
 namespace flamefleet::vm {
 
 enum class Dialect : uint8_t;  // vm/dialect.h
+
+// A mnemonic the dialect removed, and what to write instead.
+struct RemovedInstruction {
+  absl::string_view name;         // "mem_loadw"
+  absl::string_view replacement;  // "mem_loadw_be"
+};
 
 struct SyntaxRules {
   // ---- lexical
@@ -62,6 +69,9 @@ struct SyntaxRules {
   bool word_slices = false;
   // Words may be mixed with other values in one dotted push (`push.[1,2,3,4].5`).
   bool mixed_word_push = true;
+  // Mnemonics that are errors naming their replacement ("deprecated instruction: `mem_loadw`
+  // has been removed (use `mem_loadw_be` instead)"), checked before the instruction table.
+  std::span<const RemovedInstruction> removed_instructions;
   // Inline `event("name")` immediates (v0.25 `emit.event("x")`).
   bool event_immediates = false;
   // Whether the assembler folds literal immediates such as `add.0` at parse time (v0.16) or

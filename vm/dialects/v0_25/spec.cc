@@ -8,6 +8,14 @@
 namespace flamefleet::vm::v0_25 {
 namespace {
 
+// DEPRECATED_ALIAS_SPECS of crates/assembly-syntax/src/parser/cst/instructions.rs at v0.25.7.
+constexpr RemovedInstruction kRemoved[] = {
+    {"loc_loadw", "loc_loadw_be"},
+    {"loc_storew", "loc_storew_be"},
+    {"mem_loadw", "mem_loadw_be"},
+    {"mem_storew", "mem_storew_be"},
+};
+
 // The v0.25.7 grammar (crates/assembly-syntax-cst, crates/assembly-syntax/src/parser/cst and
 // sema/passes at v0.25.7): limits from MAX_REPEAT_COUNT (assembly-syntax/src/lib.rs) and
 // `(u16::MAX / 4) * 4` locals.
@@ -26,6 +34,7 @@ constexpr SyntaxRules kSyntax{
     .repeat_constant = true,
     .word_slices = true,
     .mixed_word_push = false,
+    .removed_instructions = kRemoved,
     .event_immediates = true,
     .literal_immediates_fold = false,
     .mod_file_layout = true,
