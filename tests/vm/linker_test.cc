@@ -390,6 +390,19 @@ TEST_F(V025LinkerTest, PrivateSubmodulesAreVisibleOnlyInTheirParentsSubtree) {
   EXPECT_EQ(procedures_[*h].name, "core::hidden::h");
 }
 
+TEST_F(V025LinkerTest, KernelProceduresMaySyscall) {
+  options_.kernel_path = "kernel.masm";
+  options_.virtual_files["kernel.masm"] = "pub proc k\n  push.1\nend\n";
+  ASSERT_TRUE(LinkV025("begin\n  syscall.k\nend\n").ok());
+  const size_t kernel = ModuleByPath("$kernel");
+  ASSERT_NE(kernel, ~size_t{0});
+  ast::Instruction syscall;
+  syscall.name = "syscall";
+  syscall.target = "k";
+  syscall.loc = Loc();
+  EXPECT_TRUE(linker_->CheckInvocation(kernel, syscall).ok());
+}
+
 TEST_F(V025LinkerTest, MissingModuleNamesBothLayouts) {
   const std::string error = ResolveError("use core::nothing\nbegin\n  nop\nend\n", "x");
   EXPECT_THAT(error, ::testing::HasSubstr("module 'core::nothing' is not declared"));

@@ -362,7 +362,7 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
 
 absl::Status Linker::CheckInvocation(size_t from, const ast::Instruction& inst) const {
   if (inst.name != "syscall") return absl::OkStatus();
-  if (modules_[from]->ast.kind == ast::ModuleKind::kKernel) {
+  if (modules_[from]->ast.kind == ast::ModuleKind::kKernel && !Spec().syntax->kernel_syscalls) {
     return Error(inst.loc, "`syscall` is not allowed in a kernel module");
   }
   if (kernel_module_ == kNoKernel) {

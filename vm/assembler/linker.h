@@ -95,7 +95,8 @@ class Linker {
                                    const ast::SourceLocation& loc);
 
   // Checks that `inst` (exec, call or syscall) may appear in module `from`: no `syscall` in a
-  // kernel, and no `syscall` without a kernel. Returns InvalidArgument at the instruction.
+  // kernel (unless SyntaxRules::kernel_syscalls), and no `syscall` without a kernel. Returns
+  // InvalidArgument at the instruction.
   absl::Status CheckInvocation(size_t from, const ast::Instruction& inst) const;
 
   // Resolves the named target of `inst` (exec, call or syscall, not a MAST-root literal) in

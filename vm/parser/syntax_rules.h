@@ -84,6 +84,8 @@ struct SyntaxRules {
   bool mod_file_layout = false;
   // A module may only be reached through `mod` declarations of its parents.
   bool declared_submodules = false;
+  // Kernel procedures may themselves use `syscall` (v0.25 lifted the v0.16 restriction).
+  bool kernel_syscalls = false;
 
   // ---- the core library
   // The namespace of the dialect's standard library ("miden::core"), and the name prefix of

@@ -39,6 +39,7 @@ constexpr SyntaxRules kSyntax{
     .literal_immediates_fold = false,
     .mod_file_layout = true,
     .declared_submodules = true,
+    .kernel_syscalls = true,
     .core_library_namespace = "miden::core",
     .core_library_crate_prefix = "miden-core-lib-0.25.",
     .hint_dialect = Dialect::kV0_16,
