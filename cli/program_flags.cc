@@ -1,6 +1,10 @@
 #include "cli/program_flags.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
@@ -129,7 +133,74 @@ absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
   options.libraries = *std::move(parsed);
   options.kernel_path = kernel;
   FLAMEFLEET_ASSIGN_OR_RETURN(options.dialect, Dialect());
+  const vm::SyntaxRules& rules = *vm::GetDialectSpec(options.dialect).syntax;
+  const std::string ns(rules.core_library_namespace);
+  const bool mapped = std::any_of(options.libraries.begin(), options.libraries.end(),
+                                  [&](const auto& lib) { return lib.first == ns; });
+  if (!ns.empty() && !mapped && !program.empty()) {
+    std::ifstream in(program, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (text.str().find(absl::StrCat(ns, "::")) != std::string::npos) {
+      const char* env = std::getenv("MIDEN_CORE_LIB");
+      const char* cargo = std::getenv("CARGO_HOME");
+      const char* home = std::getenv("HOME");
+      std::string cargo_home = cargo != nullptr && *cargo != '\0' ? cargo
+                               : home != nullptr                  ? absl::StrCat(home, "/.cargo")
+                                                                  : "";
+      FLAMEFLEET_ASSIGN_OR_RETURN(std::string dir,
+                                  FindCoreLibrary(ns, rules.core_library_crate_prefix,
+                                                  env != nullptr ? env : "", cargo_home));
+      options.libraries.emplace_back(ns, std::move(dir));
+    }
+  }
   return options;
+}
+
+absl::StatusOr<std::string> FindCoreLibrary(absl::string_view ns, absl::string_view crate_prefix,
+                                            const std::string& env_dir,
+                                            const std::string& cargo_home) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const std::string how =
+      absl::StrCat("pass --lib ", ns,
+                   "=DIR or set MIDEN_CORE_LIB=DIR, DIR being the core "
+                   "library's MASM sources (crates/lib/core/asm of 0xMiden/miden-vm, or asm/ of "
+                   "the ",
+                   crate_prefix, "* crate)");
+  if (!env_dir.empty()) {
+    if (!fs::is_directory(env_dir, ec)) {
+      return absl::NotFoundError(
+          absl::StrCat("MIDEN_CORE_LIB=", env_dir, " is not a directory: ", how));
+    }
+    return env_dir;
+  }
+  std::vector<std::string> found;
+  const fs::path registry = fs::path(cargo_home) / "registry" / "src";
+  if (!cargo_home.empty() && fs::is_directory(registry, ec)) {
+    for (const fs::directory_entry& index : fs::directory_iterator(registry, ec)) {
+      std::error_code ec2;
+      for (const fs::directory_entry& crate : fs::directory_iterator(index.path(), ec2)) {
+        const std::string name = crate.path().filename().string();
+        std::error_code ec3;
+        if (name.rfind(std::string(crate_prefix), 0) == 0 &&
+            fs::is_directory(crate.path() / "asm", ec3)) {
+          found.push_back((crate.path() / "asm").string());
+        }
+      }
+    }
+  }
+  if (found.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("the program uses ", ns, " but no core library was found (no --lib ", ns,
+                     ", no MIDEN_CORE_LIB, no ", crate_prefix, "* crate in ",
+                     cargo_home.empty() ? "the cargo registry" : registry.string(), "): ", how));
+  }
+  // The newest version: the greatest name (versions of one minor differ in the patch number).
+  std::sort(found.begin(), found.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  return found.back();
 }
 
 vm::AssembleLimits ProgramFlags::AssembleLimits() const {

@@ -25,6 +25,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "flamefleet/v1/coordinator.pb.h"
 #include "vm/dialect.h"
 #include "vm/vm.h"
@@ -98,6 +99,15 @@ struct ProgramFlags {
 // bad value.
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFlags(
     const std::vector<std::string>& values);
+
+// Finds the directory of a core library's MASM sources when no --lib names it: `env_dir`
+// (the value of $MIDEN_CORE_LIB) if not empty, else the `asm` folder of the newest crate
+// `<crate_prefix>*` under `<cargo_home>/registry/src/*/` (cargo_home: $CARGO_HOME, else
+// ~/.cargo). NotFound, saying how to point at it (--lib NS=DIR or MIDEN_CORE_LIB, the upstream
+// path crates/lib/core/asm), when there is none or `env_dir` is not a directory.
+absl::StatusOr<std::string> FindCoreLibrary(absl::string_view ns, absl::string_view crate_prefix,
+                                            const std::string& env_dir,
+                                            const std::string& cargo_home);
 
 // Checks the program arguments of a command that also accepts `--replay SNAPSHOT`: exactly
 // one of `program` and `replay` is set, and a replay takes no inputs or libraries.

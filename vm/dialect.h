@@ -28,6 +28,7 @@
 #include "vm/assembler/opcodes.h"
 #include "vm/crypto/hasher.h"
 #include "vm/executor/system_events.h"
+#include "vm/parser/syntax_rules.h"
 
 namespace flamefleet::vm {
 
@@ -74,6 +75,8 @@ struct DialectSpec {
   // The native hash: MAST digests, the Merkle store, hash events.
   const Hasher* hasher;
   JsonStackOrder json_stack_order;
+  // The surface grammar and module layout: declaration forms, loops, slices, limits.
+  const SyntaxRules* syntax;
 };
 
 // Returns the spec of `dialect`. The result lives for the whole process; thread-safe.

@@ -1,5 +1,8 @@
 #include "cli/program_flags.h"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,7 @@ namespace flamefleet::cli {
 namespace {
 
 using ::flamefleet::testutil::StatusIs;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Pair;
@@ -195,6 +199,95 @@ TEST(ProgramFlagsTest, ReplayTakesNoDialect) {
   p.Parse({"--replay", "run.snap", "--dialect", "v0.16"});
   EXPECT_THAT(p.flags.CheckReplay(), StatusIs(absl::StatusCode::kInvalidArgument,
                                               HasSubstr("--dialect cannot be used with --replay")));
+}
+
+// A fresh directory under the test's temp dir, removed at the end of the test.
+class CoreLibraryTest : public ::testing::Test {
+ protected:
+  CoreLibraryTest()
+      : root_(std::filesystem::path(::testing::TempDir()) /
+              ::testing::UnitTest::GetInstance()->current_test_info()->name()) {
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_);
+  }
+  ~CoreLibraryTest() override { std::filesystem::remove_all(root_); }
+
+  // Creates DIR/asm under the cargo registry of `cargo_home` for crate `crate`.
+  std::string MakeCrate(const std::string& cargo_home, const std::string& crate) {
+    const std::filesystem::path asm_dir = root_ / cargo_home / "registry" / "src" /
+                                          "index.crates.io-6f17d22bba15001f" / crate / "asm";
+    std::filesystem::create_directories(asm_dir);
+    return asm_dir.string();
+  }
+
+  std::filesystem::path root_;
+};
+
+TEST_F(CoreLibraryTest, TheEnvironmentVariableWins) {
+  const std::string env = (root_ / "core").string();
+  std::filesystem::create_directories(env);
+  MakeCrate("cargo", "miden-core-lib-0.25.7");
+  absl::StatusOr<std::string> dir =
+      FindCoreLibrary("miden::core", "miden-core-lib-0.25.", env, (root_ / "cargo").string());
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_EQ(*dir, env);
+  EXPECT_THAT(FindCoreLibrary("miden::core", "miden-core-lib-0.25.", (root_ / "nope").string(),
+                              (root_ / "cargo").string()),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("is not a directory")));
+}
+
+TEST_F(CoreLibraryTest, FindsTheNewestCrateInTheCargoRegistry) {
+  MakeCrate("cargo", "miden-core-lib-0.25.2");
+  const std::string newest = MakeCrate("cargo", "miden-core-lib-0.25.10");
+  MakeCrate("cargo", "miden-core-lib-0.24.9");
+  MakeCrate("cargo", "other-0.25.1");
+  absl::StatusOr<std::string> dir =
+      FindCoreLibrary("miden::core", "miden-core-lib-0.25.", "", (root_ / "cargo").string());
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_EQ(*dir, newest);
+}
+
+TEST_F(CoreLibraryTest, NoLibrarySaysHowToPointAtIt) {
+  MakeCrate("cargo", "miden-core-lib-0.24.9");
+  EXPECT_THAT(
+      FindCoreLibrary("miden::core", "miden-core-lib-0.25.", "", (root_ / "cargo").string()),
+      StatusIs(absl::StatusCode::kNotFound,
+               AllOf(HasSubstr("--lib miden::core=DIR"), HasSubstr("MIDEN_CORE_LIB"),
+                     HasSubstr("crates/lib/core/asm"))));
+  EXPECT_THAT(FindCoreLibrary("miden::core", "miden-core-lib-0.25.", "", ""),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(CoreLibraryTest, AssemblerOptionsAddTheCoreLibraryOnlyWhenTheProgramUsesIt) {
+  const std::string env = (root_ / "core").string();
+  std::filesystem::create_directories(env);
+  setenv("MIDEN_CORE_LIB", env.c_str(), 1);
+  const std::string uses = (root_ / "uses.masm").string();
+  const std::string plain = (root_ / "plain.masm").string();
+  std::ofstream(uses) << "use miden::core::math::u64\nbegin\n  exec.u64::wrapping_add\nend\n";
+  std::ofstream(plain) << "begin\n  push.1\nend\n";
+  Parsed a(ProgramCommand::kExec);
+  a.Parse({uses, "--dialect", "v0.25"});
+  absl::StatusOr<vm::AssemblerOptions> with = a.flags.AssemblerOptions();
+  ASSERT_TRUE(with.ok()) << with.status();
+  EXPECT_THAT(with->libraries, ElementsAre(Pair("miden::core", env)));
+  Parsed b(ProgramCommand::kExec);
+  b.Parse({plain, "--dialect", "v0.25"});
+  absl::StatusOr<vm::AssemblerOptions> without = b.flags.AssemblerOptions();
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_TRUE(without->libraries.empty());
+  // v0.16 has no core library to look for; an explicit --lib is kept as given.
+  Parsed c(ProgramCommand::kExec);
+  c.Parse({uses, "--dialect", "v0.16"});
+  absl::StatusOr<vm::AssemblerOptions> classic = c.flags.AssemblerOptions();
+  ASSERT_TRUE(classic.ok()) << classic.status();
+  EXPECT_TRUE(classic->libraries.empty());
+  Parsed d(ProgramCommand::kExec);
+  d.Parse({uses, "--dialect", "v0.25", "--lib", "miden::core=/x"});
+  absl::StatusOr<vm::AssemblerOptions> given = d.flags.AssemblerOptions();
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_THAT(given->libraries, ElementsAre(Pair("miden::core", "/x")));
+  unsetenv("MIDEN_CORE_LIB");
 }
 
 }  // namespace

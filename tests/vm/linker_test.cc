@@ -10,9 +10,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "vm/assembler/assembler.h"
 #include "vm/assembler/program.h"
+#include "vm/dialect.h"
+#include "vm/dialects/v0_16/v0_16.h"
 #include "vm/parser/ast.h"
 #include "vm/parser/source_manager.h"
 
@@ -222,6 +225,187 @@ TEST_F(LinkerTest, FindsConstantsAndAdviceMapEntries) {
   ASSERT_NE(table, nullptr);
   EXPECT_EQ(table->values, (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(linker_->FindAdvMapEntry(program, "TEN"), nullptr);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The v0.25 module system. The spec is v0.25's with the v0.16 instruction table, so that these
+// tests need only a few classic mnemonics and not the v0.25 rows.
+
+const DialectSpec& V025WithClassicTable() {
+  static const DialectSpec spec = [] {
+    DialectSpec s = GetDialectSpec(Dialect::kV0_25);
+    s.instructions = &v0_16::Instructions();
+    return s;
+  }();
+  return spec;
+}
+
+constexpr char kCoreRoot[] = R"(pub mod math
+mod hidden
+)";
+constexpr char kCoreMath[] = R"(pub mod u64
+pub mod field
+pub use {wrapping_add as add64} from core::math::u64
+pub use {LIMBS as U64_LIMBS} from core::math::u64
+)";
+constexpr char kCoreU64[] = R"(pub const LIMBS = 2
+const PRIVATE = 3
+pub proc wrapping_add
+  add
+end
+proc inner
+  drop
+end
+pub proc twice
+  exec.wrapping_add
+  exec.self::leaf::go
+end
+)";
+
+class V025LinkerTest : public LinkerTest {
+ protected:
+  V025LinkerTest() {
+    options_.libraries = {{"core", "core"}};
+    options_.virtual_files["core/mod.masm"] = kCoreRoot;
+    options_.virtual_files["core/math/mod.masm"] = kCoreMath;
+    options_.virtual_files["core/math/u64.masm"] = kCoreU64;
+    // field lives in its own directory: core/math/field/mod.masm.
+    options_.virtual_files["core/math/field/mod.masm"] = "pub proc mul\n  mul\nend\n";
+    options_.virtual_files["core/math/undeclared.masm"] = "pub proc f\n  nop\nend\n";
+    options_.virtual_files["core/hidden.masm"] = "pub proc h\n  nop\nend\n";
+  }
+
+  absl::StatusOr<uint32_t> LinkV025(const std::string& text) {
+    sources_ = std::make_shared<SourceManager>();
+    procedures_.clear();
+    const uint32_t file = sources_->Add("main.masm", text);
+    linker_ = std::make_unique<Linker>(options_, sources_, &procedures_, &V025WithClassicTable());
+    return linker_->LinkProgram(file);
+  }
+
+  // The first line of the error of linking `text` and resolving `target` from the program.
+  std::string ResolveError(const std::string& text, const std::string& target) {
+    absl::StatusOr<uint32_t> main_id = LinkV025(text);
+    absl::Status status = main_id.status();
+    if (main_id.ok()) status = linker_->Resolve(ProgramModule(), target, Loc()).status();
+    EXPECT_FALSE(status.ok());
+    const std::string message(status.message());
+    return message.substr(0, message.find('\n'));
+  }
+};
+
+TEST_F(V025LinkerTest, ModMasmLayoutAndNames) {
+  ASSERT_TRUE(LinkV025("use core::math::u64\nuse core::math::field\nbegin\n  nop\nend\n").ok());
+  const size_t program = ProgramModule();
+  absl::StatusOr<uint32_t> add = linker_->Resolve(program, "u64::wrapping_add", Loc());
+  absl::StatusOr<uint32_t> mul = linker_->Resolve(program, "field::mul", Loc());
+  ASSERT_TRUE(add.ok()) << add.status();
+  ASSERT_TRUE(mul.ok()) << mul.status();
+  EXPECT_EQ(procedures_[*add].name, "core::math::u64::wrapping_add");
+  EXPECT_EQ(procedures_[*mul].name, "core::math::field::mul");
+  EXPECT_EQ(procedures_[0].name, "$exec::$main");
+  // The parents were loaded to check the `mod` declarations.
+  EXPECT_NE(ModuleByPath("core"), ~size_t{0});
+  EXPECT_NE(ModuleByPath("core::math"), ~size_t{0});
+}
+
+TEST_F(V025LinkerTest, ItemImportsOfProceduresAndConstants) {
+  ASSERT_TRUE(LinkV025("use {wrapping_add, twice as double, LIMBS} from core::math::u64\n"
+                       "use {U64_LIMBS as N} from core::math\n"
+                       "begin\n  exec.wrapping_add\nend\n")
+                  .ok());
+  const size_t program = ProgramModule();
+  absl::StatusOr<uint32_t> add = linker_->Resolve(program, "wrapping_add", Loc());
+  absl::StatusOr<uint32_t> twice = linker_->Resolve(program, "double", Loc());
+  ASSERT_TRUE(add.ok()) << add.status();
+  ASSERT_TRUE(twice.ok()) << twice.status();
+  EXPECT_EQ(procedures_[*add].name, "core::math::u64::wrapping_add");
+  EXPECT_EQ(procedures_[*twice].name, "core::math::u64::twice");
+  const ast::ConstantValue* limbs = linker_->FindConstant(program, "LIMBS");
+  ASSERT_NE(limbs, nullptr);
+  EXPECT_EQ(limbs->felt, 2u);
+  // Through the `pub use {LIMBS as U64_LIMBS}` re-export of core::math.
+  const ast::ConstantValue* n = linker_->FindConstant(program, "N");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->felt, 2u);
+}
+
+TEST_F(V025LinkerTest, ItemReExportsResolveToTheirTarget) {
+  ASSERT_TRUE(LinkV025("use core::math\nbegin\n  nop\nend\n").ok());
+  absl::StatusOr<uint32_t> add = linker_->Resolve(ProgramModule(), "math::add64", Loc());
+  ASSERT_TRUE(add.ok()) << add.status();
+  EXPECT_EQ(procedures_[*add].name, "core::math::u64::wrapping_add");
+}
+
+TEST_F(V025LinkerTest, RepeatCountsFromImportedConstants) {
+  ASSERT_TRUE(
+      LinkV025("use {LIMBS} from core::math::u64\nbegin\n  repeat.LIMBS\n    nop\n  end\nend\n")
+          .ok());
+  const auto& r = std::get<ast::Repeat>(linker_->Body(0).front().op);
+  EXPECT_EQ(r.count, 2u);
+  EXPECT_TRUE(r.count_constant.empty());
+  EXPECT_EQ(ResolveError("begin\n  repeat.NOPE\n    nop\n  end\nend\n", "x"),
+            "main.masm:2:3: undefined constant 'NOPE'");
+}
+
+TEST_F(V025LinkerTest, SubmodulesMustBeDeclared) {
+  EXPECT_EQ(ResolveError("use core::math::undeclared\nbegin\n  nop\nend\n", "x"),
+            "main.masm:1:5: module 'core::math::undeclared' is not declared: its parent module "
+            "'core::math' must declare it with `pub mod undeclared`");
+}
+
+TEST_F(V025LinkerTest, SelfPathsAndPrivateItems) {
+  options_.virtual_files["core/math/u64.masm"] = absl::StrCat("pub mod leaf\n", kCoreU64);
+  options_.virtual_files["core/math/u64/leaf.masm"] = "pub proc go\n  nop\nend\n";
+  ASSERT_TRUE(LinkV025("use core::math::u64\nbegin\n  nop\nend\n").ok());
+  const size_t u64 = ModuleByPath("core::math::u64");
+  ASSERT_NE(u64, ~size_t{0});
+  absl::StatusOr<uint32_t> go = linker_->Resolve(u64, "self::leaf::go", Loc());
+  ASSERT_TRUE(go.ok()) << go.status();
+  EXPECT_EQ(procedures_[*go].name, "core::math::u64::leaf::go");
+  EXPECT_EQ(ResolveError("use {inner} from core::math::u64\nbegin\n  nop\nend\n", "inner"),
+            "main.masm:1:1: procedure 'inner' of module 'core::math::u64' is private");
+}
+
+TEST_F(V025LinkerTest, DeclaredSubmodulesAreInScopeInTheirParent) {
+  ASSERT_TRUE(LinkV025("use core::math\nbegin\n  nop\nend\n").ok());
+  const size_t math = ModuleByPath("core::math");
+  ASSERT_NE(math, ~size_t{0});
+  absl::StatusOr<uint32_t> add = linker_->Resolve(math, "u64::wrapping_add", Loc());
+  ASSERT_TRUE(add.ok()) << add.status();
+  EXPECT_EQ(procedures_[*add].name, "core::math::u64::wrapping_add");
+  EXPECT_EQ(ResolveError("use core::math\nbegin\n  nop\nend\n", "math::u64::inner"),
+            "main.masm:1:1: procedure 'inner' of module 'core::math::u64' is private");
+}
+
+TEST_F(V025LinkerTest, PrivateSubmodulesAreVisibleOnlyInTheirParentsSubtree) {
+  EXPECT_EQ(ResolveError("use core::hidden\nbegin\n  nop\nend\n", "x"),
+            "main.masm:1:5: module 'core::hidden' is private: 'core' declares `mod hidden` "
+            "without `pub`");
+  // Inside the parent's subtree it is visible.
+  ASSERT_TRUE(LinkV025("use core::math\nbegin\n  nop\nend\n").ok());
+  absl::StatusOr<uint32_t> h =
+      linker_->Resolve(ModuleByPath("core::math"), "::core::hidden::h", Loc());
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(procedures_[*h].name, "core::hidden::h");
+}
+
+TEST_F(V025LinkerTest, KernelProceduresMaySyscall) {
+  options_.kernel_path = "kernel.masm";
+  options_.virtual_files["kernel.masm"] = "pub proc k\n  push.1\nend\n";
+  ASSERT_TRUE(LinkV025("begin\n  syscall.k\nend\n").ok());
+  const size_t kernel = ModuleByPath("$kernel");
+  ASSERT_NE(kernel, ~size_t{0});
+  ast::Instruction syscall;
+  syscall.name = "syscall";
+  syscall.target = "k";
+  syscall.loc = Loc();
+  EXPECT_TRUE(linker_->CheckInvocation(kernel, syscall).ok());
+}
+
+TEST_F(V025LinkerTest, MissingModuleNamesBothLayouts) {
+  const std::string error = ResolveError("use core::nothing\nbegin\n  nop\nend\n", "x");
+  EXPECT_THAT(error, ::testing::HasSubstr("module 'core::nothing' is not declared"));
 }
 
 }  // namespace

@@ -12,11 +12,14 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "vm/assembler/instruction_table.h"
+#include "vm/dialect.h"
 #include "vm/dialects/v0_16/v0_16.h"
 #include "vm/felt.h"
 #include "vm/parser/ast.h"
 #include "vm/parser/lexer.h"
 #include "vm/parser/source_manager.h"
+#include "vm/parser/syntax_rules.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -895,6 +898,396 @@ end
   EXPECT_EQ(m.procedures[0].docs, "Adds two u64 values.");
   EXPECT_EQ(m.procedures[1].num_locals, 4u);
   EXPECT_EQ(m.constants[1].value.felt, 32u);
+}
+
+// ------------------------------------------------------------------------------------------------
+// The v0.25 grammar (SyntaxRules of v0.25). The mnemonics come from a test-local table: the v0.16
+// rows with `emit` taking an event (Form::kEvent), so that these tests do not depend on the v0.25
+// instruction rows.
+
+const InstructionTable& V025TestTable() {
+  static const InstructionTable* const table = [] {
+    static std::vector<InstructionRow> rows(v0_16::Instructions().rows().begin(),
+                                            v0_16::Instructions().rows().end());
+    for (InstructionRow& row : rows) {
+      if (row.name == "emit") row.form = Form::kEvent;
+    }
+    absl::StatusOr<InstructionTable> t =
+        InstructionTable::Create(rows, v0_16::Instructions().events());
+    return new InstructionTable(*std::move(t));
+  }();
+  return *table;
+}
+
+class V025ParserTest : public ::testing::Test {
+ protected:
+  absl::StatusOr<ast::Module> Parse(absl::string_view text,
+                                    ast::ModuleKind kind = ast::ModuleKind::kExecutable) {
+    const uint32_t id = sources_.Add("test.masm", std::string(text));
+    return ParseModule(sources_, id, kind, V025TestTable(),
+                       *GetDialectSpec(Dialect::kV0_25).syntax);
+  }
+
+  ast::Module ParseOk(absl::string_view text, ast::ModuleKind kind = ast::ModuleKind::kExecutable) {
+    absl::StatusOr<ast::Module> m = Parse(text, kind);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    return m.ok() ? *std::move(m) : ast::Module{};
+  }
+
+  // The first line of the error message (file:line:col: reason).
+  std::string ParseError(absl::string_view text,
+                         ast::ModuleKind kind = ast::ModuleKind::kExecutable) {
+    absl::StatusOr<ast::Module> m = Parse(text, kind);
+    EXPECT_FALSE(m.ok()) << "unexpectedly parsed: " << text;
+    if (m.ok()) return "";
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+    const std::string message(m.status().message());
+    return message.substr(0, message.find('\n'));
+  }
+
+  ast::Instruction Inst(absl::string_view body) {
+    ast::Module m = ParseOk(absl::StrCat("begin ", body, " end"));
+    if (!m.entry.has_value() || m.entry->empty() ||
+        !std::holds_alternative<ast::Instruction>(m.entry->front().op)) {
+      ADD_FAILURE() << "no instruction in " << body;
+      return {};
+    }
+    return std::get<ast::Instruction>(m.entry->front().op);
+  }
+
+  SourceManager sources_;
+};
+
+TEST_F(V025ParserTest, ProceduresWithAttributesAndSignatures) {
+  ast::Module m = ParseOk(R"(#! module docs
+
+#! the add procedure
+@locals(8)
+@callconv(fast)
+@inline
+@meta(key = 1, other)
+pub proc add(a: felt, b: ptr<u8, addrspace(byte)>) -> (r: felt, [felt; 4])
+  add
+end
+proc helper -> word
+  drop
+end
+proc "quoted::name"
+  nop
+end
+)",
+                          ast::ModuleKind::kLibrary);
+  EXPECT_EQ(m.docs, "module docs");
+  ASSERT_EQ(m.procedures.size(), 3u);
+  EXPECT_EQ(m.procedures[0].name, "add");
+  EXPECT_TRUE(m.procedures[0].exported);
+  EXPECT_EQ(m.procedures[0].num_locals, 8u);
+  EXPECT_EQ(m.procedures[0].docs, "the add procedure");
+  EXPECT_EQ(m.procedures[1].name, "helper");
+  EXPECT_FALSE(m.procedures[1].exported);
+  EXPECT_EQ(m.procedures[2].name, "quoted::name");
+}
+
+TEST_F(V025ParserTest, LocalsLimitIs65532) {
+  EXPECT_TRUE(Parse("@locals(65532)\nproc f\n  nop\nend\nbegin exec.f end").ok());
+  EXPECT_EQ(ParseError("@locals(65533)\nproc f\n  nop\nend\nbegin exec.f end"),
+            "test.masm:1:9: number of locals exceeds the maximum of 65532");
+  EXPECT_EQ(ParseError("@locals(1)\n@locals(2)\nproc f\n  nop\nend\nbegin exec.f end"),
+            "test.masm:2:2: duplicate @locals annotation");
+}
+
+TEST_F(V025ParserTest, ImportForms) {
+  ast::Module m = ParseOk(R"(use miden::core::math::u64
+use ::a::b as c
+use {x, y as z, CONST} from p::q
+use self::child::leaf
+begin
+  exec.u64::wrapping_add exec.c::f exec.x exec.z push.CONST
+end
+)");
+  ASSERT_EQ(m.imports.size(), 6u);
+  EXPECT_EQ(m.imports[0].path, "miden::core::math::u64");
+  EXPECT_EQ(m.imports[0].alias, "u64");
+  EXPECT_TRUE(m.imports[0].item.empty());
+  EXPECT_EQ(m.imports[1].path, "a::b");
+  EXPECT_EQ(m.imports[1].alias, "c");
+  EXPECT_EQ(m.imports[2].path, "p::q");
+  EXPECT_EQ(m.imports[2].item, "x");
+  EXPECT_EQ(m.imports[2].alias, "x");
+  EXPECT_EQ(m.imports[3].item, "y");
+  EXPECT_EQ(m.imports[3].alias, "z");
+  EXPECT_EQ(m.imports[4].item, "CONST");
+  EXPECT_EQ(m.imports[5].path, "self::child::leaf");
+  EXPECT_EQ(m.imports[5].alias, "leaf");
+}
+
+TEST_F(V025ParserTest, RejectedImportForms) {
+  EXPECT_EQ(ParseError("use.a::b\nbegin nop end"),
+            "test.masm:1:4: `use.a::b` is classic syntax: write `use a::b` "
+            "(this is classic v0.16 MASM: pass --dialect v0.16)");
+  EXPECT_EQ(ParseError("use a::b->c\nbegin nop end"),
+            "test.masm:1:9: import aliases use `as`; `->` is no longer supported "
+            "(this is classic v0.16 MASM: pass --dialect v0.16)");
+  EXPECT_EQ(ParseError("use *\nbegin nop end"),
+            "test.masm:1:5: glob imports (`use *`) are not supported");
+  EXPECT_EQ(ParseError("use a::b as c\nuse d::c\nbegin nop end"),
+            "test.masm:2:5: duplicate import 'c'");
+  EXPECT_EQ(ParseError("use {x} a::b\nbegin nop end"), "test.masm:1:9: expected 'from', found 'a'");
+  EXPECT_EQ(ParseError("pub use a::b\nproc f nop end", ast::ModuleKind::kLibrary),
+            "test.masm:1:1: `pub use` of a module is not supported: re-export items with "
+            "`pub use {name} from module::path` (this is classic v0.16 MASM: pass --dialect "
+            "v0.16)");
+}
+
+TEST_F(V025ParserTest, ItemReExports) {
+  ast::Module m = ParseOk("pub use {add, mul as times} from miden::core::math::u64\n",
+                          ast::ModuleKind::kLibrary);
+  ASSERT_EQ(m.reexports.size(), 2u);
+  EXPECT_EQ(m.reexports[0].target, "::miden::core::math::u64::add");
+  EXPECT_EQ(m.reexports[0].name, "add");
+  EXPECT_EQ(m.reexports[1].target, "::miden::core::math::u64::mul");
+  EXPECT_EQ(m.reexports[1].name, "times");
+}
+
+TEST_F(V025ParserTest, ModuleItems) {
+  ast::Module m = ParseOk(R"(namespace miden::core
+extern package "miden-base"
+extern package other
+pub mod math
+mod private_child
+type Ptr = ptr<u8>
+pub type Pair = struct { a: felt, b: u32 }
+pub enum Color : u8 { RED, GREEN = 5, BLUE, }
+pub const X = 1
+)",
+                          ast::ModuleKind::kLibrary);
+  ASSERT_EQ(m.submodules.size(), 2u);
+  EXPECT_EQ(m.submodules[0].name, "math");
+  EXPECT_TRUE(m.submodules[0].is_public);
+  EXPECT_EQ(m.submodules[1].name, "private_child");
+  EXPECT_FALSE(m.submodules[1].is_public);
+  ASSERT_EQ(m.constants.size(), 4u);
+  EXPECT_EQ(m.constants[0].name, "RED");
+  EXPECT_EQ(m.constants[0].value.felt, 0u);
+  EXPECT_EQ(m.constants[1].value.felt, 5u);
+  EXPECT_EQ(m.constants[2].name, "BLUE");
+  EXPECT_EQ(m.constants[2].value.felt, 6u);
+  EXPECT_EQ(m.constants[3].value.felt, 1u);
+}
+
+TEST_F(V025ParserTest, NamespaceMustComeFirst) {
+  EXPECT_EQ(ParseError("pub mod a\nnamespace x::y\n", ast::ModuleKind::kLibrary),
+            "test.masm:2:1: a `namespace` declaration must precede every other item");
+  EXPECT_EQ(ParseError("mod a\nmod a\n", ast::ModuleKind::kLibrary),
+            "test.masm:2:5: duplicate module declaration 'a'");
+}
+
+TEST_F(V025ParserTest, Constants) {
+  ast::Module m = ParseOk(R"(const A = 11-2+4*(12-(10+1))+9+8//4*2
+const W = [1, 2, 3, 4]
+const H = 0x0200000000000000030000000000000004000000000000000500000000000000
+const ODD = 0x13a
+const HW = word("hello")
+const E = event("flamefleet::test")
+begin push.A end
+)");
+  ASSERT_EQ(m.constants.size(), 6u);
+  EXPECT_EQ(m.constants[0].value.felt, 26u);
+  EXPECT_EQ(m.constants[1].value.kind, ast::ConstantValue::Kind::kWord);
+  EXPECT_THAT(m.constants[2].value.word, ElementsAre(2u, 3u, 4u, 5u));
+  EXPECT_EQ(m.constants[3].value.felt, 0x13Au);
+  EXPECT_EQ(m.constants[4].value.kind, ast::ConstantValue::Kind::kWord);
+  // BLAKE3("hello") as four little-endian u64 chunks, each mod p.
+  EXPECT_THAT(m.constants[4].value.word, ElementsAre(10557148580892020714u, 12919575974044058718u,
+                                                     9694762696758029904u, 1089984679005980905u));
+  EXPECT_EQ(m.constants[5].value.kind, ast::ConstantValue::Kind::kEvent);
+  EXPECT_EQ(m.constants[5].value.text, "flamefleet::test");
+  EXPECT_EQ(m.constants[5].value.felt, 9774561760243831516u);
+}
+
+TEST_F(V025ParserTest, RejectedClassicDeclarations) {
+  const std::string hint = " (this is classic v0.16 MASM: pass --dialect v0.16)";
+  EXPECT_EQ(ParseError("proc.foo\n  nop\nend\nbegin exec.foo end"),
+            "test.masm:1:5: `proc.NAME` is classic syntax: write `proc NAME`" + hint);
+  EXPECT_EQ(ParseError("proc.foo.2\n  nop\nend\nbegin exec.foo end"),
+            "test.masm:1:5: `proc.NAME` is classic syntax: write `proc NAME`" + hint);
+  EXPECT_EQ(ParseError("export.foo\n  nop\nend\n", ast::ModuleKind::kLibrary),
+            "test.masm:1:1: `export.` is classic syntax: write `pub proc NAME` or "
+            "`pub use {name} from module::path`" +
+                hint);
+  EXPECT_EQ(ParseError("const.X=1\nbegin push.X end"),
+            "test.masm:1:6: `const.NAME=` is classic syntax: write `const NAME = ...`" + hint);
+  EXPECT_EQ(
+      ParseError("adv_map.X=[1]\nbegin nop end"),
+      "test.masm:1:8: `adv_map.NAME=` is classic syntax: write `adv_map NAME = [...]`" + hint);
+}
+
+TEST_F(V025ParserTest, NoHintWhenTheSourceIsNotClassicEither) {
+  // Fails under both grammars: no hint.
+  EXPECT_EQ(ParseError("proc.foo\n  nop\nbegin exec.foo end"),
+            "test.masm:1:5: `proc.NAME` is classic syntax: write `proc NAME`");
+  // A v0.25-only construct with an error elsewhere: no hint either.
+  EXPECT_EQ(ParseError("begin do nop while push.1 end push.1.[1,2,3,4] end"),
+            "test.masm:1:31: a word cannot be pushed together with other values");
+}
+
+TEST_F(V025ParserTest, AdvMap) {
+  ast::Module m = ParseOk(R"(adv_map A = [1, 2,
+  3]
+adv_map B([5, 6, 7, 8]) = [9]
+begin nop end
+)");
+  ASSERT_EQ(m.adv_map.size(), 2u);
+  EXPECT_THAT(m.adv_map[0].values, ElementsAre(1u, 2u, 3u));
+  EXPECT_FALSE(m.adv_map[0].key.has_value());
+  ASSERT_TRUE(m.adv_map[1].key.has_value());
+  EXPECT_THAT(*m.adv_map[1].key, ElementsAre(5u, 6u, 7u, 8u));
+}
+
+TEST_F(V025ParserTest, DoWhile) {
+  ast::Module m = ParseOk(R"(begin
+  do
+    push.1 while.true push.0 end
+  while
+    push.0
+  end
+end
+)");
+  ASSERT_EQ(m.entry->size(), 1u);
+  const auto* loop = std::get_if<ast::DoWhile>(&m.entry->front().op);
+  ASSERT_NE(loop, nullptr);
+  ASSERT_EQ(loop->body.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<ast::While>(loop->body[1].op));
+  ASSERT_EQ(loop->condition.size(), 1u);
+  EXPECT_EQ(loop->loc.line, 2u);
+  EXPECT_EQ(ParseError("begin do while push.1 end end"),
+            "test.masm:1:10: a block must contain at least one instruction");
+  EXPECT_EQ(ParseError("begin do push.1 while end end"),
+            "test.masm:1:23: a block must contain at least one instruction");
+  EXPECT_EQ(ParseError("begin do push.1 end end"),
+            "test.masm:1:17: expected 'while' (a do-while body ends with `while`), found 'end'");
+}
+
+TEST_F(V025ParserTest, RepeatBoundsAndConstants) {
+  ast::Module m = ParseOk("const N = 3\nbegin repeat.N nop end repeat.M nop end end");
+  ASSERT_EQ(m.entry->size(), 2u);
+  const auto& local = std::get<ast::Repeat>((*m.entry)[0].op);
+  EXPECT_EQ(local.count, 3u);
+  EXPECT_TRUE(local.count_constant.empty());
+  const auto& imported = std::get<ast::Repeat>((*m.entry)[1].op);
+  EXPECT_EQ(imported.count_constant, "M");
+  EXPECT_TRUE(Parse("begin repeat.1000000 nop end end").ok());
+  EXPECT_EQ(ParseError("begin repeat.1000001 nop end end"),
+            "test.masm:1:7: repeat count 1000001 is out of range (1..1000000)");
+  EXPECT_EQ(ParseError("const Z = 0\nbegin repeat.Z nop end end"),
+            "test.masm:2:7: repeat count 0 is out of range (1..1000000)");
+  EXPECT_EQ(ParseError("const W = [1,2,3,4]\nbegin repeat.W nop end end"),
+            "test.masm:2:7: repeat count constant 'W' is not an integer");
+}
+
+TEST_F(V025ParserTest, WordSlices) {
+  ast::Instruction slice = Inst("push.[10,11,12,13][1..3]");
+  ASSERT_EQ(slice.args.size(), 1u);
+  EXPECT_EQ(slice.args[0].kind, ast::Immediate::Kind::kWord);
+  ASSERT_TRUE(slice.args[0].slice.has_value());
+  EXPECT_EQ(slice.args[0].slice->first, 1u);
+  EXPECT_EQ(slice.args[0].slice->second, 3u);
+  ast::Instruction one = Inst("push.[10,11,12,13][2]");
+  EXPECT_EQ(one.args[0].slice->first, 2u);
+  EXPECT_EQ(one.args[0].slice->second, 3u);
+  ast::Module m = ParseOk("const W = [1,2,3,4]\nbegin push.W[0..2] end");
+  const ast::Instruction& c = AsInst(m.entry->front());
+  EXPECT_EQ(c.args[0].kind, ast::Immediate::Kind::kConstant);
+  EXPECT_EQ(c.args[0].text, "W");
+  EXPECT_EQ(c.args[0].slice->second, 2u);
+  EXPECT_EQ(ParseError("begin push.[1,2,3,4][2..2] end"), "test.masm:1:7: empty word slice");
+  EXPECT_EQ(ParseError("begin push.[1,2,3,4][3..5] end"),
+            "test.masm:1:7: word slice out of range (a word has 4 elements)");
+  EXPECT_EQ(ParseError("const F = 1\nbegin push.F[0] end"),
+            "test.masm:2:7: constant 'F' is not a word");
+}
+
+TEST_F(V025ParserTest, MixedWordPushIsRejected) {
+  EXPECT_EQ(ParseError("begin push.[1,2,3,4].5 end"),
+            "test.masm:1:7: a word cannot be pushed together with other values (this is classic "
+            "v0.16 MASM: pass --dialect v0.16)");
+  EXPECT_EQ(Inst("push.1.2.3").args.size(), 3u);
+  EXPECT_EQ(Inst("push.[1,2,3,4]").args.size(), 1u);
+}
+
+TEST_F(V025ParserTest, EmitEvents) {
+  ast::Module m = ParseOk(R"(const E = event("flamefleet::test")
+begin
+  emit
+  emit.E
+  emit.event("flamefleet::test")
+end
+)");
+  ASSERT_EQ(m.entry->size(), 3u);
+  EXPECT_TRUE(AsInst((*m.entry)[0]).args.empty());
+  EXPECT_EQ(AsInst((*m.entry)[1]).args[0].kind, ast::Immediate::Kind::kConstant);
+  const ast::Immediate& inline_event = AsInst((*m.entry)[2]).args[0];
+  EXPECT_EQ(inline_event.kind, ast::Immediate::Kind::kEvent);
+  EXPECT_EQ(inline_event.text, "flamefleet::test");
+  EXPECT_EQ(inline_event.value, 9774561760243831516u);
+  EXPECT_EQ(ParseError("begin emit.7 end"),
+            "test.masm:1:7: emit takes an event, not a number: write `emit.event(\"name\")` or "
+            "use a constant defined with `event(\"name\")` (this is classic v0.16 MASM: pass "
+            "--dialect v0.16)");
+  EXPECT_EQ(ParseError("const C = 5\nbegin emit.C end"),
+            "test.masm:2:7: emit.CONST should require const defined via event (this is classic "
+            "v0.16 MASM: pass --dialect v0.16)");
+}
+
+TEST_F(V025ParserTest, RemovedWordMemorySpellingsNameTheirReplacement) {
+  EXPECT_EQ(ParseError("begin mem_loadw.4 end"),
+            "test.masm:1:7: deprecated instruction: `mem_loadw` has been removed (use "
+            "`mem_loadw_be` instead) (this is classic v0.16 MASM: pass --dialect v0.16)");
+  EXPECT_EQ(ParseError("begin push.1 mem_storew end"),
+            "test.masm:1:14: deprecated instruction: `mem_storew` has been removed (use "
+            "`mem_storew_be` instead) (this is classic v0.16 MASM: pass --dialect v0.16)");
+  EXPECT_EQ(ParseError("proc f\n  loc_loadw.0\nend\nbegin exec.f end"),
+            "test.masm:2:3: deprecated instruction: `loc_loadw` has been removed (use "
+            "`loc_loadw_be` instead) (this is classic v0.16 MASM: pass --dialect v0.16)");
+}
+
+TEST_F(V025ParserTest, ControlFlowAsBefore) {
+  ast::Module m = ParseOk(R"(begin
+  if.true push.1 else push.2 end
+  if.false push.3 end
+  if.true else push.4 end
+  while.true push.0 end
+end
+)");
+  EXPECT_EQ(m.entry->size(), 4u);
+  EXPECT_EQ(ParseError("begin while.false nop end end"),
+            "test.masm:1:13: expected 'true', found 'false'");
+}
+
+TEST_F(V025ParserTest, DialectOverloadUsesTheSpec) {
+  // Through the DialectSpec the rules and table are the dialect's own; v0.16 keeps classic.
+  const uint32_t id = sources_.Add("c.masm", "proc.f.1\n  nop\nend\nbegin exec.f end");
+  EXPECT_TRUE(
+      ParseModule(sources_, id, ast::ModuleKind::kExecutable, GetDialectSpec(Dialect::kV0_16))
+          .ok());
+  absl::StatusOr<ast::Module> v025 =
+      ParseModule(sources_, id, ast::ModuleKind::kExecutable, GetDialectSpec(Dialect::kV0_25));
+  ASSERT_FALSE(v025.ok());
+  EXPECT_THAT(v025.status().message(),
+              HasSubstr("c.masm:1:5: `proc.NAME` is classic syntax: write `proc NAME` (this is "
+                        "classic v0.16 MASM: pass --dialect v0.16)"));
+}
+
+TEST_F(V025ParserTest, BracesAreNotTokensInV016) {
+  const std::vector<Token> toks = LexAll("{");
+  ASSERT_FALSE(toks.empty());
+  EXPECT_EQ(toks[0].kind, TokenKind::kError);
+  Lexer lexer("{ } 0x123", 0, LexerOptions{.braces = true, .odd_hex_digits = true});
+  EXPECT_EQ(lexer.Next().kind, TokenKind::kLBrace);
+  EXPECT_EQ(lexer.Next().kind, TokenKind::kRBrace);
+  const Token hex = lexer.Next();
+  EXPECT_EQ(hex.kind, TokenKind::kHex);
+  EXPECT_EQ(hex.value, 0x123u);
 }
 
 }  // namespace

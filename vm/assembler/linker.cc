@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -12,7 +13,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
+#include "vm/dialect.h"
 #include "vm/parser/parser.h"
+#include "vm/parser/syntax_rules.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -33,12 +36,13 @@ absl::StatusOr<uint32_t> LoadSourceFile(const AssemblerOptions& options, SourceM
 }
 
 Linker::Linker(const AssemblerOptions& options, std::shared_ptr<SourceManager> sources,
-               std::vector<ProcedureInfo>* procedures)
-    : options_(options), sources_(std::move(sources)), infos_(procedures) {}
+               std::vector<ProcedureInfo>* procedures, const DialectSpec* dialect)
+    : options_(options),
+      dialect_(dialect != nullptr ? dialect : &GetDialectSpec(options.dialect)),
+      sources_(std::move(sources)),
+      infos_(procedures) {}
 
-const InstructionTable& Linker::Instructions() const {
-  return *GetDialectSpec(options_.dialect).instructions;
-}
+const DialectSpec& Linker::Spec() const { return *dialect_; }
 
 absl::Status Linker::Error(const ast::SourceLocation& loc, absl::string_view message) const {
   return absl::InvalidArgumentError(sources_->Format(loc, message));
@@ -46,8 +50,7 @@ absl::Status Linker::Error(const ast::SourceLocation& loc, absl::string_view mes
 
 absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
   FLAMEFLEET_ASSIGN_OR_RETURN(
-      ast::Module module,
-      ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable, Instructions()));
+      ast::Module module, ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable, Spec()));
   if (!module.entry.has_value()) {
     return Error(ast::SourceLocation{file_id, 1, 1},
                  "an executable module needs a `begin ... end` block");
@@ -60,8 +63,7 @@ absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
     FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t kernel_file,
                                 LoadSourceFile(options_, *sources_, options_.kernel_path));
     FLAMEFLEET_ASSIGN_OR_RETURN(
-        ast::Module kernel,
-        ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Instructions()));
+        ast::Module kernel, ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Spec()));
     auto k = std::make_unique<LinkedModule>();
     k->path = "$kernel";
     k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes
@@ -89,27 +91,79 @@ absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
   for (size_t i = 0; i < a.constants.size(); ++i) {
     m->constants.emplace(a.constants[i].name, i);
   }
+  std::vector<std::pair<std::string, ast::SourceLocation>> to_load;
   for (const ast::Import& imp : a.imports) {
-    if (!m->imports.emplace(imp.alias, imp.path).second) {
+    const bool is_program = m->is_program;
+    std::string path =
+        absl::StartsWith(imp.path, "self::") && !is_program
+            ? absl::StrCat(m->path, imp.path.substr(4))  // self::x -> <this module>::x
+            : imp.path;
+    const bool fresh =
+        imp.item.empty()
+            ? m->imports.emplace(imp.alias, path).second
+            : m->item_imports.emplace(imp.alias, std::make_pair(path, imp.item)).second;
+    if (!fresh ||
+        (imp.item.empty() ? m->item_imports.contains(imp.alias) : m->imports.contains(imp.alias))) {
       return Error(imp.loc, absl::StrCat("duplicate import alias '", imp.alias, "'"));
     }
+    to_load.emplace_back(std::move(path), imp.loc);
   }
   size_t index = modules_.size();
   module_by_path_.emplace(m->path, index);
   modules_.push_back(std::move(m));
   // Load imports eagerly so that missing modules are reported at the `use` line.
-  for (const ast::Import& imp : modules_[index]->ast.imports) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(size_t unused, LoadModule(imp.path, imp.loc));
+  for (const auto& [path, loc] : to_load) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(size_t unused, LoadModule(path, loc));
     (void)unused;
+    FLAMEFLEET_RETURN_IF_ERROR(CheckVisible(index, path, loc));
+  }
+  for (ast::Procedure& p : modules_[index]->ast.procedures) {
+    FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(index, p.body, 0));
+  }
+  if (modules_[index]->ast.entry.has_value()) {
+    FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(index, *modules_[index]->ast.entry, 0));
   }
   return index;
 }
 
-// Finds the library whose namespace is the longest prefix of `path`.
+absl::Status Linker::ResolveRepeatCounts(size_t module, ast::Block& block, int depth) {
+  if (depth > 2 * kMaxNestingDepth) return absl::OkStatus();  // the parser bounds nesting
+  for (ast::Node& node : block) {
+    if (auto* r = std::get_if<ast::Repeat>(&node.op)) {
+      if (!r->count_constant.empty()) {
+        const ast::ConstantValue* v = FindConstant(module, r->count_constant);
+        if (v == nullptr) {
+          return Error(r->loc, absl::StrCat("undefined constant '", r->count_constant, "'"));
+        }
+        const uint64_t max = Spec().syntax->max_repeat_count;
+        if (v->kind != ast::ConstantValue::Kind::kFelt || v->felt == 0 || v->felt > max) {
+          return Error(r->loc,
+                       absl::StrCat("repeat count ", v->felt, " is out of range (1..", max, ")"));
+        }
+        r->count = static_cast<uint32_t>(v->felt);
+        r->count_constant.clear();
+      }
+      FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(module, r->body, depth + 1));
+    } else if (auto* i = std::get_if<ast::IfElse>(&node.op)) {
+      FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(module, i->on_true, depth + 1));
+      FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(module, i->on_false, depth + 1));
+    } else if (auto* w = std::get_if<ast::While>(&node.op)) {
+      FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(module, w->body, depth + 1));
+    } else if (auto* d = std::get_if<ast::DoWhile>(&node.op)) {
+      FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(module, d->body, depth + 1));
+      FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(module, d->condition, depth + 1));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Finds the library whose namespace is the longest prefix of `path` (or, under the mod.masm
+// layout, `path` itself: the namespace root).
 const std::pair<std::string, std::string>* Linker::FindLibrary(absl::string_view path) const {
   const std::pair<std::string, std::string>* best = nullptr;
   for (const auto& lib : options_.libraries) {
-    if (absl::StartsWith(path, absl::StrCat(lib.first, "::")) &&
+    if ((absl::StartsWith(path, absl::StrCat(lib.first, "::")) ||
+         (Spec().syntax->mod_file_layout && path == lib.first)) &&
         (best == nullptr || lib.first.size() > best->first.size())) {
       best = &lib;
     }
@@ -125,21 +179,79 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
     return Error(loc, absl::StrCat("module '", path, "' not found: no library for namespace '", ns,
                                    "' (use --lib ", ns, "=DIR)"));
   }
-  std::string rest = path.substr(lib->first.size() + 2);
-  std::string file =
-      absl::StrCat(lib->second, "/", absl::StrJoin(absl::StrSplit(rest, "::"), "/"), ".masm");
-  absl::StatusOr<uint32_t> file_id = LoadSourceFile(options_, *sources_, file);
+  const SyntaxRules& rules = *Spec().syntax;
+  if (rules.declared_submodules) {
+    FLAMEFLEET_RETURN_IF_ERROR(CheckDeclared(path, lib->first, loc));
+    // The parents' loading may have loaded this module (a parent importing its child).
+    if (auto it = module_by_path_.find(path); it != module_by_path_.end()) return it->second;
+  }
+  std::string rest = path.size() > lib->first.size() ? path.substr(lib->first.size() + 2) : "";
+  std::string dir = absl::StrCat(lib->second, "/", absl::StrJoin(absl::StrSplit(rest, "::"), "/"));
+  std::string file = absl::StrCat(dir, ".masm");
+  absl::StatusOr<uint32_t> file_id =
+      rest.empty() ? absl::NotFoundError("") : LoadSourceFile(options_, *sources_, file);
+  if (!file_id.ok() && rules.mod_file_layout) {
+    const std::string mod_file =
+        rest.empty() ? absl::StrCat(lib->second, "/mod.masm") : absl::StrCat(dir, "/mod.masm");
+    absl::StatusOr<uint32_t> mod_id = LoadSourceFile(options_, *sources_, mod_file);
+    if (mod_id.ok()) {
+      file_id = mod_id;
+    } else if (rest.empty()) {
+      file_id = mod_id.status();
+    } else {
+      file_id = absl::NotFoundError(
+          absl::StrCat(file_id.status().message(), "; ", mod_id.status().message()));
+    }
+  }
   if (!file_id.ok()) {
     return Error(loc, absl::StrCat("module '", path, "' not found: ", file_id.status().message()));
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(
-      ast::Module module,
-      ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary, Instructions()));
+  FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
+                              ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary, Spec()));
   auto loaded = std::make_unique<LinkedModule>();
   loaded->path = path;
   loaded->library = lib->first;
   loaded->ast = std::move(module);
   return Register(std::move(loaded));
+}
+
+absl::Status Linker::CheckVisible(size_t from, const std::string& path,
+                                  const ast::SourceLocation& loc) const {
+  if (!Spec().syntax->declared_submodules) return absl::OkStatus();
+  const auto* lib = FindLibrary(path);
+  if (lib == nullptr) return absl::OkStatus();
+  const std::string& requester = modules_[from]->path;
+  std::string child = path;
+  while (child.size() > lib->first.size()) {
+    const size_t cut = child.rfind("::");
+    const std::string parent = child.substr(0, cut);
+    const std::string name = child.substr(cut + 2);
+    auto it = module_by_path_.find(parent);
+    if (it == module_by_path_.end()) break;
+    for (const ast::Submodule& sub : modules_[it->second]->ast.submodules) {
+      if (sub.name == name && !sub.is_public && requester != parent &&
+          !absl::StartsWith(requester, absl::StrCat(parent, "::"))) {
+        return Error(loc, absl::StrCat("module '", path, "' is private: '", parent,
+                                       "' declares `mod ", name, "` without `pub`"));
+      }
+    }
+    child = parent;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Linker::CheckDeclared(const std::string& path, absl::string_view ns,
+                                   const ast::SourceLocation& loc) {
+  if (path.size() <= ns.size()) return absl::OkStatus();  // the namespace root
+  const size_t cut = path.rfind("::");
+  const std::string parent = path.substr(0, cut);
+  const std::string child = path.substr(cut + 2);
+  FLAMEFLEET_ASSIGN_OR_RETURN(size_t parent_index, LoadModule(parent, loc));
+  for (const ast::Submodule& sub : modules_[parent_index]->ast.submodules) {
+    if (sub.name == child) return absl::OkStatus();
+  }
+  return Error(loc, absl::StrCat("module '", path, "' is not declared: its parent module '", parent,
+                                 "' must declare it with `pub mod ", child, "`"));
 }
 
 uint32_t Linker::NewProcedure(size_t module, size_t index, std::string name,
@@ -175,6 +287,10 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
   }
   size_t module = from;
   std::string name = target;
+  if (absl::StartsWith(target, "self::") && !modules_[from]->is_program) {
+    // self::child::name: a path relative to this module
+    return Resolve(from, absl::StrCat("::", modules_[from]->path, target.substr(4)), loc, hops);
+  }
   if (target.size() >= 2 && target.front() == '"' && target.back() == '"') {
     name = target.substr(1, target.size() - 2);  // a quoted local procedure name
   } else if (absl::StartsWith(target, "::") || absl::StrContains(target, "::")) {
@@ -192,6 +308,25 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
       // alias::name (the alias is the first segment)
       const LinkedModule& m = *modules_[from];
       auto it = m.imports.find(module_path);
+      if (it == m.imports.end() && Spec().syntax->mod_file_layout &&
+          module_path.find("::") != std::string::npos) {
+        // alias::child::name: a submodule of an imported module
+        const size_t first = module_path.find("::");
+        it = m.imports.find(module_path.substr(0, first));
+        if (it != m.imports.end()) {
+          module_path = absl::StrCat(it->second, module_path.substr(first));
+          return Resolve(from, absl::StrCat("::", module_path, "::", name), loc, hops + 1);
+        }
+      }
+      if (it == m.imports.end() && Spec().syntax->mod_file_layout && !m.is_program) {
+        // child::name or child::grandchild::name: a submodule this module declares (`mod`)
+        const std::string first = module_path.substr(0, module_path.find("::"));
+        for (const ast::Submodule& sub : m.ast.submodules) {
+          if (sub.name != first) continue;
+          return Resolve(from, absl::StrCat("::", m.path, "::", module_path, "::", name), loc,
+                         hops + 1);
+        }
+      }
       if (it == m.imports.end()) {
         return Error(loc,
                      absl::StrCat("undefined module '", module_path, "' (missing `use` import?)"));
@@ -199,6 +334,7 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
       module_path = it->second;
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(module, LoadModule(module_path, loc));
+    FLAMEFLEET_RETURN_IF_ERROR(CheckVisible(from, module_path, loc));
   }
   const LinkedModule& m = *modules_[module];
   if (auto it = m.procedures.find(name); it != m.procedures.end()) {
@@ -213,6 +349,12 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
     return Resolve(module, r.target, loc, hops + 1);
   }
   if (module == from) {
+    if (auto it = m.item_imports.find(name); it != m.item_imports.end()) {
+      const auto& [item_module, item] = it->second;
+      return Resolve(from, absl::StrCat("::", item_module, "::", item), loc, hops + 1);
+    }
+  }
+  if (module == from) {
     return Error(loc, absl::StrCat("undefined procedure '", name, "'"));
   }
   return Error(loc, absl::StrCat("undefined procedure '", name, "' in module '", m.path, "'"));
@@ -220,7 +362,7 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
 
 absl::Status Linker::CheckInvocation(size_t from, const ast::Instruction& inst) const {
   if (inst.name != "syscall") return absl::OkStatus();
-  if (modules_[from]->ast.kind == ast::ModuleKind::kKernel) {
+  if (modules_[from]->ast.kind == ast::ModuleKind::kKernel && !Spec().syntax->kernel_syscalls) {
     return Error(inst.loc, "`syscall` is not allowed in a kernel module");
   }
   if (kernel_module_ == kNoKernel) {
@@ -272,9 +414,32 @@ bool Linker::LinksDynamically(size_t from, uint32_t callee) const {
 }
 
 const ast::ConstantValue* Linker::FindConstant(size_t module, const std::string& name) const {
+  return FindConstant(module, name, /*hops=*/0);
+}
+
+const ast::ConstantValue* Linker::FindConstant(size_t module, const std::string& name,
+                                               int hops) const {
+  if (hops > kMaxReexportHops) return nullptr;
   const LinkedModule& m = *modules_[module];
-  auto it = m.constants.find(name);
-  return it == m.constants.end() ? nullptr : &m.ast.constants[it->second].value;
+  if (auto it = m.constants.find(name); it != m.constants.end()) {
+    return &m.ast.constants[it->second].value;
+  }
+  // use {NAME} from a::b, and pub use {NAME} from a::b (target "::a::b::NAME")
+  std::string target;
+  if (auto it = m.item_imports.find(name); it != m.item_imports.end()) {
+    target = absl::StrCat(it->second.first, "::", it->second.second);
+  } else if (auto re = m.reexports.find(name); re != m.reexports.end()) {
+    const std::string& t = m.ast.reexports[re->second].target;
+    if (!absl::StartsWith(t, "::")) return nullptr;
+    target = t.substr(2);
+  } else {
+    return nullptr;
+  }
+  const size_t cut = target.rfind("::");
+  if (cut == std::string::npos) return nullptr;
+  auto mod = module_by_path_.find(target.substr(0, cut));
+  if (mod == module_by_path_.end()) return nullptr;
+  return FindConstant(mod->second, target.substr(cut + 2), hops + 1);
 }
 
 const ast::AdvMapEntry* Linker::FindAdvMapEntry(size_t module, const std::string& name) const {

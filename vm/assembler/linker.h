@@ -1,6 +1,10 @@
 // Linker: the dialect-free half of assembly. It loads the executable module, the kernel and
 // every library module they import (`use.NS::path::mod` is DIR/path/mod.masm for a library
-// `NS=DIR`), and resolves invocation targets (local, `alias::name`, absolute `::path::name`,
+// `NS=DIR`; under the v0.25 layout rules a::b is DIR/a/b.masm or else DIR/a/b/mod.masm, the
+// namespace root is DIR/mod.masm, and a module is reachable only through the `mod`
+// declarations of its parents), resolves item imports (`use {x as y} from a::b`, procedures
+// and constants, `pub use {..}` re-exports), `self::` paths and imported `repeat` counts, and
+// resolves invocation targets (local, `alias::name`, absolute `::path::name`,
 // quoted names, re-exports, kernel procedures for `syscall`) to procedure ids. Procedures get ids
 // in the order they are first referenced; their names and locations go to the Program's
 // procedure table. It also answers the questions of linking the MAST builder asks: whether a
@@ -31,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "vm/assembler/assembler.h"
 #include "vm/assembler/program.h"
+#include "vm/dialect.h"
 #include "vm/felt.h"
 #include "vm/parser/ast.h"
 #include "vm/parser/source_manager.h"
@@ -52,7 +57,9 @@ struct LinkedModule {
   absl::flat_hash_map<std::string, size_t> procedures;    // name -> index in ast.procedures
   absl::flat_hash_map<std::string, size_t> reexports;     // name -> index in ast.reexports
   absl::flat_hash_map<std::string, std::string> imports;  // alias -> module path
-  absl::flat_hash_map<std::string, size_t> constants;     // name -> index in ast.constants
+  // alias -> (module path, item name) of `use {item as alias} from path`
+  absl::flat_hash_map<std::string, std::pair<std::string, std::string>> item_imports;
+  absl::flat_hash_map<std::string, size_t> constants;  // name -> index in ast.constants
 };
 
 // LinkedProcedure::index of the program's `begin ... end` block.
@@ -69,9 +76,11 @@ class Linker {
  public:
   // Creates a linker that reads files with `options` into `sources` and appends every
   // procedure it assigns an id to `procedures` (name and location; ids index it). `options`
-  // and `procedures` must outlive the linker; `procedures` must not be null.
+  // and `procedures` must outlive the linker; `procedures` must not be null. `dialect`, if not
+  // null, replaces the spec of options.dialect for parsing and layout (tests that pair an
+  // instruction table with other syntax rules); it must outlive the linker.
   Linker(const AssemblerOptions& options, std::shared_ptr<SourceManager> sources,
-         std::vector<ProcedureInfo>* procedures);
+         std::vector<ProcedureInfo>* procedures, const DialectSpec* dialect = nullptr);
 
   // Parses the executable module in `file_id`, the kernel of options.kernel_path (if any) and
   // every module they import, and returns the id of the entry procedure `$exec::$main`.
@@ -86,7 +95,8 @@ class Linker {
                                    const ast::SourceLocation& loc);
 
   // Checks that `inst` (exec, call or syscall) may appear in module `from`: no `syscall` in a
-  // kernel, and no `syscall` without a kernel. Returns InvalidArgument at the instruction.
+  // kernel (unless SyntaxRules::kernel_syscalls), and no `syscall` without a kernel. Returns
+  // InvalidArgument at the instruction.
   absl::Status CheckInvocation(size_t from, const ast::Instruction& inst) const;
 
   // Resolves the named target of `inst` (exec, call or syscall, not a MAST-root literal) in
@@ -105,7 +115,8 @@ class Linker {
   // is linked dynamically (an EXTERNAL node).
   bool LinksDynamically(size_t from, uint32_t callee) const;
 
-  // Returns the named constant `name` of module `module`, or null.
+  // Returns the named constant `name` of module `module` (its own, or one it imports with
+  // `use {NAME} from ...`, through `pub use` re-exports), or null.
   const ast::ConstantValue* FindConstant(size_t module, const std::string& name) const;
   // Returns the advice-map entry `name` of module `module`, or null.
   const ast::AdvMapEntry* FindAdvMapEntry(size_t module, const std::string& name) const;
@@ -122,11 +133,23 @@ class Linker {
 
  private:
   absl::Status Error(const ast::SourceLocation& loc, absl::string_view message) const;
-  // The instruction table of the dialect being assembled (options_.dialect).
-  const InstructionTable& Instructions() const;
+  // The dialect being assembled (options_.dialect).
+  const DialectSpec& Spec() const;
   absl::StatusOr<size_t> Register(std::unique_ptr<LinkedModule> m);
   const std::pair<std::string, std::string>* FindLibrary(absl::string_view path) const;
   absl::StatusOr<size_t> LoadModule(const std::string& path, const ast::SourceLocation& loc);
+  // Checks, under SyntaxRules::declared_submodules, that every parent of library module
+  // `path` declares the next component with `mod` (loading the parents).
+  absl::Status CheckDeclared(const std::string& path, absl::string_view ns,
+                             const ast::SourceLocation& loc);
+  // Checks, under SyntaxRules::declared_submodules, that module `from` may see library module
+  // `path`: every private (`mod` without `pub`) module on its way down from the namespace root
+  // is visible only inside its parent's subtree.
+  absl::Status CheckVisible(size_t from, const std::string& path,
+                            const ast::SourceLocation& loc) const;
+  const ast::ConstantValue* FindConstant(size_t module, const std::string& name, int hops) const;
+  // Fills the count of every `repeat.CONST` whose constant is imported.
+  absl::Status ResolveRepeatCounts(size_t module, ast::Block& block, int depth);
   uint32_t NewProcedure(size_t module, size_t index, std::string name,
                         const ast::SourceLocation& loc);
   uint32_t ProcedureId(size_t module, size_t index);
@@ -137,6 +160,7 @@ class Linker {
   static constexpr size_t kNoKernel = ~size_t{0};
 
   const AssemblerOptions& options_;
+  const DialectSpec* dialect_;  // never null
   std::shared_ptr<SourceManager> sources_;
   std::vector<ProcedureInfo>* infos_;  // never null
   std::vector<std::unique_ptr<LinkedModule>> modules_;

@@ -116,11 +116,16 @@ const char* TokenKindName(TokenKind kind) {
       return "'@'";
     case TokenKind::kBang:
       return "'!'";
+    case TokenKind::kLBrace:
+      return "'{'";
+    case TokenKind::kRBrace:
+      return "'}'";
   }
   return "token";
 }
 
-Lexer::Lexer(absl::string_view text, uint32_t file_id) : text_(text), file_id_(file_id) {}
+Lexer::Lexer(absl::string_view text, uint32_t file_id, LexerOptions options)
+    : text_(text), file_id_(file_id), options_(options) {}
 
 void Lexer::Advance(size_t n) {
   for (size_t i = 0; i < n && pos_ < text_.size(); ++i) {
@@ -269,6 +274,12 @@ Token Lexer::Next() {
       return Peek(1) == '/' ? punct(TokenKind::kSlashSlash, 2) : punct(TokenKind::kSlash, 1);
     case '"':
       return LexString(std::move(t));
+    case '{':
+      if (options_.braces) return punct(TokenKind::kLBrace, 1);
+      break;
+    case '}':
+      if (options_.braces) return punct(TokenKind::kRBrace, 1);
+      break;
     default:
       break;
   }
@@ -337,7 +348,7 @@ Token Lexer::LexNumber(Token t) {
     const absl::string_view digits = text_.substr(digits_begin, pos_ - digits_begin);
     t.text = text_.substr(start, pos_ - start);
     if (digits.empty()) return Error(t.loc, "invalid hex literal: no digits after 0x");
-    if (digits.size() % 2 != 0) {
+    if (digits.size() % 2 != 0 && !options_.odd_hex_digits) {
       return Error(t.loc, "invalid hex literal: odd number of digits");
     }
     if (digits.size() <= 16) {

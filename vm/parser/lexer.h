@@ -17,7 +17,10 @@
 //    read as little-endian bytes (each must be < p); `0b` binary (up to 32 digits).
 //  * quoted strings `"..."` on one line (a backslash escapes the next character; the token keeps
 //    the raw text between the quotes).
-//  * punctuation `. , = ( ) [ ] < > ; : :: -> - + / // * @ !`.
+//  * punctuation `. , = ( ) [ ] < > ; : :: -> - + / // * @ !`, and `{ }` when
+//    LexerOptions::braces is set (v0.25).
+//  * with LexerOptions::odd_hex_digits (v0.25), a `0x` number with an odd number of digits is
+//    zero-padded on the left instead of being an error.
 // The input must be valid UTF-8 without NUL bytes; non-ASCII characters are allowed only in
 // comments and strings.
 #ifndef FLAMEFLEET_VM_PARSER_LEXER_H_
@@ -62,6 +65,14 @@ enum class TokenKind : uint8_t {
   kStar,
   kAt,
   kBang,
+  kLBrace,  // only with LexerOptions::braces
+  kRBrace,
+};
+
+// Dialect-dependent lexical rules (from the dialect's SyntaxRules).
+struct LexerOptions {
+  bool braces = false;          // `{` and `}` are tokens
+  bool odd_hex_digits = false;  // `0x123` is 0x0123
 };
 
 // Returns a short human-readable description of a token kind ("identifier", "'.'").
@@ -86,7 +97,7 @@ struct Token {
 class Lexer {
  public:
   // `text` is the whole file; `file_id` goes into every token location.
-  Lexer(absl::string_view text, uint32_t file_id);
+  Lexer(absl::string_view text, uint32_t file_id, LexerOptions options = {});
 
   // Returns the next token. After the end of input, returns kEof forever. After a kError token, the
   // lexer is positioned at the end of input (so kEof follows).
@@ -113,6 +124,7 @@ class Lexer {
 
   absl::string_view text_;
   uint32_t file_id_;
+  LexerOptions options_;
   size_t pos_ = 0;
   uint32_t line_ = 1;
   uint32_t column_ = 1;

@@ -18,9 +18,11 @@
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 #include "vm/assembler/instruction_table.h"
-#include "vm/assembler/lower.h"
+#include "vm/crypto/blake3.h"
+#include "vm/dialect.h"
 #include "vm/felt.h"
 #include "vm/parser/lexer.h"
+#include "vm/parser/syntax_rules.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -49,19 +51,45 @@ std::string Describe(const Token& t) {
 // A value during constant evaluation.
 using ConstValue = ast::ConstantValue;
 
+// Returns the four little-endian u64 chunks of BLAKE3(text), each reduced mod p.
+ast::WordValue Blake3Word(absl::string_view text) {
+  const std::array<uint8_t, 32> digest = Blake3(text);
+  ast::WordValue w{};
+  for (size_t i = 0; i < 4; ++i) {
+    uint64_t v = 0;
+    for (size_t k = 0; k < 8; ++k) v |= static_cast<uint64_t>(digest[i * 8 + k]) << (8 * k);
+    w[i] = Felt::FromU64(v).value();
+  }
+  return w;
+}
+
+// The error of the first failing parse: where and why, before formatting.
+struct ParseError {
+  SourceLocation loc;
+  std::string reason;
+  // Whether the classic-syntax hint may follow: false for a limit of the dialect (too many
+  // locals, a repeat count out of range), which is no matter of syntax.
+  bool hintable = true;
+};
+
 class Parser {
  public:
   Parser(const SourceManager& sources, uint32_t file_id, ast::ModuleKind kind,
-         const InstructionTable& instructions)
+         const InstructionTable& instructions, const SyntaxRules& rules)
       : sources_(sources),
         file_id_(file_id),
         instructions_(instructions),
-        lexer_(sources.text(file_id), file_id) {
+        rules_(rules),
+        lexer_(sources.text(file_id), file_id,
+               LexerOptions{.braces = rules.braces, .odd_hex_digits = rules.odd_hex_digits}) {
     module_.kind = kind;
     module_.file_id = file_id;
   }
 
   absl::StatusOr<ast::Module> Run();
+
+  // The location and reason of the error Run() returned.
+  const ParseError& error() const { return error_; }
 
  private:
   static constexpr size_t kLookahead = 4;
@@ -91,7 +119,14 @@ class Parser {
   // ---- errors
   // --------------------------------------------------------------------------------
   absl::Status ErrorAt(SourceLocation loc, absl::string_view message) const {
+    error_ = ParseError{loc, std::string(message)};
     return absl::InvalidArgumentError(sources_.Format(loc, message));
+  }
+  // Reports a value beyond a limit of the dialect (never followed by the syntax hint).
+  absl::Status LimitError(SourceLocation loc, absl::string_view message) const {
+    absl::Status status = ErrorAt(loc, message);
+    error_.hintable = false;
+    return status;
   }
   // Reports `t` where `expected` was required (or the lexer's error if `t` is
   // one).
@@ -126,7 +161,12 @@ class Parser {
   // --------------------------------------------------------------------------
   absl::Status ParseAnnotation(int64_t* locals);  // *locals: -1 = none
   absl::Status ParseImport();
+  absl::Status ParseItemImport(SourceLocation loc, bool reexport);
+  absl::StatusOr<std::string> ParseModulePath(SourceLocation* loc, size_t min_segments = 2);
+  absl::Status AddImportAlias(const std::string& alias, SourceLocation loc);
   absl::Status ParseConstant();
+  absl::Status AddConstant(const Token& name, ConstValue value);
+  absl::Status ParseEnum();
   absl::Status ParseAdvMap();
   absl::Status ParseEntry();
   absl::Status ParseProcedure(const Token& keyword, bool exported, bool classic, std::string docs,
@@ -155,6 +195,10 @@ class Parser {
   absl::Status ParseIf(ast::Block* out);
   absl::Status ParseWhile(ast::Block* out);
   absl::Status ParseRepeat(ast::Block* out);
+  absl::Status ParseDoWhile(ast::Block* out);
+  // Whether the current token ends the block being parsed: `end`, `else`, or the bare `while`
+  // of a do-while body.
+  bool AtBlockEnd();
   absl::Status ParseInstruction(ast::Block* out);
   absl::Status ParseInstructionBody(const Token& mnemonic, ast::Block* out);
 
@@ -166,15 +210,18 @@ class Parser {
   absl::StatusOr<Immediate> ParseU32Immediate();
   absl::StatusOr<Immediate> ParseSmallImmediate(uint32_t min, uint32_t max, bool allow_constant);
   absl::StatusOr<Immediate> ParsePushValue();
-  // v0.25: `E` (a constant) or `event("name")` after `emit.`; `[i]` / `[i..j]` after a word.
-  absl::StatusOr<Immediate> ParseEventImmediate();
-  absl::Status ParseWordSlice(Immediate* imm);
   absl::StatusOr<Immediate> ParseErrorImmediate();
+  absl::StatusOr<std::string> ParseEventName();
+  absl::Status ParseSlice(Immediate* imm);
+  absl::StatusOr<Immediate> ParseEventImmediate();
 
   const SourceManager& sources_;
   uint32_t file_id_;
   const InstructionTable& instructions_;
+  const SyntaxRules& rules_;
   Lexer lexer_;
+  mutable ParseError error_;
+  bool seen_item_ = false;  // a module item other than `namespace` was parsed
   std::array<Token, kLookahead> buf_;
   size_t head_ = 0;
   size_t count_ = 0;
@@ -227,25 +274,40 @@ absl::StatusOr<ast::Module> Parser::Run() {
       return Unexpected(t, "a module item (use, const, proc, export, pub, adv_map, begin)");
     }
     const absl::string_view word = t.text;
+    const bool classic = rules_.classic_declarations;
     const bool is_proc =
         word == "proc" || (word == "pub" && AtWord("proc", 1)) ||
-        (word == "export" && At(TokenKind::kDot, 1) && !At(TokenKind::kHexWord, 2) &&
+        (classic && word == "export" && At(TokenKind::kDot, 1) && !At(TokenKind::kHexWord, 2) &&
          !At(TokenKind::kColonColon, 2) && !At(TokenKind::kColonColon, 3));
     if (annotation_loc.has_value() && !is_proc) {
       return ErrorAt(*annotation_loc, "an annotation must be followed by a procedure");
     }
+    if (word == "namespace" && rules_.modern_items) {
+      if (seen_item_) {
+        return ErrorAt(t.loc, "a `namespace` declaration must precede every other item");
+      }
+      Take();
+      SourceLocation loc;
+      FLAMEFLEET_RETURN_IF_ERROR(ParseModulePath(&loc, /*min_segments=*/1).status());
+      seen_item_ = true;
+      docs.clear();
+      continue;
+    }
+    seen_item_ = true;
     if (is_proc) {
       Token keyword = Take();
       bool exported = keyword.text != "proc";
-      bool classic = true;
+      bool dotted = true;
       if (keyword.text == "pub") {
         Take();  // proc
-        classic = false;
+        dotted = false;
       } else if (keyword.text == "proc" && !At(TokenKind::kDot)) {
-        classic = false;
+        dotted = false;
+      } else if (keyword.text == "proc" && !classic) {
+        return ErrorAt(Peek().loc, "`proc.NAME` is classic syntax: write `proc NAME`");
       }
       FLAMEFLEET_RETURN_IF_ERROR(
-          ParseProcedure(keyword, exported, classic, std::move(docs), annotated_locals));
+          ParseProcedure(keyword, exported, dotted, std::move(docs), annotated_locals));
       annotated_locals = -1;
       annotation_loc.reset();
     } else if (word == "use") {
@@ -258,19 +320,63 @@ absl::StatusOr<ast::Module> Parser::Run() {
     } else if (word == "pub" && AtWord("use", 1)) {
       const SourceLocation loc = Take().loc;
       Take();  // use
-      FLAMEFLEET_RETURN_IF_ERROR(ParseReExport(loc));
-    } else if (word == "export") {
+      if (rules_.modern_items && At(TokenKind::kLBrace)) {
+        FLAMEFLEET_RETURN_IF_ERROR(ParseItemImport(loc, /*reexport=*/true));
+      } else if (!rules_.path_reexports) {
+        return ErrorAt(loc,
+                       "`pub use` of a module is not supported: re-export items with "
+                       "`pub use {name} from module::path`");
+      } else {
+        FLAMEFLEET_RETURN_IF_ERROR(ParseReExport(loc));
+      }
+    } else if (word == "export" && classic) {
       const SourceLocation loc = Take().loc;
       FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
       FLAMEFLEET_RETURN_IF_ERROR(ParseReExport(loc));
+    } else if (word == "export") {
+      return ErrorAt(t.loc,
+                     "`export.` is classic syntax: write `pub proc NAME` or "
+                     "`pub use {name} from module::path`");
     } else if (word == "adv_map") {
       FLAMEFLEET_RETURN_IF_ERROR(ParseAdvMap());
     } else if (word == "begin") {
       FLAMEFLEET_RETURN_IF_ERROR(ParseEntry());
+    } else if (rules_.modern_items && (word == "mod" || (word == "pub" && AtWord("mod", 1)))) {
+      ast::Submodule sub;
+      sub.loc = Take().loc;
+      sub.is_public = word == "pub";
+      if (sub.is_public) Take();  // mod
+      FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kIdent, "a module name"));
+      sub.name = std::string(name.text);
+      for (const ast::Submodule& other : module_.submodules) {
+        if (other.name == sub.name) {
+          return ErrorAt(name.loc, absl::StrCat("duplicate module declaration '", sub.name, "'"));
+        }
+      }
+      module_.submodules.push_back(std::move(sub));
+    } else if (rules_.modern_items && word == "extern") {
+      Take();
+      FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("package"));
+      if (At(TokenKind::kString)) {
+        Take();
+      } else {
+        SourceLocation loc;
+        FLAMEFLEET_RETURN_IF_ERROR(ParseModulePath(&loc, /*min_segments=*/1).status());
+      }
+    } else if (rules_.modern_items && (word == "type" || (word == "pub" && AtWord("type", 1)))) {
+      if (word == "pub") Take();
+      Take();  // type
+      FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kIdent, "a type name").status());
+      FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='").status());
+      FLAMEFLEET_RETURN_IF_ERROR(SkipType());
+    } else if (rules_.modern_items && (word == "enum" || (word == "pub" && AtWord("enum", 1)))) {
+      if (word == "pub") Take();
+      FLAMEFLEET_RETURN_IF_ERROR(ParseEnum());
     } else {
       return ErrorAt(t.loc, absl::StrCat("unexpected ", Quote(word),
-                                         " at module level (expected use, const, proc, export, "
-                                         "pub, adv_map or begin)"));
+                                         " at module level (expected use, const, proc, ",
+                                         classic ? "export, " : "", "pub, adv_map",
+                                         rules_.modern_items ? ", mod" : "", " or begin)"));
     }
     docs.clear();
   }
@@ -290,9 +396,7 @@ absl::Status Parser::ParseAnnotation(int64_t* locals) {
   if (name.text == "locals") {
     FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'('").status());
     FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "the number of locals"));
-    if (n.value > 0xFFFF) {
-      return ErrorAt(n.loc, "the number of locals must be at most 65535");
-    }
+    if (n.value > rules_.max_locals) return LimitError(n.loc, rules_.max_locals_error);
     if (*locals >= 0) return ErrorAt(name.loc, "duplicate @locals annotation");
     *locals = static_cast<int64_t>(n.value);
     return Expect(TokenKind::kRParen, "')'").status();
@@ -311,11 +415,13 @@ absl::Status Parser::SkipBalanced() {
       case TokenKind::kLParen:
       case TokenKind::kLBracket:
       case TokenKind::kLess:
+      case TokenKind::kLBrace:
         ++depth;
         break;
       case TokenKind::kRParen:
       case TokenKind::kRBracket:
       case TokenKind::kGreater:
+      case TokenKind::kRBrace:
         if (depth == 0) return Unexpected(t, "an opening bracket");
         --depth;
         break;
@@ -331,56 +437,161 @@ absl::Status Parser::SkipBalanced() {
   }
 }
 
-// Skips a v0.20 result type: `felt`, `ptr<u8>`, `(felt, felt)`, `[felt; 4]`.
+// Skips a v0.20 result type: `felt`, `ptr<u8>`, `(felt, felt)`, `[felt; 4]`, and in v0.25
+// `struct { f: T }` and named types `a::b::T`.
 absl::Status Parser::SkipType() {
   if (At(TokenKind::kLParen) || At(TokenKind::kLBracket)) return SkipBalanced();
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kIdent, "a type").status());
-  if (At(TokenKind::kLess)) return SkipBalanced();
+  while (At(TokenKind::kColonColon) && At(TokenKind::kIdent, 1)) {
+    Take();
+    Take();
+  }
+  if (At(TokenKind::kLess) || At(TokenKind::kLBrace)) return SkipBalanced();
   return absl::OkStatus();
 }
 
-absl::Status Parser::ParseImport() {
-  Take();  // use
-  if (At(TokenKind::kDot)) Take();
-  const SourceLocation loc = Peek().loc;
+absl::Status Parser::AddImportAlias(const std::string& alias, SourceLocation loc) {
+  if (!import_aliases_.insert(alias).second) {
+    return ErrorAt(loc, absl::StrCat("duplicate import '", alias, "'"));
+  }
+  return absl::OkStatus();
+}
+
+// Parses `[::]a::b::c` (at least two components); `*loc` is where it starts. The leading `::`
+// is dropped.
+absl::StatusOr<std::string> Parser::ParseModulePath(SourceLocation* loc, size_t min_segments) {
+  *loc = Peek().loc;
   if (At(TokenKind::kColonColon)) Take();
-  std::vector<std::string> segments;
+  std::string path;
+  size_t segments = 0;
   for (;;) {
     FLAMEFLEET_ASSIGN_OR_RETURN(Token seg, Expect(TokenKind::kIdent, "a module path component"));
-    segments.emplace_back(seg.text);
+    if (segments++ > 0) path += "::";
+    absl::StrAppend(&path, seg.text);
     if (!At(TokenKind::kColonColon)) break;
     Take();
   }
-  if (segments.size() < 2) {
-    return ErrorAt(loc, "an import path needs at least two components (e.g. std::math::u64)");
+  if (segments < min_segments) {
+    return ErrorAt(*loc, "an import path needs at least two components (e.g. std::math::u64)");
   }
+  return path;
+}
+
+absl::Status Parser::ParseImport() {
+  const SourceLocation use_loc = Take().loc;  // use
+  if (At(TokenKind::kDot)) {
+    if (!rules_.classic_declarations) {
+      return ErrorAt(Peek().loc, "`use.a::b` is classic syntax: write `use a::b`");
+    }
+    Take();
+  }
+  if (rules_.modern_items) {
+    if (At(TokenKind::kLBrace)) return ParseItemImport(use_loc, /*reexport=*/false);
+    if (At(TokenKind::kStar))
+      return ErrorAt(Peek().loc, "glob imports (`use *`) are not supported");
+    if (At(TokenKind::kHexWord) || At(TokenKind::kHex)) {
+      return ErrorAt(Peek().loc, "a MAST digest cannot be imported");
+    }
+  }
+  SourceLocation loc;
   ast::Import import;
+  FLAMEFLEET_ASSIGN_OR_RETURN(import.path, ParseModulePath(&loc));
   import.loc = loc;
-  import.alias = segments.back();
-  for (size_t i = 0; i < segments.size(); ++i) {
-    if (i > 0) import.path += "::";
-    import.path += segments[i];
-  }
+  import.alias = import.path.substr(import.path.rfind(':') + 1);
   SourceLocation alias_loc = loc;
   if (At(TokenKind::kArrow)) {
+    if (!rules_.arrow_import_alias) {
+      return ErrorAt(Peek().loc, "import aliases use `as`; `->` is no longer supported");
+    }
+    Take();
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token alias, Expect(TokenKind::kIdent, "an import alias"));
+    import.alias = std::string(alias.text);
+    alias_loc = alias.loc;
+  } else if (rules_.modern_items && AtWord("as")) {
     Take();
     FLAMEFLEET_ASSIGN_OR_RETURN(Token alias, Expect(TokenKind::kIdent, "an import alias"));
     import.alias = std::string(alias.text);
     alias_loc = alias.loc;
   }
-  if (!import_aliases_.insert(import.alias).second) {
-    return ErrorAt(alias_loc, absl::StrCat("duplicate import '", import.alias, "'"));
-  }
+  FLAMEFLEET_RETURN_IF_ERROR(AddImportAlias(import.alias, alias_loc));
   module_.imports.push_back(std::move(import));
+  return absl::OkStatus();
+}
+
+// `{x, y as z} from a::b` after `use` (item imports) or `pub use` (item re-exports).
+absl::Status Parser::ParseItemImport(SourceLocation loc, bool reexport) {
+  if (reexport && module_.kind == ast::ModuleKind::kExecutable) {
+    return ErrorAt(loc, "exported procedures are not allowed in an executable module");
+  }
+  Take();  // {
+  struct Item {
+    std::string name;
+    std::string alias;
+    SourceLocation loc;
+  };
+  std::vector<Item> items;
+  while (!At(TokenKind::kRBrace)) {
+    const Token& t = Peek();
+    if (t.kind != TokenKind::kIdent && t.kind != TokenKind::kConstIdent &&
+        !(t.kind == TokenKind::kString && t.quoted_ident)) {
+      return Unexpected(t, "an item name or '}'");
+    }
+    Item item{std::string(t.text), std::string(t.text), t.loc};
+    Take();
+    if (AtWord("as")) {
+      Take();
+      const Token& a = Peek();
+      if (a.kind != TokenKind::kIdent && a.kind != TokenKind::kConstIdent &&
+          !(a.kind == TokenKind::kString && a.quoted_ident)) {
+        return Unexpected(a, "an alias");
+      }
+      item.alias = std::string(a.text);
+      item.loc = a.loc;
+      Take();
+    } else if (At(TokenKind::kArrow)) {
+      return ErrorAt(Peek().loc, "import aliases use `as`; `->` is no longer supported");
+    }
+    items.push_back(std::move(item));
+    if (!At(TokenKind::kComma)) break;
+    Take();
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRBrace, "',' or '}'").status());
+  if (items.empty()) return ErrorAt(loc, "an item import needs at least one item");
+  FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("from"));
+  SourceLocation path_loc;
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::string path, ParseModulePath(&path_loc));
+  for (Item& item : items) {
+    if (reexport) {
+      ast::ReExport re;
+      re.loc = item.loc;
+      re.target = absl::StrCat("::", path, "::", item.name);
+      re.name = item.alias;
+      FLAMEFLEET_RETURN_IF_ERROR(AddProcedureName(re.name, item.loc));
+      module_.reexports.push_back(std::move(re));
+    } else {
+      FLAMEFLEET_RETURN_IF_ERROR(AddImportAlias(item.alias, item.loc));
+      module_.imports.push_back(
+          ast::Import{path, std::move(item.alias), std::move(item.name), item.loc});
+    }
+  }
   return absl::OkStatus();
 }
 
 absl::Status Parser::ParseConstant() {
   Take();  // const
-  if (At(TokenKind::kDot)) Take();
+  if (At(TokenKind::kDot)) {
+    if (!rules_.classic_declarations) {
+      return ErrorAt(Peek().loc, "`const.NAME=` is classic syntax: write `const NAME = ...`");
+    }
+    Take();
+  }
   FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kConstIdent, "a constant name"));
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='").status());
   FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue value, ParseConstExpr());
+  return AddConstant(name, std::move(value));
+}
+
+absl::Status Parser::AddConstant(const Token& name, ConstValue value) {
   std::string key(name.text);
   if (constants_.contains(key)) {
     return ErrorAt(name.loc, absl::StrCat("duplicate constant '", key, "'"));
@@ -390,9 +601,43 @@ absl::Status Parser::ParseConstant() {
   return absl::OkStatus();
 }
 
+// `enum Name : T { A = EXPR, B, ... }`: one felt constant per variant; a variant without a
+// value is the previous one plus 1 (the first is 0).
+absl::Status Parser::ParseEnum() {
+  Take();  // enum
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kIdent, "an enum name").status());
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':'").status());
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kIdent, "an enum representation type").status());
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{'").status());
+  Felt next(0);
+  while (!At(TokenKind::kRBrace)) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kConstIdent, "an enum variant name"));
+    ConstValue value;
+    value.kind = ConstValue::Kind::kFelt;
+    value.felt = next.value();
+    if (At(TokenKind::kEqual)) {
+      const SourceLocation loc = Take().loc;
+      FLAMEFLEET_ASSIGN_OR_RETURN(value, ParseConstExpr());
+      if (value.kind != ConstValue::Kind::kFelt) {
+        return ErrorAt(loc, "an enum discriminant must be a field element");
+      }
+    }
+    next = Felt(value.felt) + Felt(1);
+    FLAMEFLEET_RETURN_IF_ERROR(AddConstant(name, std::move(value)));
+    if (!At(TokenKind::kComma)) break;
+    Take();
+  }
+  return Expect(TokenKind::kRBrace, "',' or '}'").status();
+}
+
 absl::Status Parser::ParseAdvMap() {
   const SourceLocation loc = Take().loc;  // adv_map
-  if (At(TokenKind::kDot)) Take();
+  if (At(TokenKind::kDot)) {
+    if (!rules_.classic_declarations) {
+      return ErrorAt(Peek().loc, "`adv_map.NAME=` is classic syntax: write `adv_map NAME = [...]`");
+    }
+    Take();
+  }
   FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kConstIdent, "an advice map name"));
   ast::AdvMapEntry entry;
   entry.name = std::string(name.text);
@@ -474,7 +719,7 @@ absl::Status Parser::ParseProcedure(const Token& keyword, bool exported, bool cl
   if (classic && At(TokenKind::kDot)) {
     Take();
     FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "the number of locals"));
-    if (n.value > 0xFFFF) return ErrorAt(n.loc, "the number of locals must be at most 65535");
+    if (n.value > rules_.max_locals) return LimitError(n.loc, rules_.max_locals_error);
     if (annotated_locals >= 0) {
       return ErrorAt(n.loc, "the number of locals is also given by @locals");
     }
@@ -617,6 +862,22 @@ absl::StatusOr<ConstValue> Parser::ParseConstTerm() {
       Take();
       return module_.constants[it->second].value;
     }
+    case TokenKind::kIdent:
+      if (rules_.hash_constants && (t.text == "word" || t.text == "event") &&
+          At(TokenKind::kLParen, 1)) {
+        const bool event = t.text == "event";
+        FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ParseEventName());
+        if (event) {
+          v.kind = ConstValue::Kind::kEvent;
+          v.felt = Blake3Word(text)[0];
+        } else {
+          v.kind = ConstValue::Kind::kWord;
+          v.word = Blake3Word(text);
+        }
+        v.text = std::move(text);
+        return v;
+      }
+      return Unexpected(t, "a constant expression");
     default:
       return Unexpected(t, "a constant expression");
   }
@@ -660,8 +921,8 @@ absl::Status Parser::ParseBlock(ast::Block* out, bool allow_empty) {
   FLAMEFLEET_RETURN_IF_ERROR(EnterNesting(Peek().loc));
   DepthGuard guard(&depth_);
   for (;;) {
+    if (AtBlockEnd()) break;
     const Token& t = Peek();
-    if (t.kind == TokenKind::kIdent && (t.text == "end" || t.text == "else")) break;
     if (t.kind == TokenKind::kEof) return Unexpected(t, "an instruction or 'end'");
     if (out->size() >= kMaxBlockInstructions) {
       return ErrorAt(t.loc, absl::StrCat("a block may contain at most ", kMaxBlockInstructions,
@@ -675,13 +936,33 @@ absl::Status Parser::ParseBlock(ast::Block* out, bool allow_empty) {
   return absl::OkStatus();
 }
 
+bool Parser::AtBlockEnd() {
+  const Token& t = Peek();
+  if (t.kind != TokenKind::kIdent) return false;
+  if (t.text == "end" || t.text == "else") return true;
+  return rules_.do_while && t.text == "while" && !At(TokenKind::kDot, 1);
+}
+
 absl::Status Parser::ParseOp(ast::Block* out) {
   const Token& t = Peek();
   if (t.kind != TokenKind::kIdent) return Unexpected(t, "an instruction");
   if (t.text == "if") return ParseIf(out);
   if (t.text == "while") return ParseWhile(out);
   if (t.text == "repeat") return ParseRepeat(out);
+  if (rules_.do_while && t.text == "do") return ParseDoWhile(out);
   return ParseInstruction(out);
+}
+
+absl::Status Parser::ParseDoWhile(ast::Block* out) {
+  ast::DoWhile node;
+  node.loc = Take().loc;  // do
+  FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.body, /*allow_empty=*/false));
+  if (!AtWord("while")) return Unexpected(Peek(), "'while' (a do-while body ends with `while`)");
+  Take();
+  FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.condition, /*allow_empty=*/false));
+  FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("end"));
+  out->push_back(ast::Node{std::move(node)});
+  return absl::OkStatus();
 }
 
 absl::Status Parser::ParseIf(ast::Block* out) {
@@ -725,12 +1006,27 @@ absl::Status Parser::ParseRepeat(ast::Block* out) {
   ast::Repeat node;
   node.loc = Take().loc;
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'.'").status());
-  FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "a repeat count"));
-  if (n.value == 0 || n.value > 0xFFFFFFFFull) {
-    return ErrorAt(node.loc,
-                   absl::StrCat("repeat count ", n.value, " is out of range (1..4294967295)"));
+  uint64_t count = 0;
+  if (rules_.repeat_constant && At(TokenKind::kConstIdent)) {
+    const Token name = Take();
+    const auto it = constants_.find(name.text);
+    if (it == constants_.end()) {
+      node.count_constant = std::string(name.text);  // imported: the linker resolves it
+    } else if (module_.constants[it->second].value.kind != ConstValue::Kind::kFelt) {
+      return ErrorAt(node.loc,
+                     absl::StrCat("repeat count constant '", name.text, "' is not an integer"));
+    } else {
+      count = module_.constants[it->second].value.felt;
+    }
+  } else {
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "a repeat count"));
+    count = n.value;
   }
-  node.count = static_cast<uint32_t>(n.value);
+  if (node.count_constant.empty() && (count == 0 || count > rules_.max_repeat_count)) {
+    return LimitError(node.loc, absl::StrCat("repeat count ", count, " is out of range (1..",
+                                             rules_.max_repeat_count, ")"));
+  }
+  node.count = static_cast<uint32_t>(count);
   FLAMEFLEET_RETURN_IF_ERROR(ParseBlock(&node.body, /*allow_empty=*/false));
   FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("end"));
   out->push_back(ast::Node{std::move(node)});
@@ -746,6 +1042,13 @@ absl::Status Parser::ParseInstruction(ast::Block* out) {
 }
 
 absl::Status Parser::ParseInstructionBody(const Token& mnemonic, ast::Block* out) {
+  for (const RemovedInstruction& removed : rules_.removed_instructions) {
+    if (mnemonic.text == removed.name) {
+      return ErrorAt(mnemonic.loc,
+                     absl::StrCat("deprecated instruction: `", removed.name,
+                                  "` has been removed (use `", removed.replacement, "` instead)"));
+    }
+  }
   const InstructionRow* spec = instructions_.Find(mnemonic.text);
   if (spec == nullptr) {
     return ErrorAt(mnemonic.loc, absl::StrCat("unknown instruction ", Quote(mnemonic.text)));
@@ -805,7 +1108,8 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic, ast::Block* out
       ins.args.push_back(std::move(imm));
       break;
     }
-    case Form::kPush: {
+    case Form::kPush:
+    case Form::kPushSliced: {  // slices are parsed where the syntax has them (word_slices)
       constexpr size_t kMaxPushValues = 16;
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
       for (;;) {
@@ -817,8 +1121,22 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic, ast::Block* out
         if (!At(TokenKind::kDot)) break;
         Take();
       }
+      if (!rules_.mixed_word_push && ins.args.size() > 1) {
+        for (const Immediate& imm : ins.args) {
+          if (imm.kind == Immediate::Kind::kWord || imm.slice.has_value()) {
+            return ValueError(imm.loc, "a word cannot be pushed together with other values");
+          }
+        }
+      }
       break;
     }
+    case Form::kEvent:
+      if (At(TokenKind::kDot)) {
+        Take();
+        FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm, ParseEventImmediate());
+        ins.args.push_back(std::move(imm));
+      }
+      break;
     case Form::kInvoke: {
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
       std::string last;
@@ -872,13 +1190,6 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic, ast::Block* out
       ins.name = absl::StrCat("adv.", event.text);
       break;
     }
-    case Form::kEvent:
-      if (At(TokenKind::kDot)) {
-        Take();
-        FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm, ParseEventImmediate());
-        ins.args.push_back(std::move(imm));
-      }
-      break;
     case Form::kAdvPadded: {
       FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
       FLAMEFLEET_ASSIGN_OR_RETURN(Token event, Expect(TokenKind::kIdent, "a system event name"));
@@ -893,21 +1204,6 @@ absl::Status Parser::ParseInstructionBody(const Token& mnemonic, ast::Block* out
         imm.loc = Peek().loc;
         imm.value = Take().value;
         ins.args.push_back(std::move(imm));
-      }
-      break;
-    }
-    case Form::kPushSliced: {
-      constexpr size_t kMaxPushValues = 16;
-      FLAMEFLEET_RETURN_IF_ERROR(expect_dot());
-      for (;;) {
-        if (ins.args.size() == kMaxPushValues) {
-          return ValueError(Peek().loc, "too many values in push (at most 16)");
-        }
-        FLAMEFLEET_ASSIGN_OR_RETURN(Immediate imm, ParsePushValue());
-        if (At(TokenKind::kLBracket)) FLAMEFLEET_RETURN_IF_ERROR(ParseWordSlice(&imm));
-        ins.args.push_back(std::move(imm));
-        if (!At(TokenKind::kDot)) break;
-        Take();
       }
       break;
     }
@@ -1040,17 +1336,58 @@ absl::StatusOr<Immediate> Parser::ParsePushValue() {
   if (t.kind == TokenKind::kConstIdent) {
     imm.kind = Immediate::Kind::kConstant;
     imm.text = std::string(Take().text);
+    if (rules_.word_slices && At(TokenKind::kLBracket)) {
+      FLAMEFLEET_RETURN_IF_ERROR(ParseSlice(&imm));
+    }
     return imm;
   }
   if (t.kind == TokenKind::kHexWord || t.kind == TokenKind::kLBracket) {
     imm.kind = Immediate::Kind::kWord;
     FLAMEFLEET_ASSIGN_OR_RETURN(imm.word, ParseWordLiteral());
+    if (rules_.word_slices && At(TokenKind::kLBracket)) {
+      FLAMEFLEET_RETURN_IF_ERROR(ParseSlice(&imm));
+    }
     return imm;
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(imm.value, ParseFeltLiteral());
   return imm;
 }
 
+// Parses `[i]` or `[i..j]` after a word immediate: the elements i..j-1 (0 <= i < j <= 4).
+absl::Status Parser::ParseSlice(Immediate* imm) {
+  const SourceLocation loc = Take().loc;  // [
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token begin, Expect(TokenKind::kInt, "a word index"));
+  uint64_t end = begin.value + 1;
+  if (At(TokenKind::kDot)) {
+    Take();
+    FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'..'").status());
+    FLAMEFLEET_ASSIGN_OR_RETURN(Token e, Expect(TokenKind::kInt, "the end of the range"));
+    end = e.value;
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRBracket, "']'").status());
+  if (begin.value >= end) return ValueError(loc, "empty word slice");
+  if (end > 4) return ValueError(loc, "word slice out of range (a word has 4 elements)");
+  if (imm->kind == Immediate::Kind::kConstant) {
+    if (const auto it = constants_.find(imm->text);
+        it != constants_.end() &&
+        module_.constants[it->second].value.kind != ConstValue::Kind::kWord) {
+      return ValueError(loc, absl::StrCat("constant '", imm->text, "' is not a word"));
+    }
+  }
+  imm->slice = std::make_pair(static_cast<uint8_t>(begin.value), static_cast<uint8_t>(end));
+  return absl::OkStatus();
+}
+
+// Parses `("name")` after `event` or `word`; returns the name.
+absl::StatusOr<std::string> Parser::ParseEventName() {
+  Take();  // event / word
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLParen, "'('").status());
+  FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kString, "a quoted string"));
+  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
+  return std::string(name.text);
+}
+
+// The immediate of `emit`: an `event("name")` or a constant defined by `event(...)`.
 absl::StatusOr<Immediate> Parser::ParseEventImmediate() {
   Immediate imm;
   const Token& t = Peek();
@@ -1058,40 +1395,25 @@ absl::StatusOr<Immediate> Parser::ParseEventImmediate() {
   if (t.kind == TokenKind::kConstIdent) {
     imm.kind = Immediate::Kind::kConstant;
     imm.text = std::string(Take().text);
+    if (const auto it = constants_.find(imm.text);
+        it != constants_.end() &&
+        module_.constants[it->second].value.kind != ConstValue::Kind::kEvent) {
+      return ValueError(imm.loc, "emit.CONST should require const defined via event");
+    }
     return imm;
   }
-  if (!AtWord("event") || !At(TokenKind::kLParen, 1)) {
-    return Unexpected(t, "an event constant or event(\"name\")");
+  if (rules_.event_immediates && t.kind == TokenKind::kIdent && t.text == "event") {
+    imm.kind = Immediate::Kind::kEvent;
+    FLAMEFLEET_ASSIGN_OR_RETURN(imm.text, ParseEventName());
+    imm.value = Blake3Word(imm.text)[0];
+    return imm;
   }
-  Take();
-  Take();
-  FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kString, "an event name string"));
-  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
-  imm.kind = Immediate::Kind::kEvent;
-  imm.text = std::string(name.text);
-  imm.value = ErrorCodeFromMessage(name.text);  // EventId::from_name: the same BLAKE3 felt
-  return imm;
-}
-
-absl::Status Parser::ParseWordSlice(Immediate* imm) {
-  const SourceLocation loc = Take().loc;  // '['
-  FLAMEFLEET_ASSIGN_OR_RETURN(Token begin, Expect(TokenKind::kInt, "a slice index"));
-  uint64_t end = begin.value + 1;
-  if (At(TokenKind::kDot)) {
-    Take();
-    FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kDot, "'..'").status());
-    FLAMEFLEET_ASSIGN_OR_RETURN(Token last, Expect(TokenKind::kInt, "a slice end"));
-    end = last.value;
+  if (t.kind == TokenKind::kInt || t.kind == TokenKind::kHex) {
+    return ValueError(t.loc,
+                      "emit takes an event, not a number: write `emit.event(\"name\")` or use a "
+                      "constant defined with `event(\"name\")`");
   }
-  FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRBracket, "']'").status());
-  if (begin.value >= end || end > 4) {
-    return ValueError(loc, absl::StrCat("invalid word slice [", begin.value, "..", end,
-                                        "]: a word has elements 0..4 and the range must not be "
-                                        "empty"));
-  }
-  imm->slice =
-      std::pair<uint8_t, uint8_t>(static_cast<uint8_t>(begin.value), static_cast<uint8_t>(end));
-  return absl::OkStatus();
+  return Unexpected(t, "an event (`event(\"name\")` or an event constant)");
 }
 
 absl::StatusOr<Immediate> Parser::ParseErrorImmediate() {
@@ -1120,10 +1442,29 @@ absl::StatusOr<Immediate> Parser::ParseErrorImmediate() {
 }  // namespace
 
 absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources, uint32_t file_id,
+                                        ast::ModuleKind kind, const InstructionTable& instructions,
+                                        const SyntaxRules& rules) {
+  Parser parser(sources, file_id, kind, instructions, rules);
+  absl::StatusOr<ast::Module> module = parser.Run();
+  if (module.ok() || !rules.hint_dialect.has_value() || !parser.error().hintable) return module;
+  const DialectSpec& other = GetDialectSpec(*rules.hint_dialect);
+  if (other.syntax == &rules || other.syntax->hint_dialect.has_value()) return module;
+  Parser retry(sources, file_id, kind, *other.instructions, *other.syntax);
+  if (!retry.Run().ok()) return module;
+  const ParseError& error = parser.error();
+  return absl::InvalidArgumentError(
+      sources.Format(error.loc, absl::StrCat(error.reason, " (", rules.hint, ")")));
+}
+
+absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources, uint32_t file_id,
+                                        ast::ModuleKind kind, const DialectSpec& dialect) {
+  return ParseModule(sources, file_id, kind, *dialect.instructions, *dialect.syntax);
+}
+
+absl::StatusOr<ast::Module> ParseModule(const SourceManager& sources, uint32_t file_id,
                                         ast::ModuleKind kind,
                                         const InstructionTable& instructions) {
-  Parser parser(sources, file_id, kind, instructions);
-  return parser.Run();
+  return ParseModule(sources, file_id, kind, instructions, *GetDialectSpec(Dialect::kV0_16).syntax);
 }
 
 }  // namespace flamefleet::vm

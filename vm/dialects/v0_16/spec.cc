@@ -4,6 +4,12 @@
 #include "vm/dialects/v0_16/v0_16.h"
 
 namespace flamefleet::vm::v0_16 {
+namespace {
+
+// Classic MASM, plus the v0.20 surface forms flamefleet has always accepted.
+constexpr SyntaxRules kSyntax{};
+
+}  // namespace
 
 const DialectSpec& Spec() {
   static const DialectSpec spec{
@@ -17,6 +23,7 @@ const DialectSpec& Spec() {
       .mast = &MastRules(),
       .hasher = &RpoHasher::Get(),
       .json_stack_order = JsonStackOrder::kLastOnTop,
+      .syntax = &kSyntax,
   };
   return spec;
 }
