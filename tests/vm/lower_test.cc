@@ -31,6 +31,7 @@
 #include "vm/assembler/opcodes.h"
 #include "vm/crypto/blake3.h"
 #include "vm/dialects/v0_16/v0_16.h"
+#include "vm/dialect.h"
 #include "vm/dialects/v0_25/v0_25.h"
 #include "vm/parser/ast.h"
 #include "vm/parser/parser.h"
@@ -952,7 +953,7 @@ absl::StatusOr<std::vector<ast::Instruction>> ParseV025Body(const std::string& b
   SourceManager sources;
   const uint32_t id = sources.Add("t.masm", absl::StrCat("begin\n", body, "\nend\n"));
   absl::StatusOr<ast::Module> module =
-      ParseModule(sources, id, ast::ModuleKind::kExecutable, v0_25::Instructions());
+      ParseModule(sources, id, ast::ModuleKind::kExecutable, v0_25::Spec());
   if (!module.ok()) return module.status();
   std::vector<ast::Instruction> out;
   for (const ast::Node& node : *module->entry) {

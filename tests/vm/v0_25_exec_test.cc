@@ -382,11 +382,21 @@ TEST(V025OpsTest, CallerAnyGivesTheCalleesRootElementZeroOnTop) {
 }
 
 TEST(V025OpsTest, EmitTopReadsTheEventIdFromTheStackAndKeepsIt) {
-  // An id that is no system event goes to the host (none here): a no-op that keeps s0.
-  Outcome o = RunOps({Op(Opcode::kPush, 12345), Op(Opcode::kEmitTop), Op(Opcode::kDrop)}, {7});
+  // has_mapkey (a system event) reads its key from s1..s4 and keeps the stack as it is; the
+  // DROP then removes the id again.
+  constexpr uint64_t kHasMapKey = 5642583036089175977ULL;
+  Outcome o =
+      RunOps({Op(Opcode::kPush, kHasMapKey), Op(Opcode::kEmitTop), Op(Opcode::kDrop)}, {7});
   ASSERT_EQ(o.state, Executor::State::kFinished) << o.message;
   EXPECT_EQ(Top(o, 1), (std::vector<uint64_t>{7}));
   EXPECT_EQ(o.cycles, 1 + 3 + 1u);  // SPAN, PUSH EMIT DROP (2 groups, no padding), END
+}
+
+TEST(V025OpsTest, EmitTopOfAnIdNobodyHandlesIsAnErrorNamingIt) {
+  Outcome o = RunOps({Op(Opcode::kPush, 12345), Op(Opcode::kEmitTop), Op(Opcode::kDrop)}, {7});
+  ASSERT_EQ(o.state, Executor::State::kTrapped);
+  EXPECT_NE(o.message.find("no event handler registered for event id 12345"), std::string::npos)
+      << o.message;
 }
 
 TEST(V025OpsTest, LogPrecompileChainsTheTranscriptThroughThePermutation) {

@@ -376,14 +376,16 @@ absl::Status MastBuilder::CompileInvocation(const ast::Instruction& inst, const 
   return absl::OkStatus();
 }
 
-// procref: PUSH(r0) .. PUSH(r3) of the target's MAST root, r3 on top (always PUSH).
+// procref: one PUSH per element of the target's MAST root (always PUSH), in the order of
+// MastRules::procref_element0_on_top.
 absl::Status MastBuilder::CompileProcRef(const ast::Instruction& inst, const BodyContext& ctx,
                                          BodyParts& parts) {
   FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t target, linker_.Resolve(ctx.module, inst.target, inst.loc));
   FLAMEFLEET_ASSIGN_OR_RETURN(MastItem root, CompileProcedure(target, inst.loc));
   const Word& digest = forest_.nodes[root.node].digest;
   uint32_t src = AddSource(inst.loc, InstructionText(inst));
-  for (const Felt& e : digest) {
+  for (int i = 0; i < 4; ++i) {
+    const Felt& e = digest[rules_.procref_element0_on_top ? 3 - i : i];
     parts.ops.push_back(LoweredOp{Opcode::kPush, e.value()});
     parts.origins.push_back(OpOrigin{0, src});
   }

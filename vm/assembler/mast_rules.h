@@ -87,6 +87,10 @@ struct MastRules {
   Opcode syscall_op = Opcode::kSyscall;
   Opcode dyncall_op = Opcode::kDynCall;
 
+  // `procref.P` pushes P's MAST root one PUSH per element: false: element 0 first (element 3
+  // ends on top, v0.16); true: element 3 first, so element 0 ends on top (v0.21+).
+  bool procref_element0_on_top = false;
+
   // Operations at the start of the program's entry block (`begin ... end`); may be empty.
   std::span<const LoweredOp> entry_prologue;
 

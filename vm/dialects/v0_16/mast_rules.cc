@@ -26,6 +26,7 @@ constexpr ::flamefleet::vm::MastRules kRules = {
     .call_op = Opcode::kCall,
     .syscall_op = Opcode::kSyscall,
     .dyncall_op = Opcode::kDynCall,
+    .procref_element0_on_top = false,
     .entry_prologue = {},
     // The default digests of the VM's DynNode for DYN and DYNCALL.
     .dyn_digest = {Felt(8115106948140260551ULL), Felt(13491227816952616836ULL),

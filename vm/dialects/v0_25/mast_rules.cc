@@ -41,6 +41,7 @@ constexpr ::flamefleet::vm::MastRules kRules = {
     .call_op = Opcode::kCallMemFmp,
     .syscall_op = Opcode::kSyscallMemFmp,
     .dyncall_op = Opcode::kDynCallMemFmp,
+    .procref_element0_on_top = true,
     .entry_prologue = kEntryPrologue,
     // merge_in_domain([0-word, 0-word], 0x58) and (…, 0x5C) under Poseidon2.
     .dyn_digest = {Felt(16952228088962355159ULL), Felt(5793482471479538911ULL),
