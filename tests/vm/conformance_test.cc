@@ -8,9 +8,6 @@
 //   v0.25  tests/testdata/vm/v0_25/ without oracles/ (tests/vm/oracle_v025_test.cc runs those)
 //          and without corelib/ unless FLAMEFLEET_CORE_LIB names a v0.25.7 core library
 //          (crates/lib/core/asm); test names V025Programs/...
-// The v0.25 cases are always registered; they run when the build enables them
-// (cmake -DFLAMEFLEET_V025_CORPUS=ON) or FLAMEFLEET_V025_CORPUS=1 is set in the environment,
-// and are skipped otherwise (the corpus predates the v0.25 implementation, issue #14).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -50,13 +47,6 @@ void PrintTo(const CorpusCase& c, std::ostream* os) {
 std::string CoreLibDir() {
   const char* dir = std::getenv("FLAMEFLEET_CORE_LIB");
   return dir == nullptr ? "" : dir;
-}
-
-// Whether the v0.25 corpus runs (see the file comment).
-bool V025CorpusEnabled() {
-  const char* env = std::getenv("FLAMEFLEET_V025_CORPUS");
-  if (env != nullptr) return std::string(env) == "1";
-  return FLAMEFLEET_V025_CORPUS != 0;
 }
 
 // The folder of `dialect`'s corpus and the top-level subfolders of it that hold no corpus
@@ -172,17 +162,9 @@ std::string TestName(const testing::TestParamInfo<CorpusCase>& info) {
   return name;
 }
 
-// Skips the v0.25 cases unless they are enabled (see the file comment).
-#define FLAMEFLEET_SKIP_UNLESS_ENABLED(corpus_case)                             \
-  if ((corpus_case).dialect == Dialect::kV0_25 && !V025CorpusEnabled()) {       \
-    GTEST_SKIP() << "v0.25 corpus not enabled (-DFLAMEFLEET_V025_CORPUS=ON or " \
-                    "FLAMEFLEET_V025_CORPUS=1)";                                \
-  }
-
 class ConformanceTest : public testing::TestWithParam<CorpusCase> {};
 
 TEST_P(ConformanceTest, MatchesExpectedStackAndCycles) {
-  FLAMEFLEET_SKIP_UNLESS_ENABLED(GetParam());
   Case c = LoadCase(GetParam());
   Assembler assembler(c.assembler);
   absl::StatusOr<Program> program = assembler.AssembleFile(c.program.string());
@@ -243,7 +225,6 @@ class TransitionRecorder : public CallStackObserver {
 class StepConformanceTest : public testing::TestWithParam<CorpusCase> {};
 
 TEST_P(StepConformanceTest, StepByStepAgreesWithFastRun) {
-  FLAMEFLEET_SKIP_UNLESS_ENABLED(GetParam());
   Case c = LoadCase(GetParam());
   Assembler assembler(c.assembler);
   absl::StatusOr<Program> program = assembler.AssembleFile(c.program.string());

@@ -6,9 +6,6 @@
 //                                    stack prefix, the cycle count, optionally a kernel and an
 //                                    event file NAME.events ("<id> <clk> <ctx>" per EMIT row,
 //                                    checked with a recording Host)
-// Like the v0.25 conformance corpus (tests/vm/conformance_test.cc), the cases that need the v0.25
-// implementation are registered always and skipped unless -DFLAMEFLEET_V025_CORPUS=ON or
-// FLAMEFLEET_V025_CORPUS=1; the tests of the data itself always run.
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -42,18 +39,6 @@ const fs::path& OracleDir() {
       new fs::path(fs::path(FLAMEFLEET_TESTDATA_DIR) / "vm" / "v0_25" / "oracles");
   return *dir;
 }
-
-bool V025OraclesEnabled() {
-  const char* env = std::getenv("FLAMEFLEET_V025_CORPUS");
-  if (env != nullptr) return std::string(env) == "1";
-  return FLAMEFLEET_V025_CORPUS != 0;
-}
-
-#define FLAMEFLEET_SKIP_UNLESS_V025_ENABLED()                                    \
-  if (!V025OraclesEnabled()) {                                                   \
-    GTEST_SKIP() << "v0.25 oracles not enabled (-DFLAMEFLEET_V025_CORPUS=ON or " \
-                    "FLAMEFLEET_V025_CORPUS=1)";                                 \
-  }
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -188,8 +173,12 @@ class MastReader {
         out_.push_back("loop");
         FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t body, Node(pc + 1));
         FLAMEFLEET_RETURN_IF_ERROR(Expect(body, {Opcode::kRepeat}));
-        FLAMEFLEET_RETURN_IF_ERROR(Expect(body + 1, {Opcode::kJump}));
         out_.push_back("end");
+        if (in.opcode == Opcode::kLoopDo) {  // [LOOPDO] body [REPEAT]: no skip path
+          next = body + 1;
+          break;
+        }
+        FLAMEFLEET_RETURN_IF_ERROR(Expect(body + 1, {Opcode::kJump}));
         next = code_[body + 1].aux;
         break;
       }
@@ -242,7 +231,6 @@ class MastReader {
 class SnapshotOracleTest : public testing::TestWithParam<std::string> {};
 
 TEST_P(SnapshotOracleTest, MastMatchesTheUpstreamSnapshot) {
-  FLAMEFLEET_SKIP_UNLESS_V025_ENABLED();
   const fs::path base = OracleDir() / "snapshots" / GetParam();
   AssemblerOptions options;
   options.dialect = Dialect::kV0_25;
@@ -318,7 +306,6 @@ std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> ReadEvents(const fs::path&
 class ExecutionOracleTest : public testing::TestWithParam<std::string> {};
 
 TEST_P(ExecutionOracleTest, StackCyclesAndEventClocksMatch) {
-  FLAMEFLEET_SKIP_UNLESS_V025_ENABLED();
   const fs::path base = OracleDir() / GetParam();
   nlohmann::json oracle = nlohmann::json::parse(ReadFile(base.string() + ".oracle.json"));
   AssemblerOptions options;

@@ -1023,7 +1023,7 @@ end
 
 TEST_F(V025ParserTest, RejectedImportForms) {
   EXPECT_EQ(ParseError("use.a::b\nbegin nop end"),
-            "test.masm:1:4: `use.a::b` is classic syntax: write `use a::b` "
+            "test.masm:1:1: `use.a::b` is classic syntax: write `use a::b` "
             "(this is classic v0.16 MASM: pass --dialect v0.16)");
   EXPECT_EQ(ParseError("use a::b->c\nbegin nop end"),
             "test.masm:1:9: import aliases use `as`; `->` is no longer supported "
@@ -1108,24 +1108,24 @@ begin push.A end
 TEST_F(V025ParserTest, RejectedClassicDeclarations) {
   const std::string hint = " (this is classic v0.16 MASM: pass --dialect v0.16)";
   EXPECT_EQ(ParseError("proc.foo\n  nop\nend\nbegin exec.foo end"),
-            "test.masm:1:5: `proc.NAME` is classic syntax: write `proc NAME`" + hint);
+            "test.masm:1:1: `proc.NAME` is classic syntax: write `proc NAME`" + hint);
   EXPECT_EQ(ParseError("proc.foo.2\n  nop\nend\nbegin exec.foo end"),
-            "test.masm:1:5: `proc.NAME` is classic syntax: write `proc NAME`" + hint);
+            "test.masm:1:1: `proc.NAME` is classic syntax: write `proc NAME`" + hint);
   EXPECT_EQ(ParseError("export.foo\n  nop\nend\n", ast::ModuleKind::kLibrary),
             "test.masm:1:1: `export.` is classic syntax: write `pub proc NAME` or "
             "`pub use {name} from module::path`" +
                 hint);
   EXPECT_EQ(ParseError("const.X=1\nbegin push.X end"),
-            "test.masm:1:6: `const.NAME=` is classic syntax: write `const NAME = ...`" + hint);
+            "test.masm:1:1: `const.NAME=` is classic syntax: write `const NAME = ...`" + hint);
   EXPECT_EQ(
       ParseError("adv_map.X=[1]\nbegin nop end"),
-      "test.masm:1:8: `adv_map.NAME=` is classic syntax: write `adv_map NAME = [...]`" + hint);
+      "test.masm:1:1: `adv_map.NAME=` is classic syntax: write `adv_map NAME = [...]`" + hint);
 }
 
 TEST_F(V025ParserTest, NoHintWhenTheSourceIsNotClassicEither) {
   // Fails under both grammars: no hint.
   EXPECT_EQ(ParseError("proc.foo\n  nop\nbegin exec.foo end"),
-            "test.masm:1:5: `proc.NAME` is classic syntax: write `proc NAME`");
+            "test.masm:1:1: `proc.NAME` is classic syntax: write `proc NAME`");
   // A v0.25-only construct with an error elsewhere: no hint either.
   EXPECT_EQ(ParseError("begin do nop while push.1 end push.1.[1,2,3,4] end"),
             "test.masm:1:31: a word cannot be pushed together with other values");
@@ -1274,7 +1274,7 @@ TEST_F(V025ParserTest, DialectOverloadUsesTheSpec) {
       ParseModule(sources_, id, ast::ModuleKind::kExecutable, GetDialectSpec(Dialect::kV0_25));
   ASSERT_FALSE(v025.ok());
   EXPECT_THAT(v025.status().message(),
-              HasSubstr("c.masm:1:5: `proc.NAME` is classic syntax: write `proc NAME` (this is "
+              HasSubstr("c.masm:1:1: `proc.NAME` is classic syntax: write `proc NAME` (this is "
                         "classic v0.16 MASM: pass --dialect v0.16)"));
 }
 

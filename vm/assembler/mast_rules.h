@@ -91,6 +91,11 @@ struct MastRules {
   // ends on top, v0.16); true: element 3 first, so element 0 ends on top (v0.21+).
   bool procref_element0_on_top = false;
 
+  // The clock a DYN / DYNCALL whose target is no procedure's MAST root traps at: true: the row
+  // after the DYN row (v0.16 records the row before it looks the root up); false: the DYN row
+  // itself (v0.24+ stops before the row is finished, to ask the host for a forest).
+  bool dyn_miss_after_row = true;
+
   // Operations at the start of the program's entry block (`begin ... end`); may be empty.
   std::span<const LoweredOp> entry_prologue;
 

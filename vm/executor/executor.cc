@@ -139,6 +139,7 @@ Executor::Executor(const Program& program, const std::vector<Felt>& stack, Advic
     : program_(program),
       events_(*program.dialect->events),
       hasher_(*program.dialect->hasher),
+      dyn_miss_clk_offset_(program.dialect->mast->dyn_miss_after_row ? 1 : 0),
       options_(options),
       host_(host),
       observer_(observer),
@@ -1660,11 +1661,11 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         const auto& targets = program_.dyn_targets;
         auto it = std::lower_bound(targets.begin(), targets.end(), key);
         if (it == targets.end() || it->digest != key.digest) [[unlikely]] {
-          // The VM records the DYN row before it looks the root up: the error is at clk + 1.
+          // At the DYN row, or the row after it (MastRules::dyn_miss_after_row).
           SetTrap(TrapKind::kDynamicTargetNotFound,
                   absl::StrCat("dynamic call target ", DigestHex(key.digest),
                                " is not the MAST root of any procedure of the program"),
-                  pc, clk + 1);
+                  pc, clk + dyn_miss_clk_offset_);
           goto trapped;
         }
         FF_POP();

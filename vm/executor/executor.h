@@ -211,6 +211,8 @@ class Executor {
   // The hasher of the out-of-line hash users (Merkle ops, hash events); HPERM is RPO-only and
   // calls the RPO permutation directly. It is program.dialect->hasher.
   const Hasher& hasher_;
+  // Added to the clock of a DYN / DYNCALL row whose target is unknown (MastRules).
+  const uint64_t dyn_miss_clk_offset_;
   ExecutionOptions options_;
   Host* host_;
   CallStackObserver* observer_;

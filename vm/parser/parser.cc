@@ -304,7 +304,7 @@ absl::StatusOr<ast::Module> Parser::Run() {
       } else if (keyword.text == "proc" && !At(TokenKind::kDot)) {
         dotted = false;
       } else if (keyword.text == "proc" && !classic) {
-        return ErrorAt(Peek().loc, "`proc.NAME` is classic syntax: write `proc NAME`");
+        return ErrorAt(keyword.loc, "`proc.NAME` is classic syntax: write `proc NAME`");
       }
       FLAMEFLEET_RETURN_IF_ERROR(
           ParseProcedure(keyword, exported, dotted, std::move(docs), annotated_locals));
@@ -481,7 +481,7 @@ absl::Status Parser::ParseImport() {
   const SourceLocation use_loc = Take().loc;  // use
   if (At(TokenKind::kDot)) {
     if (!rules_.classic_declarations) {
-      return ErrorAt(Peek().loc, "`use.a::b` is classic syntax: write `use a::b`");
+      return ErrorAt(use_loc, "`use.a::b` is classic syntax: write `use a::b`");
     }
     Take();
   }
@@ -578,10 +578,10 @@ absl::Status Parser::ParseItemImport(SourceLocation loc, bool reexport) {
 }
 
 absl::Status Parser::ParseConstant() {
-  Take();  // const
+  const SourceLocation const_loc = Take().loc;  // const
   if (At(TokenKind::kDot)) {
     if (!rules_.classic_declarations) {
-      return ErrorAt(Peek().loc, "`const.NAME=` is classic syntax: write `const NAME = ...`");
+      return ErrorAt(const_loc, "`const.NAME=` is classic syntax: write `const NAME = ...`");
     }
     Take();
   }
@@ -634,7 +634,7 @@ absl::Status Parser::ParseAdvMap() {
   const SourceLocation loc = Take().loc;  // adv_map
   if (At(TokenKind::kDot)) {
     if (!rules_.classic_declarations) {
-      return ErrorAt(Peek().loc, "`adv_map.NAME=` is classic syntax: write `adv_map NAME = [...]`");
+      return ErrorAt(loc, "`adv_map.NAME=` is classic syntax: write `adv_map NAME = [...]`");
     }
     Take();
   }

@@ -27,6 +27,7 @@ constexpr ::flamefleet::vm::MastRules kRules = {
     .syscall_op = Opcode::kSyscall,
     .dyncall_op = Opcode::kDynCall,
     .procref_element0_on_top = false,
+    .dyn_miss_after_row = true,
     .entry_prologue = {},
     // The default digests of the VM's DynNode for DYN and DYNCALL.
     .dyn_digest = {Felt(8115106948140260551ULL), Felt(13491227816952616836ULL),

@@ -42,6 +42,7 @@ constexpr ::flamefleet::vm::MastRules kRules = {
     .syscall_op = Opcode::kSyscallMemFmp,
     .dyncall_op = Opcode::kDynCallMemFmp,
     .procref_element0_on_top = true,
+    .dyn_miss_after_row = false,
     .entry_prologue = kEntryPrologue,
     // merge_in_domain([0-word, 0-word], 0x58) and (…, 0x5C) under Poseidon2.
     .dyn_digest = {Felt(16952228088962355159ULL), Felt(5793482471479538911ULL),
