@@ -97,7 +97,7 @@ absl::StatusOr<RunResult> FinishRun(const Executor& executor) {
     return absl::FailedPreconditionError(absl::StrCat(
         "output stack overflow: the program ended with ", executor.stack_depth(),
         " elements on the operand stack; at most 16 may remain (drop the rest, e.g. with "
-        "std::sys::truncate_stack)"));
+        "sys::truncate_stack of the standard library: std:: in v0.16, miden::core:: in v0.25)"));
   }
   return RunResult{executor.StackTop(16), executor.clk()};
 }

@@ -1,4 +1,4 @@
-# The README demo: `flamefleet run examples/ -o OUT` on the embedded local fleet succeeds and
+# The README demo: `flamefleet run examples/<suite> -o OUT` on the embedded local fleet succeeds and
 # writes the aggregate and one SVG + folded file per example.
 file(REMOVE_RECURSE ${OUT})
 execute_process(COMMAND ${FLAMEFLEET} run ${EXAMPLES} -o ${OUT} --workers 2

@@ -197,7 +197,10 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
     if (mod_id.ok()) {
       file_id = mod_id;
     } else if (rest.empty()) {
-      file_id = mod_id.status();
+      // The namespace root: a library directory declares its modules in DIR/mod.masm.
+      file_id = absl::NotFoundError(absl::StrCat(
+          mod_id.status().message(), " (a library's root module DIR/mod.masm declares its ",
+          "modules: `pub mod NAME` for each DIR/NAME.masm)"));
     } else {
       file_id = absl::NotFoundError(
           absl::StrCat(file_id.status().message(), "; ", mod_id.status().message()));
