@@ -385,8 +385,7 @@ TEST(V025OpsTest, EmitTopReadsTheEventIdFromTheStackAndKeepsIt) {
   // has_mapkey (a system event) reads its key from s1..s4 and keeps the stack as it is; the
   // DROP then removes the id again.
   constexpr uint64_t kHasMapKey = 5642583036089175977ULL;
-  Outcome o =
-      RunOps({Op(Opcode::kPush, kHasMapKey), Op(Opcode::kEmitTop), Op(Opcode::kDrop)}, {7});
+  Outcome o = RunOps({Op(Opcode::kPush, kHasMapKey), Op(Opcode::kEmitTop), Op(Opcode::kDrop)}, {7});
   ASSERT_EQ(o.state, Executor::State::kFinished) << o.message;
   EXPECT_EQ(Top(o, 1), (std::vector<uint64_t>{7}));
   EXPECT_EQ(o.cycles, 1 + 3 + 1u);  // SPAN, PUSH EMIT DROP (2 groups, no padding), END
