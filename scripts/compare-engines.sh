@@ -21,10 +21,15 @@ status=0
 for side in old new; do
   bin="$1"
   [[ "$side" == new ]] && bin="$2"
-  (cd "$root" && "$bin" --corpus tests/testdata/vm) > "$out/$side.corpus"
-  (cd "$root" && "$bin" --suite examples/v0_16 --lib ex=examples/v0_16/lib) > "$out/$side.examples"
+  # Both builds need engine_dump --dialect (from #14 on; an older one prints its usage).
+  (cd "$root" && "$bin" --corpus tests/testdata/vm --dialect v0.16) > "$out/$side.corpus"
+  (cd "$root" && "$bin" --corpus tests/testdata/vm/v0_25 --dialect v0.25) > "$out/$side.corpus25"
+  (cd "$root" && "$bin" --suite examples/v0_16 --dialect v0.16 --lib ex=examples/v0_16/lib) \
+    > "$out/$side.examples"
+  (cd "$root" && "$bin" --suite examples/v0_25 --dialect v0.25 --lib ex=examples/v0_25/lib) \
+    > "$out/$side.examples25"
 done
-for part in corpus examples; do
+for part in corpus corpus25 examples examples25; do
   programs=$(grep -c '^== ' "$out/new.$part" || true)
   if cmp -s "$out/old.$part" "$out/new.$part"; then
     echo "$part: identical ($programs programs, $(wc -c < "$out/new.$part") bytes)"

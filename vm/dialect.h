@@ -44,8 +44,8 @@ enum class Dialect : uint8_t {
 };
 
 // The dialect used where none is named (a command without --dialect, a manifest without
-// `dialect`, a job that names none): v0.16 today.
-inline constexpr Dialect kDefaultDialect = Dialect::kV0_16;
+// `dialect`, a job that names none): v0.25, the dialect Miden developers write today.
+inline constexpr Dialect kDefaultDialect = Dialect::kV0_25;
 
 // The dialect of what was written before dialects were named (a replay snapshot without a
 // dialect field): v0.16, whatever the default becomes.

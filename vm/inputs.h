@@ -91,7 +91,8 @@ struct ProgramInputs {
 // ("in.json: operand_stack[3]: value 18446744069414584321 is not a field element (>= p)"), for
 // malformed JSON, a wrong type, a value >= p, a bad hex word, more than 16 stack values, an unknown
 // key or a duplicate key. `stack_order` says how `operand_stack` lists the stack: the dialect's
-// DialectSpec::json_stack_order (the default, last on top, is that of v0.16, the default dialect).
+// DialectSpec::json_stack_order (the default, last on top, is v0.16's: production callers always
+// pass their dialect's order).
 absl::StatusOr<ProgramInputs> ParseJsonInputs(
     absl::string_view text, absl::string_view path_for_errors,
     JsonStackOrder stack_order = JsonStackOrder::kLastOnTop);

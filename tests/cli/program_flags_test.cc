@@ -161,7 +161,7 @@ TEST(ProgramFlagsTest, DialectDefaultsAndIsNamedByTheFlag) {
   Parsed unset(ProgramCommand::kExec);
   unset.Parse({"prog.masm"});
   ASSERT_OK_AND_ASSIGN(vm::Dialect dialect, unset.flags.Dialect());
-  EXPECT_EQ(dialect, vm::kDefaultDialect);
+  EXPECT_EQ(dialect, vm::Dialect::kV0_25);
   Parsed named(ProgramCommand::kProfile);
   named.Parse({"prog.masm", "--dialect", "0.16"});
   ASSERT_OK_AND_ASSIGN(dialect, named.flags.Dialect());
@@ -174,7 +174,7 @@ TEST(ProgramFlagsTest, DialectDefaultsAndIsNamedByTheFlag) {
   for (ProgramCommand command :
        {ProgramCommand::kExec, ProgramCommand::kProfile, ProgramCommand::kRecord,
         ProgramCommand::kSubmit, ProgramCommand::kRun}) {
-    EXPECT_THAT(Parsed(command).Help("--dialect"), HasSubstr("(default v0.16"));
+    EXPECT_THAT(Parsed(command).Help("--dialect"), HasSubstr("(default v0.25"));
   }
 }
 

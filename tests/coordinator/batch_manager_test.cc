@@ -146,12 +146,16 @@ TEST_F(BatchManagerTest, LeasedJobsCarryTheDialectTheyRunUnder) {
   ASSERT_OK(manager_->SubmitBatch(request));
   v1::SubmitBatchRequest unnamed = Request(1, /*variant=*/1);  // no dialect anywhere
   ASSERT_OK(manager_->SubmitBatch(unnamed));
-  int leased = 0;
+  int classic = 0;
+  int current = 0;
   while (std::optional<v1::Task> task = Lease()) {
-    EXPECT_EQ(task->job().dialect(), "v0.16") << task->task_id();
-    ++leased;
+    // The batch that names none runs under the default, and its tasks say so.
+    const bool unnamed_batch = task->job().source() == unnamed.jobs(0).source();
+    EXPECT_EQ(task->job().dialect(), unnamed_batch ? "v0.25" : "v0.16") << task->task_id();
+    ++(unnamed_batch ? current : classic);
   }
-  EXPECT_EQ(leased, 4);
+  EXPECT_EQ(classic, 3);
+  EXPECT_EQ(current, 1);
 }
 
 TEST_F(BatchManagerTest, UnknownDialectIsRefusedNamingTheField) {

@@ -40,10 +40,10 @@ using testutil::WriteFile;
 // A program that loops `iterations` times through two nested procedures.
 std::string Program(int iterations) {
   return absl::StrCat(R"(
-proc.mix
+proc mix
   dup.0 u32shl.3 u32xor u32wrapping_add.7
 end
-proc.step
+proc step
   exec.mix
   u32and.65535
 end

@@ -47,11 +47,11 @@ std::map<std::string, uint64_t> ParseFolded(const std::string& text) {
 // A program that loops `iterations` times through nested procedures (~30 cycles per iteration).
 std::string Program(int id, int iterations) {
   return absl::StrCat(R"(
-proc.mix
+proc mix
   dup.0 u32shl.3 u32xor u32wrapping_add.)",
                       id + 7, R"(
 end
-proc.step
+proc step
   exec.mix
   dup.0 is_odd
   if.true add.1 else add.3 end
@@ -452,8 +452,9 @@ TEST_F(FleetTest, SubmitLimitFlagsReachTheWorker) {
 }
 
 TEST_F(FleetTest, BatchOfSnapshotsRunsWithoutSharedFiles) {
-  // Record three programs (one using a library) with the CLI, profile them live, then delete
-  // every program and library file: the workers only get the snapshots' bytes.
+  // Record three programs (one using a library, in the classic dialect) with the CLI, profile
+  // them live, then delete every program and library file: the workers only get the snapshots'
+  // bytes, and each snapshot carries its dialect.
   fs::path src = root_ / "src";
   WriteFile(src / "lib" / "util.masm", "export.triple\n  dup.0 dup.0 add add\nend\n");
   WriteFile(src / "a.masm", Program(1, 30));
@@ -470,13 +471,15 @@ TEST_F(FleetTest, BatchOfSnapshotsRunsWithoutSharedFiles) {
     const std::string lib = absl::StrCat("mylib=", (src / "lib").string());
     const std::string snap = (snaps / absl::StrCat(name, ".snap")).string();
     const std::string folded = (root_ / absl::StrCat(name, ".folded")).string();
-    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " record ", program, " --lib ", lib, " -o ",
-                                       snap, " 2>/dev/null")
+    const std::string flags =
+        std::string(name) == "c" ? absl::StrCat(" --dialect v0.16 --lib ", lib) : "";
+    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " record ", program, flags, " -o ", snap,
+                                       " 2>/dev/null")
                               .c_str()),
               0)
         << name;
-    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " profile ", program, " --lib ", lib, " -o ",
-                                       folded, " 2>/dev/null")
+    ASSERT_EQ(std::system(absl::StrCat(FLAMEFLEET_CLI, " profile ", program, flags, " -o ", folded,
+                                       " 2>/dev/null")
                               .c_str()),
               0)
         << name;

@@ -46,7 +46,7 @@ std::string Tls(const std::string& name) {
 
 // A small program: `iterations` loop turns of about 20 cycles.
 std::string Program(int iterations) {
-  return absl::StrCat("proc.step\n  add.1\nend\nbegin\n  push.0 push.", iterations,
+  return absl::StrCat("proc step\n  add.1\nend\nbegin\n  push.0 push.", iterations,
                       "\n  dup.0 neq.0\n  while.true\n    swap exec.step swap sub.1 dup.0 neq.0\n"
                       "  end\n  drop drop\nend\n");
 }

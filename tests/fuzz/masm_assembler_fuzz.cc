@@ -1,4 +1,5 @@
-// libFuzzer target for the whole front end and the executor: assembles arbitrary bytes as an
+// libFuzzer target for the whole front end and the executor under the classic v0.16 dialect
+// (masm_assembler_v025_fuzz covers v0.25): assembles arbitrary bytes as an
 // executable MASM module and, when that succeeds, runs the program under a small cycle cap.
 // Errors are expected; crashes, hangs, sanitizer reports and unbounded allocation are bugs.
 //
@@ -14,7 +15,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace flamefleet::vm;  // NOLINT(google-build-using-namespace): test driver
   if (size > 64 * 1024) return 0;
-  Assembler assembler(AssemblerOptions{});
+  AssemblerOptions assembler_options;
+  assembler_options.dialect = Dialect::kV0_16;
+  Assembler assembler(assembler_options);
   absl::StatusOr<Program> program =
       assembler.AssembleSource("fuzz.masm", std::string(reinterpret_cast<const char*>(data), size));
   if (!program.ok()) return 0;

@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "profile/folded.h"
+#include "tests/testing/classic.h"
 
 namespace flamefleet::runner {
 namespace {
@@ -19,7 +20,7 @@ std::string Folded(const profile::Profile& p) {
 
 absl::StatusOr<ProfiledRun> Profile(const std::string& source, StackMode mode) {
   absl::StatusOr<vm::Program> program =
-      vm::Assembler(vm::AssemblerOptions{}).AssembleSource("t.masm", source);
+      vm::Assembler(testutil::ClassicOptions()).AssembleSource("t.masm", source);
   if (!program.ok()) return program.status();
   return ProfileProgram(*program, vm::ProgramInputs{}, vm::ExecutionOptions{}, mode);
 }

@@ -12,6 +12,7 @@
 #include "profile/folded.h"
 #include "renderer/flamegraph.h"
 #include "runner/profile_run.h"
+#include "tests/testing/classic.h"
 #include "tests/testing/status_matchers.h"
 
 namespace flamefleet::runner {
@@ -19,6 +20,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+
+// These programs are classic v0.16 MASM (the examples under examples/v0_16 among them).
+RecordOptions ClassicRecord() {
+  RecordOptions options;
+  options.dialect = vm::Dialect::kV0_16;
+  return options;
+}
 
 std::string Folded(const profile::Profile& p) {
   std::ostringstream out;
@@ -66,13 +74,13 @@ TEST(SnapshotTest, ReplayOfEveryExampleProfilesIdenticallyToTheLiveRun) {
       ASSERT_TRUE(loaded.ok()) << loaded.status();
       inputs = *loaded;
     }
-    vm::AssemblerOptions assembler_options;
+    vm::AssemblerOptions assembler_options = testutil::ClassicOptions();
     assembler_options.libraries = libs;
     absl::StatusOr<vm::Program> program =
         vm::Assembler(assembler_options).AssembleFile(path.string());
     ASSERT_TRUE(program.ok()) << program.status();
 
-    RecordOptions record_options;
+    RecordOptions record_options = ClassicRecord();
     record_options.libraries = libs;
     absl::StatusOr<Recording> recording = RecordFile(path.string(), inputs, record_options);
     ASSERT_TRUE(recording.ok()) << recording.status();
@@ -100,7 +108,7 @@ TEST(SnapshotTest, RecordingKeepsExactlyTheLoadedModules) {
   fs::create_directories(dir / "lib" / "util");
   std::ofstream(dir / "lib" / "util" / "math.masm") << "export.add3\n  add add\nend\n";
   std::ofstream(dir / "lib" / "unused.masm") << "export.nothing\n  nop\nend\n";
-  RecordOptions options;
+  RecordOptions options = ClassicRecord();
   options.libraries = {{"mylib", (dir / "lib").string() + "/"}};
   absl::StatusOr<Recording> recording = RecordSource(
       "main.masm",
@@ -132,7 +140,7 @@ TEST(SnapshotTest, KernelTravelsInTheSnapshot) {
   const std::string kernel_source =
       "export.bump\n  mem_load.0 add.1 dup mem_store.0\n  swap drop\nend\n";
   std::ofstream(dir / "kernel.masm") << kernel_source;
-  RecordOptions options;
+  RecordOptions options = ClassicRecord();
   options.kernel_path = (dir / "kernel.masm").string();
   const char kProgram[] = "begin\n  syscall.bump\n  syscall.bump\n  swap drop\nend\n";
   absl::StatusOr<Recording> recording =
@@ -206,7 +214,7 @@ end
 
 absl::StatusOr<Recording> RecordEvents() {
   TestHost host;
-  RecordOptions options;
+  RecordOptions options = ClassicRecord();
   options.host = &host;
   return RecordSource("events.masm", kEventProgram, vm::ProgramInputs{}, options);
 }
@@ -280,7 +288,7 @@ TEST(SnapshotTest, UnusedLogEntriesAreADivergence) {
 
 TEST(SnapshotTest, FailedRunStillYieldsASnapshotWithoutOutcome) {
   absl::StatusOr<Recording> recording = RecordSource(
-      "fail.masm", "begin\n  emit.3\n  push.0 assert\nend\n", vm::ProgramInputs{}, RecordOptions{});
+      "fail.masm", "begin\n  emit.3\n  push.0 assert\nend\n", vm::ProgramInputs{}, ClassicRecord());
   ASSERT_TRUE(recording.ok()) << recording.status();
   EXPECT_FALSE(recording->run_status.ok());
   EXPECT_FALSE(recording->snapshot.has_outcome());
@@ -293,11 +301,19 @@ TEST(SnapshotTest, FailedRunStillYieldsASnapshotWithoutOutcome) {
 TEST(SnapshotTest, DialectIsRecordedAndOldSnapshotsReplayAsTheClassicDialect) {
   ASSERT_OK_AND_ASSIGN(Recording recording,
                        RecordSource("d.masm", "begin\n  push.3 push.4 add swap drop\nend\n",
-                                    vm::ProgramInputs{}, RecordOptions{}));
+                                    vm::ProgramInputs{}, ClassicRecord()));
   ASSERT_OK(recording.run_status);
   EXPECT_EQ(recording.snapshot.program().dialect(), "v0.16");
   ASSERT_OK_AND_ASSIGN(vm::Dialect dialect, SnapshotDialect(RoundTrip(recording.snapshot)));
   EXPECT_EQ(dialect, vm::Dialect::kV0_16);
+
+  // Unnamed, a recording is of the default dialect, and says so.
+  ASSERT_OK_AND_ASSIGN(Recording current,
+                       RecordSource("d.masm", "begin\n  push.3 push.4 add swap drop\nend\n",
+                                    vm::ProgramInputs{}, RecordOptions{}));
+  ASSERT_OK(current.run_status);
+  EXPECT_EQ(current.snapshot.program().dialect(), "v0.25");
+  EXPECT_NE(current.result.cycles, recording.result.cycles);  // the v0.25 entry prologue
 
   // A snapshot recorded before dialects were named has no dialect field: it is v0.16.
   v1::ReplaySnapshot unnamed = recording.snapshot;
@@ -321,7 +337,7 @@ TEST(SnapshotTest, MemoryBudgetIsRecordedAndReplayed) {
   const char* source =
       "begin\n  push.0\n  repeat.16\n    push.7 dup.1 mem_store push.4096 add\n  end\n  "
       "drop\nend\n";
-  RecordOptions options;
+  RecordOptions options = ClassicRecord();
   options.execution.max_memory_bytes = 256 << 10;
   absl::StatusOr<Recording> recording =
       RecordSource("pages.masm", source, vm::ProgramInputs{}, options);
@@ -351,7 +367,7 @@ TEST(SnapshotTest, MemoryBudgetIsRecordedAndReplayed) {
 
 TEST(SnapshotTest, AssemblyErrorsAreNotRecorded) {
   absl::StatusOr<Recording> recording =
-      RecordSource("bad.masm", "begin\n  bogus\nend\n", vm::ProgramInputs{}, RecordOptions{});
+      RecordSource("bad.masm", "begin\n  bogus\nend\n", vm::ProgramInputs{}, ClassicRecord());
   EXPECT_EQ(recording.status().code(), absl::StatusCode::kInvalidArgument);
 }
 

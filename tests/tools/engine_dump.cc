@@ -2,8 +2,11 @@
 // form, so that two builds of flamefleet can be compared byte for byte
 // (scripts/compare-engines.sh). A refactor of the VM must leave this output unchanged.
 //
-//   engine_dump --corpus tests/testdata/vm          # every NAME.masm that has NAME.expect.json
-//   engine_dump --suite examples/v0_16 --lib ex=examples/v0_16/lib
+//   engine_dump --corpus tests/testdata/vm --dialect v0.16  # every NAME.masm with NAME.expect.json
+//   engine_dump --corpus tests/testdata/vm/v0_25 --dialect v0.25
+//   engine_dump --suite examples/v0_16 --dialect v0.16 --lib ex=examples/v0_16/lib
+//
+// Every program is assembled under --dialect (default: the default dialect).
 //
 // For each program: the assembly error, or every procedure (name, MAST root, entry pc), the
 // linearised code (opcode name, aux, imm per instruction), then the run's final stack and cycle
@@ -55,7 +58,8 @@ void LoadInputsBeside(Case* c) {
     fs::path in = c->program;
     in.replace_extension(ext);
     if (!fs::exists(in)) continue;
-    absl::StatusOr<vm::ProgramInputs> loaded = vm::LoadInputs(in.string());
+    absl::StatusOr<vm::ProgramInputs> loaded =
+        vm::LoadInputs(in.string(), vm::GetDialectSpec(c->assembler.dialect).json_stack_order);
     if (loaded.ok()) {
       c->inputs = *std::move(loaded);
     } else {
@@ -127,9 +131,10 @@ std::vector<fs::path> MasmFiles(const fs::path& dir, bool recursive) {
 }
 
 // A corpus program: libraries, kernel and cycle cap come from its NAME.expect.json.
-Case CorpusCase(const fs::path& program) {
+Case CorpusCase(const fs::path& program, vm::Dialect dialect) {
   Case c;
   c.program = program;
+  c.assembler.dialect = dialect;
   fs::path expect_path = program;
   expect_path.replace_extension(".expect.json");
   nlohmann::json expect = nlohmann::json::parse(Slurp(expect_path), nullptr, false);
@@ -153,7 +158,8 @@ Case CorpusCase(const fs::path& program) {
 }
 
 int Usage() {
-  std::cerr << "usage: engine_dump (--corpus DIR | --suite DIR [--lib NS=DIR]...)\n";
+  std::cerr << "usage: engine_dump (--corpus DIR | --suite DIR [--lib NS=DIR]...) "
+               "[--dialect D]\n";
   return 2;
 }
 
@@ -165,7 +171,17 @@ int main(int argc, char** argv) {
   const std::string mode = args[0];
   const fs::path dir = args[1];
   std::vector<std::pair<std::string, std::string>> libs;
+  vm::Dialect dialect = vm::kDefaultDialect;
   for (size_t i = 2; i + 1 < args.size(); i += 2) {
+    if (args[i] == "--dialect") {
+      absl::StatusOr<vm::Dialect> named = vm::ParseDialect(args[i + 1]);
+      if (!named.ok()) {
+        std::cerr << "engine_dump: " << named.status().message() << "\n";
+        return 2;
+      }
+      dialect = *named;
+      continue;
+    }
     if (args[i] != "--lib") return Usage();
     const size_t eq = args[i + 1].find('=');
     if (eq == std::string::npos) return Usage();
@@ -175,12 +191,13 @@ int main(int argc, char** argv) {
     for (const fs::path& p : MasmFiles(dir, /*recursive=*/true)) {
       fs::path expect = p;
       expect.replace_extension(".expect.json");
-      if (fs::exists(expect)) Dump(dir, CorpusCase(p), std::cout);
+      if (fs::exists(expect)) Dump(dir, CorpusCase(p, dialect), std::cout);
     }
   } else if (mode == "--suite") {
     for (const fs::path& p : MasmFiles(dir, /*recursive=*/false)) {
       Case c;
       c.program = p;
+      c.assembler.dialect = dialect;
       c.assembler.libraries = libs;
       LoadInputsBeside(&c);
       Dump(dir, c, std::cout);

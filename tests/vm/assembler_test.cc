@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "vm/vm.h"
 
 namespace flamefleet::vm {
@@ -29,7 +30,7 @@ end
 )";
 
 AssemblerOptions VirtualLibrary() {
-  AssemblerOptions options;
+  AssemblerOptions options = testutil::ClassicOptions();
   options.libraries = {{"mylib", "virtual/mylib"}};
   options.virtual_files["virtual/mylib/util/math.masm"] = kMathModule;
   return options;
@@ -63,7 +64,7 @@ TEST(AssemblerTest, ErrorsInVirtualFilesNameTheVirtualPath) {
 }
 
 TEST(AssemblerTest, MissingVirtualModuleIsReportedAtTheUseLine) {
-  AssemblerOptions options;
+  AssemblerOptions options = testutil::ClassicOptions();
   options.libraries = {{"mylib", "virtual/mylib"}};
   Assembler assembler(std::move(options));
   absl::Status status = assembler.AssembleSource("main.masm", kProgram).status();
@@ -76,7 +77,7 @@ TEST(AssemblerTest, ReadDiskFalseNeverReadsLibraryFilesFromTheDisk) {
   std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "assembler_read_disk";
   std::filesystem::create_directories(dir / "util");
   std::ofstream(dir / "util" / "math.masm") << kMathModule;
-  AssemblerOptions options;
+  AssemblerOptions options = testutil::ClassicOptions();
   options.libraries = {{"mylib", dir.string()}};
   EXPECT_TRUE(Assembler(options).AssembleSource("main.masm", kProgram).ok());
   options.read_disk = false;

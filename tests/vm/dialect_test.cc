@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "vm/assembler/assembler.h"
 #include "vm/crypto/hasher.h"
 
 namespace flamefleet::vm {
@@ -50,8 +51,14 @@ TEST(DialectTest, ClassicDialectHashesWithRpoAndReadsJsonStacksLastOnTop) {
   EXPECT_EQ(spec.json_stack_order, JsonStackOrder::kLastOnTop);
   // The cache key of every result computed so far: changing it invalidates them.
   EXPECT_EQ(spec.engine_version, "flamefleet-vm v0.16 r3");
-  EXPECT_EQ(kDefaultDialect, Dialect::kV0_16);
   EXPECT_EQ(DialectNamesForHelp(), "v0.16, v0.25");
+}
+
+TEST(DialectTest, CurrentMidenIsTheDefaultAndUnnamedSnapshotsStayClassic) {
+  // Miden developers write v0.25 today; what was recorded before dialects were named was v0.16.
+  EXPECT_EQ(kDefaultDialect, Dialect::kV0_25);
+  EXPECT_EQ(kUnnamedLegacyDialect, Dialect::kV0_16);
+  EXPECT_EQ(AssemblerOptions{}.dialect, Dialect::kV0_25);
 }
 
 }  // namespace

@@ -7,13 +7,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "vm/vm.h"
 
 namespace flamefleet::vm {
 namespace {
 
 absl::StatusOr<Program> Assemble(const std::string& source) {
-  return Assembler(AssemblerOptions{}).AssembleSource("test.masm", source);
+  return Assembler(testutil::ClassicOptions()).AssembleSource("test.masm", source);
 }
 
 absl::StatusOr<RunResult> RunSource(const std::string& source, std::vector<Felt> stack = {},

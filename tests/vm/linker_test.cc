@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "vm/assembler/assembler.h"
 #include "vm/assembler/program.h"
 #include "vm/dialect.h"
@@ -92,7 +93,7 @@ class LinkerTest : public ::testing::Test {
     return ~size_t{0};
   }
 
-  AssemblerOptions options_;
+  AssemblerOptions options_ = testutil::ClassicOptions();
   std::shared_ptr<SourceManager> sources_;
   std::vector<ProcedureInfo> procedures_;
   std::unique_ptr<Linker> linker_;

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "vm/assembler/assembler.h"
 #include "vm/assembler/linker.h"
 #include "vm/assembler/mast.h"
@@ -53,7 +54,7 @@ class MastBuilderTest : public ::testing::Test {
 
   const MastNode& Node(const MastItem& item) const { return builder_->forest().nodes[item.node]; }
 
-  AssemblerOptions options_;
+  AssemblerOptions options_ = testutil::ClassicOptions();
   AssembleLimits limits_;
   std::shared_ptr<SourceManager> sources_;
   Program program_;
@@ -63,7 +64,7 @@ class MastBuilderTest : public ::testing::Test {
 
 TEST_F(MastBuilderTest, V016RulesGiveTheAssemblersMastRoot) {
   const MastNode& root = Build(kTwoBlocksAndAnExec, v0_16::MastRules());
-  Assembler assembler(AssemblerOptions{});
+  Assembler assembler(testutil::ClassicOptions());
   absl::StatusOr<Program> assembled = assembler.AssembleSource("main.masm", kTwoBlocksAndAnExec);
   ASSERT_TRUE(assembled.ok()) << assembled.status();
   EXPECT_EQ(root.digest, assembled->procedures[assembled->entry_procedure].mast_root);

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "vm/assembler/assembler.h"
 #include "vm/assembler/mast.h"
 #include "vm/assembler/program.h"
@@ -28,7 +29,7 @@ Digest RootOf(const Program& program, const std::string& name) {
 }
 
 Program Assemble(const std::string& text) {
-  Assembler assembler(AssemblerOptions{});
+  Assembler assembler(testutil::ClassicOptions());
   absl::StatusOr<Program> program = assembler.AssembleSource("main.masm", text);
   EXPECT_TRUE(program.ok()) << program.status();
   return program.ok() ? *std::move(program) : Program{};
@@ -130,7 +131,7 @@ TEST(MastDigestTest, DynAloneIsTheDynConstant) {
 TEST(MastDigestTest, ExternalNodesOfLibraryCallsAndRootLiterals) {
   // A dynamically linked library's procedures and a MAST-root literal become EXTERNAL nodes
   // that carry the callee's digest: main's root depends on them (never merged into blocks).
-  AssemblerOptions options;
+  AssemblerOptions options = testutil::ClassicOptions();
   options.libraries = {{"xl", "xl"}};
   options.read_disk = false;
   options.virtual_files["xl/ops.masm"] = R"(

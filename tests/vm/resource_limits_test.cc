@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "tests/testing/test_programs.h"
 #include "vm/vm.h"
 
@@ -21,7 +22,7 @@ using ::testing::Not;
 absl::StatusOr<RunResult> RunMasm(const std::string& source, const ExecutionOptions& options,
                                   std::vector<Felt> advice = {}) {
   absl::StatusOr<Program> program =
-      Assembler(AssemblerOptions{}).AssembleSource("test.masm", source);
+      Assembler(testutil::ClassicOptions()).AssembleSource("test.masm", source);
   if (!program.ok()) return program.status();
   ProgramInputs inputs;
   inputs.advice_stack = std::move(advice);
@@ -57,7 +58,8 @@ TEST(ResourceLimitsTest, ProgramWithinTheBudgetRunsAndPagesAreCharged) {
     end
     drop
   end)";
-  absl::StatusOr<Program> program = Assembler(AssemblerOptions{}).AssembleSource("t", source);
+  absl::StatusOr<Program> program =
+      Assembler(testutil::ClassicOptions()).AssembleSource("t", source);
   ASSERT_TRUE(program.ok()) << program.status();
   ExecutionOptions options;
   Executor exec(*program, {}, AdviceProvider(*program->dialect->hasher), options);
@@ -77,7 +79,8 @@ TEST(ResourceLimitsTest, PipeAcrossPagesIsCharged) {
     push.4092 padw padw padw adv_pipe dropw dropw dropw drop
   end)";
   std::vector<Felt> advice(8, Felt(5));
-  absl::StatusOr<Program> program = Assembler(AssemblerOptions{}).AssembleSource("t", source);
+  absl::StatusOr<Program> program =
+      Assembler(testutil::ClassicOptions()).AssembleSource("t", source);
   ASSERT_TRUE(program.ok()) << program.status();
   ProgramInputs inputs;
   inputs.advice_stack = advice;
@@ -176,7 +179,8 @@ end)";
 TEST(ResourceLimitsTest, LongSourceLineIsCutAroundTheCaret) {
   std::string line = "begin " + std::string(100000, ' ') + "push.1 bogus_instruction " +
                      std::string(100000, ' ') + "end";
-  absl::StatusOr<Program> p = Assembler(AssemblerOptions{}).AssembleSource("long.masm", line);
+  absl::StatusOr<Program> p =
+      Assembler(testutil::ClassicOptions()).AssembleSource("long.masm", line);
   ASSERT_FALSE(p.ok());
   const std::string message(p.status().message());
   EXPECT_LT(message.size(), 600u) << message.size();
@@ -201,7 +205,7 @@ TEST(ResourceLimitsTest, LongSourceLineIsCutAroundTheCaret) {
 
 TEST(ResourceLimitsTest, ShortSourceLineIsEchoedWhole) {
   absl::StatusOr<Program> p =
-      Assembler(AssemblerOptions{}).AssembleSource("s.masm", "begin push.1 bogus end");
+      Assembler(testutil::ClassicOptions()).AssembleSource("s.masm", "begin push.1 bogus end");
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(std::string(p.status().message()),
               HasSubstr("\nbegin push.1 bogus end\n             ^"));
@@ -212,7 +216,8 @@ TEST(ResourceLimitsTest, ShortSourceLineIsEchoedWhole) {
 TEST(ResourceLimitsTest, RepeatAmplificationIsRefusedBeforeUnrolling) {
   const std::string source = "begin repeat.4000000 push.0 if.true nop else nop end end end";
   const absl::Time start = absl::Now();
-  absl::StatusOr<Program> p = Assembler(AssemblerOptions{}).AssembleSource("amp.masm", source);
+  absl::StatusOr<Program> p =
+      Assembler(testutil::ClassicOptions()).AssembleSource("amp.masm", source);
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), absl::StatusCode::kResourceExhausted) << p.status();
@@ -225,7 +230,8 @@ TEST(ResourceLimitsTest, RepeatAmplificationIsRefusedBeforeUnrolling) {
 TEST(ResourceLimitsTest, NestedRepeatsMultiply) {
   const std::string source =
       "begin\n  repeat.3000\n    repeat.3000\n      nop\n    end\n  end\nend\n";
-  absl::StatusOr<Program> p = Assembler(AssemblerOptions{}).AssembleSource("n.masm", source);
+  absl::StatusOr<Program> p =
+      Assembler(testutil::ClassicOptions()).AssembleSource("n.masm", source);
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(std::string(p.status().message()),
               HasSubstr("n.masm:2:3: repeat.3000 expands to 9,000,000 operations"));
@@ -233,10 +239,11 @@ TEST(ResourceLimitsTest, NestedRepeatsMultiply) {
   const std::string small = "begin repeat.300 repeat.300 nop end end end";
   AssembleLimits limits;
   limits.max_program_ops = 50000;
-  EXPECT_EQ(Assembler(AssemblerOptions{}).AssembleSource("n.masm", small, limits).status().code(),
-            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(
+      Assembler(testutil::ClassicOptions()).AssembleSource("n.masm", small, limits).status().code(),
+      absl::StatusCode::kResourceExhausted);
   limits.max_program_ops = 100000;
-  EXPECT_TRUE(Assembler(AssemblerOptions{}).AssembleSource("n.masm", small, limits).ok());
+  EXPECT_TRUE(Assembler(testutil::ClassicOptions()).AssembleSource("n.masm", small, limits).ok());
 }
 
 TEST(ResourceLimitsTest, RepeatsAddUpAgainstTheLimit) {
@@ -244,7 +251,7 @@ TEST(ResourceLimitsTest, RepeatsAddUpAgainstTheLimit) {
   limits.max_program_ops = 1000;
   const std::string source = "begin repeat.600 nop end repeat.600 nop end end";
   absl::StatusOr<Program> p =
-      Assembler(AssemblerOptions{}).AssembleSource("sum.masm", source, limits);
+      Assembler(testutil::ClassicOptions()).AssembleSource("sum.masm", source, limits);
   ASSERT_FALSE(p.ok());
   EXPECT_THAT(
       std::string(p.status().message()),
@@ -255,8 +262,8 @@ TEST(ResourceLimitsTest, RepeatsAddUpAgainstTheLimit) {
 TEST(ResourceLimitsTest, AssemblyHonoursTheDeadline) {
   AssembleLimits limits;
   limits.deadline = absl::Now() - absl::Seconds(1);
-  absl::StatusOr<Program> p =
-      Assembler(AssemblerOptions{}).AssembleSource("d.masm", "begin push.1 drop end", limits);
+  absl::StatusOr<Program> p = Assembler(testutil::ClassicOptions())
+                                  .AssembleSource("d.masm", "begin push.1 drop end", limits);
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), absl::StatusCode::kDeadlineExceeded) << p.status();
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("deadline"));

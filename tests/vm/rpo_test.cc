@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "vm/vm.h"
 
 namespace flamefleet::vm {
@@ -131,7 +132,7 @@ TEST(RpoTest, PermuteMatchesMergeLayout) {
 TEST(RpoTest, HmergeInstructionMatchesMerge) {
   // [B, A] -> [hash(A, B)]; the digest's element 0 ends deepest.
   absl::StatusOr<Program> program =
-      Assembler(AssemblerOptions{})
+      Assembler(testutil::ClassicOptions())
           .AssembleSource("hmerge.masm", "begin push.1.2.3.4 push.5.6.7.8 hmerge swapw dropw end");
   ASSERT_TRUE(program.ok()) << program.status();
   absl::StatusOr<RunResult> result = RunProgram(*program, ProgramInputs{}, ExecutionOptions{});
@@ -145,7 +146,7 @@ TEST(RpoTest, HpermInstructionMapsStackToState) {
   // state[i] = stack[11 - i]: push.0.0.0.0 (capacity) then A then B gives
   // Merge(A, B) as the second word from the top.
   absl::StatusOr<Program> program =
-      Assembler(AssemblerOptions{})
+      Assembler(testutil::ClassicOptions())
           .AssembleSource("hperm.masm",
                           "begin push.0.0.0.0 push.1.2.3.4 push.5.6.7.8 hperm "
                           "dropw swapw dropw "

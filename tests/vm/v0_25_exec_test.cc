@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "vm/assembler/assembler.h"
 #include "vm/assembler/linearize.h"
 #include "vm/assembler/linker.h"
@@ -583,7 +584,7 @@ class MastRulesV025Test : public ::testing::Test {
     return Build(text, *V025().mast, *V025().wire, edit);
   }
 
-  AssemblerOptions options_;  // classic syntax and lowering
+  AssemblerOptions options_ = testutil::ClassicOptions();  // classic syntax and lowering
   AssembleLimits limits_;
   std::shared_ptr<SourceManager> sources_;
 };

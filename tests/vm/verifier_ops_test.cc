@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "tests/testing/classic.h"
 #include "vm/vm.h"
 
 namespace flamefleet::vm {
@@ -539,7 +540,7 @@ TEST(VerifierOpsTest, EvalCircuitRespectsTheMemoryBudget) {
 absl::StatusOr<RunResult> RunV016(const std::string& source, std::vector<Felt> stack,
                                   std::vector<std::pair<Opcode, Opcode>> patch = {}) {
   absl::StatusOr<Program> program =
-      Assembler(AssemblerOptions{}).AssembleSource("test.masm", source);
+      Assembler(testutil::ClassicOptions()).AssembleSource("test.masm", source);
   if (!program.ok()) return program.status();
   // Runs the v0.25 layouts through the same executor cases (the v0.25 instruction table
   // produces these opcodes).
@@ -603,7 +604,7 @@ TEST(VerifierOpsTest, ExecutorTrapsWithTheOperationsError) {
 
 TEST(VerifierOpsTest, ExecutorChargesTheCircuitsWiresToTheMemoryBudget) {
   absl::StatusOr<Program> program =
-      Assembler(AssemblerOptions{})
+      Assembler(testutil::ClassicOptions())
           .AssembleSource("test.masm",
                           "begin push.4 push.1048576 push.0 arithmetic_circuit_eval end");
   ASSERT_TRUE(program.ok()) << program.status();

@@ -169,6 +169,7 @@ class FakeCoordinator : public v1::Coordinator::Service {
   size_t idle_wanted_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// A task running `source`, classic v0.16 MASM (as the coordinator names a job's dialect).
 v1::Task MakeTask(const std::string& id, const std::string& name, const std::string& source) {
   v1::Task task;
   task.set_task_id(id);
@@ -176,6 +177,7 @@ v1::Task MakeTask(const std::string& id, const std::string& name, const std::str
   task.set_lease_ms(30);
   task.mutable_job()->set_name(name);
   task.mutable_job()->set_source(source);
+  task.mutable_job()->set_dialect("v0.16");
   return task;
 }
 
@@ -212,6 +214,22 @@ class WorkerTest : public ::testing::Test {
   std::unique_ptr<GrpcServer> server_;
   std::unique_ptr<Worker> worker_;
 };
+
+TEST_F(WorkerTest, AJobThatNamesNoDialectRunsAsCurrentMiden) {
+  v1::Task task =
+      MakeTask("b/0", "sq.masm",
+               "proc square\n  dup mul\nend\n\nbegin\n  push.3 exec.square\n  swap drop\nend\n");
+  task.mutable_job()->clear_dialect();
+  coordinator_.AddTask(task);
+  StartWorker(/*slots=*/1);
+  std::vector<Result> results = coordinator_.WaitForResults(1);
+  ASSERT_EQ(results.size(), 1u);
+  const v1::TaskHeader& header = results[0].header;
+  ASSERT_TRUE(header.succeeded()) << header.error();
+  ASSERT_FALSE(header.stack().empty());
+  EXPECT_EQ(header.stack(0), 9u);
+  EXPECT_EQ(header.cycles(), 11u);  // v0.25.7 (the model): with the entry prologue
+}
 
 TEST_F(WorkerTest, ReportsProfileWhoseTotalEqualsTheCycles) {
   coordinator_.AddTask(MakeTask("b/0", "suite/square.masm", R"(proc.square

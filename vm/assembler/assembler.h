@@ -7,7 +7,7 @@
 // procedure roots kept apart, balanced JOIN trees, `repeat` unrolled, empty bodies as [NOOP],
 // procedures of libraries linked dynamically as EXTERNAL nodes like `miden run` does), and
 // linearises it (vm/assembler/program.h), all by the rules of AssemblerOptions::dialect
-// (vm/dialect.h; the default dialect is v0.16).
+// (vm/dialect.h; the default dialect is v0.25).
 //
 //   Assembler assembler(AssemblerOptions{.libraries = {{"std", "/path/stdlib/asm"}}});
 //   absl::StatusOr<Program> program = assembler.AssembleFile("prog.masm");
