@@ -409,5 +409,36 @@ TEST_F(V025LinkerTest, MissingModuleNamesBothLayouts) {
   EXPECT_THAT(error, ::testing::HasSubstr("module 'core::nothing' is not declared"));
 }
 
+// Constants naming another module's constant by path are evaluated by the linker (v0.25.7
+// resolves them at link time, through import aliases, submodules or absolute paths).
+TEST_F(V025LinkerTest, ConstantsReferToOtherModulesByPath) {
+  ASSERT_TRUE(LinkV025("use core::math::u64\n"
+                       "const A = u64::LIMBS * 10 + B\n"
+                       "const B = ::core::math::u64::LIMBS\n"
+                       "begin\n  push.A\nend\n")
+                  .ok());
+  const ast::ConstantValue* a = linker_->FindConstant(ProgramModule(), "A");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->felt, 22u);
+}
+
+TEST_F(V025LinkerTest, ConstantPathErrors) {
+  EXPECT_THAT(ResolveError("use core::math::u64\nconst A = u64::PRIVATE\nbegin\n  nop\nend\n", "x"),
+              ::testing::HasSubstr("main.masm:2:11: constant 'u64::PRIVATE' is private"));
+  EXPECT_THAT(ResolveError("use core::math::u64\nconst A = u64::NONE\nbegin\n  nop\nend\n", "x"),
+              ::testing::HasSubstr("main.masm:2:11: undefined constant 'u64::NONE'"));
+  EXPECT_THAT(ResolveError("const A = nowhere::X\nbegin\n  nop\nend\n", "x"),
+              ::testing::HasSubstr("main.masm:1:11: invalid relative item path 'nowhere::X'"));
+}
+
+TEST_F(V025LinkerTest, ImportsAreResolvedIndependently) {
+  EXPECT_THAT(
+      ResolveError("use core::math\nuse math::u64\nbegin\n  nop\nend\n", "x"),
+      ::testing::HasSubstr("main.masm:2:5: import target 'math::u64' cannot be resolved through "
+                           "import 'math'"));
+  // The original global path is fine.
+  EXPECT_TRUE(LinkV025("use core::math\nuse core::math::u64\nbegin\n  nop\nend\n").ok());
+}
+
 }  // namespace
 }  // namespace flamefleet::vm

@@ -1290,5 +1290,44 @@ TEST_F(V025ParserTest, BracesAreNotTokensInV016) {
   EXPECT_EQ(hex.value, 0x123u);
 }
 
+// v0.25.7 evaluates a module's constants after reading all of them (sema simplify_constants):
+// forward references are fine, cycles are errors at the constant being evaluated.
+TEST_F(V025ParserTest, ConstantsMayReferToLaterConstants) {
+  ast::Module m = ParseOk("const A = B * 2\nconst B = C + 1\nconst C = 20\nbegin\n  push.A\nend\n");
+  ASSERT_EQ(m.constants.size(), 3u);
+  EXPECT_FALSE(m.constants[0].pending.has_value());
+  EXPECT_EQ(m.constants[0].value.felt, 42u);
+  EXPECT_EQ(m.constants[1].value.felt, 21u);
+}
+
+TEST_F(V025ParserTest, ConstantCyclesAndUndefinedNamesAreErrors) {
+  EXPECT_THAT(ParseError("const A = B + 1\nconst B = A\nbegin\n  nop\nend\n"),
+              HasSubstr("test.masm:1:7: constant evaluation terminated due to infinite "
+                        "recursion: 'A' depends on itself"));
+  EXPECT_THAT(ParseError("const A = A\nbegin\n  nop\nend\n"),
+              HasSubstr("test.masm:1:7: constant evaluation terminated due to infinite"));
+  EXPECT_THAT(ParseError("const A = 1\nconst B = A + NOPE\nbegin\n  nop\nend\n"),
+              HasSubstr("test.masm:2:15: undefined constant 'NOPE'"));
+}
+
+TEST_F(V025ParserTest, ConstantPathsAreLeftToTheLinker) {
+  ast::Module m = ParseOk("use lib::consts\nconst A = consts::X + 1\nbegin\n  push.A\nend\n");
+  ASSERT_EQ(m.constants.size(), 1u);
+  ASSERT_TRUE(m.constants[0].pending.has_value());
+  EXPECT_EQ(m.constants[0].pending->op, ast::ConstExpr::Op::kAdd);
+  EXPECT_EQ(m.constants[0].pending->operands[0].name, "consts::X");
+  // A known word still cannot take part in arithmetic, whatever the other operand is.
+  EXPECT_THAT(ParseError("use lib::c\nconst A = [1,2,3,4] + c::X\nbegin\n  nop\nend\n"),
+              HasSubstr("test.masm:2:21: operator '+' needs field elements"));
+}
+
+// The v0.25.7 lexer lets a backslash escape any character and keeps the raw text: the event id
+// is derived from the bytes between the quotes, backslashes included.
+TEST_F(V025ParserTest, EventNamesKeepEscapesVerbatim) {
+  ast::Instruction e = Inst(R"(emit.event("a\"b\\c"))");
+  ASSERT_EQ(e.args.size(), 1u);
+  EXPECT_EQ(e.args[0].text, R"(a\"b\\c)");
+}
+
 }  // namespace
 }  // namespace flamefleet::vm

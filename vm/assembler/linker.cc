@@ -1,5 +1,6 @@
 #include "vm/assembler/linker.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
 #include "vm/dialect.h"
+#include "vm/parser/const_eval.h"
 #include "vm/parser/parser.h"
 #include "vm/parser/syntax_rules.h"
 
@@ -91,6 +93,7 @@ absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
   for (size_t i = 0; i < a.constants.size(); ++i) {
     m->constants.emplace(a.constants[i].name, i);
   }
+  m->constant_state.assign(a.constants.size(), 0);
   std::vector<std::pair<std::string, ast::SourceLocation>> to_load;
   for (const ast::Import& imp : a.imports) {
     const bool is_program = m->is_program;
@@ -111,11 +114,15 @@ absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
   size_t index = modules_.size();
   module_by_path_.emplace(m->path, index);
   modules_.push_back(std::move(m));
+  FLAMEFLEET_RETURN_IF_ERROR(CheckImports(index));
   // Load imports eagerly so that missing modules are reported at the `use` line.
   for (const auto& [path, loc] : to_load) {
     FLAMEFLEET_ASSIGN_OR_RETURN(size_t unused, LoadModule(path, loc));
     (void)unused;
     FLAMEFLEET_RETURN_IF_ERROR(CheckVisible(index, path, loc));
+  }
+  for (size_t i = 0; i < modules_[index]->ast.constants.size(); ++i) {
+    FLAMEFLEET_RETURN_IF_ERROR(EvaluateConstant(index, i, 0));
   }
   for (ast::Procedure& p : modules_[index]->ast.procedures) {
     FLAMEFLEET_RETURN_IF_ERROR(ResolveRepeatCounts(index, p.body, 0));
@@ -443,6 +450,144 @@ const ast::ConstantValue* Linker::FindConstant(size_t module, const std::string&
   auto mod = module_by_path_.find(target.substr(0, cut));
   if (mod == module_by_path_.end()) return nullptr;
   return FindConstant(mod->second, target.substr(cut + 2), hops + 1);
+}
+
+absl::Status Linker::CheckImports(size_t index) const {
+  if (!Spec().syntax->independent_imports) return absl::OkStatus();
+  const LinkedModule& m = *modules_[index];
+  for (const ast::Import& imp : m.ast.imports) {
+    const std::string first = imp.path.substr(0, imp.path.find("::"));
+    if (!imp.absolute && first != "self") {
+      for (const ast::Import& other : m.ast.imports) {
+        if (other.alias == first && other.alias != imp.alias) {
+          return Error(imp.loc, absl::StrCat("import target '", imp.path,
+                                             "' cannot be resolved through import '", first,
+                                             "' (imports are resolved independently; use the "
+                                             "original global path instead of another import "
+                                             "alias)"));
+        }
+      }
+    }
+    if (!imp.item.empty() || m.is_program) continue;
+    const std::string path =
+        absl::StartsWith(imp.path, "self::") ? absl::StrCat(m.path, imp.path.substr(4)) : imp.path;
+    if (path == m.path) {
+      return Error(imp.loc, absl::StrCat("self-referential import of module '", path,
+                                         "' (a module cannot import itself)"));
+    }
+    const size_t cut = path.rfind("::");
+    if (cut != std::string::npos && path.substr(0, cut) == m.path) {
+      const std::string child = path.substr(cut + 2);
+      for (const ast::Submodule& sub : m.ast.submodules) {
+        if (sub.name == child) {
+          return Error(imp.loc, absl::StrCat("cannot import submodule '", path,
+                                             "' declared in the same module (reference it "
+                                             "with a submodule-qualified path instead)"));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Linker::EvaluateConstant(size_t module, size_t index, int depth) {
+  LinkedModule& m = *modules_[module];
+  ast::Constant& c = m.ast.constants[index];
+  if (!c.pending.has_value()) return absl::OkStatus();
+  if (m.constant_state[index] == 1) {
+    return Error(c.loc,
+                 absl::StrCat("constant evaluation terminated due to infinite recursion: '", c.name,
+                              "' depends on itself (dependencies between constants must "
+                              "form an acyclic graph)"));
+  }
+  if (depth > kMaxReexportHops) {
+    return Error(c.loc, absl::StrCat("constant '", c.name, "' refers to constants too deeply (",
+                                     "the limit is ", kMaxReexportHops, " levels)"));
+  }
+  m.constant_state[index] = 1;
+  auto lookup =
+      [&](const ast::ConstExpr& ref) -> absl::StatusOr<std::optional<ast::ConstantValue>> {
+    FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstantValue v,
+                                LookupConstant(module, ref.name, ref.loc, depth + 1));
+    return std::optional<ast::ConstantValue>(std::move(v));
+  };
+  auto error = [this](ast::SourceLocation loc, absl::string_view message) {
+    return Error(loc, message);
+  };
+  absl::StatusOr<std::optional<ast::ConstantValue>> v =
+      EvaluateConstExpr(*m.ast.constants[index].pending, lookup, error);
+  m.constant_state[index] = 0;
+  if (!v.ok()) return v.status();
+  ast::Constant& done = m.ast.constants[index];
+  if (!v->has_value()) return Error(done.loc, absl::StrCat("undefined constant '", done.name, "'"));
+  done.value = **v;
+  done.pending.reset();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ast::ConstantValue> Linker::LookupConstant(size_t from, const std::string& name,
+                                                          const ast::SourceLocation& loc,
+                                                          int depth) {
+  const LinkedModule& m = *modules_[from];
+  const size_t cut = name.rfind("::");
+  if (cut == std::string::npos) {
+    if (auto it = m.constants.find(name); it != m.constants.end()) {
+      FLAMEFLEET_RETURN_IF_ERROR(EvaluateConstant(from, it->second, depth));
+      return modules_[from]->ast.constants[it->second].value;
+    }
+    if (auto it = m.item_imports.find(name); it != m.item_imports.end()) {
+      const auto [path, item] = it->second;
+      FLAMEFLEET_ASSIGN_OR_RETURN(size_t owner, LoadModule(path, loc));
+      return ConstantOf(owner, item, from, name, loc, depth);
+    }
+    return Error(loc, absl::StrCat("undefined constant '", name, "'"));
+  }
+  // A path: absolute, or qualified by an import alias or a submodule of this module.
+  std::string module_path;
+  if (absl::StartsWith(name, "::")) {
+    module_path = name.substr(2, cut - 2);
+  } else {
+    const std::string qualifier = name.substr(0, cut);
+    const std::string first = qualifier.substr(0, qualifier.find("::"));
+    const std::string rest = qualifier.substr(first.size());  // "" or "::sub..."
+    if (auto it = m.imports.find(first); it != m.imports.end()) {
+      module_path = it->second + rest;
+    } else if (std::any_of(m.ast.submodules.begin(), m.ast.submodules.end(),
+                           [&](const ast::Submodule& s) { return s.name == first; }) &&
+               !m.is_program) {
+      module_path = absl::StrCat(m.path, "::", qualifier);
+    } else {
+      return Error(loc, absl::StrCat("invalid relative item path '", name,
+                                     "' (item paths must be absolute, local, or qualified by an "
+                                     "import or submodule in the current module)"));
+    }
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(size_t owner, LoadModule(module_path, loc));
+  FLAMEFLEET_RETURN_IF_ERROR(CheckVisible(from, module_path, loc));
+  return ConstantOf(owner, name.substr(cut + 2), from, name, loc, depth);
+}
+
+absl::StatusOr<ast::ConstantValue> Linker::ConstantOf(size_t owner, const std::string& name,
+                                                      size_t from, const std::string& written,
+                                                      const ast::SourceLocation& loc, int depth) {
+  if (depth > kMaxReexportHops) {
+    return Error(loc, absl::StrCat("constant '", written, "' is re-exported too many times"));
+  }
+  const LinkedModule& m = *modules_[owner];
+  if (auto it = m.constants.find(name); it != m.constants.end()) {
+    if (owner != from && !m.ast.constants[it->second].is_public) {
+      return Error(loc, absl::StrCat("constant '", written, "' is private: module '", m.path,
+                                     "' must declare it `pub const`"));
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(EvaluateConstant(owner, it->second, depth + 1));
+    return modules_[owner]->ast.constants[it->second].value;
+  }
+  if (auto re = m.reexports.find(name); re != m.reexports.end()) {
+    const std::string target = m.ast.reexports[re->second].target;
+    if (absl::StartsWith(target, "::")) return LookupConstant(owner, target, loc, depth + 1);
+  }
+  return Error(loc, absl::StrCat("undefined constant '", written, "' (is it exported from '",
+                                 m.path, "'?)"));
 }
 
 const ast::AdvMapEntry* Linker::FindAdvMapEntry(size_t module, const std::string& name) const {

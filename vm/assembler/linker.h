@@ -60,6 +60,7 @@ struct LinkedModule {
   // alias -> (module path, item name) of `use {item as alias} from path`
   absl::flat_hash_map<std::string, std::pair<std::string, std::string>> item_imports;
   absl::flat_hash_map<std::string, size_t> constants;  // name -> index in ast.constants
+  std::vector<uint8_t> constant_state;  // per constant: 1 while the linker evaluates it
 };
 
 // LinkedProcedure::index of the program's `begin ... end` block.
@@ -148,6 +149,20 @@ class Linker {
   absl::Status CheckVisible(size_t from, const std::string& path,
                             const ast::SourceLocation& loc) const;
   const ast::ConstantValue* FindConstant(size_t module, const std::string& name, int hops) const;
+  // Checks module `index`'s imports under SyntaxRules::independent_imports.
+  absl::Status CheckImports(size_t index) const;
+  // Evaluates constant `index` of module `module` if the parser left it pending (it names
+  // another module's constant), resolving its references in that module's scope.
+  absl::Status EvaluateConstant(size_t module, size_t index, int depth);
+  // Returns the value of the constant `name` (`N`, `alias::N`, `alias::sub::N`, `::a::b::N`)
+  // as seen from module `from`, loading modules as needed. Errors at `loc`.
+  absl::StatusOr<ast::ConstantValue> LookupConstant(size_t from, const std::string& name,
+                                                    const ast::SourceLocation& loc, int depth);
+  // Returns constant `name` of module `owner` as seen from module `from` (public unless the
+  // same module; through `pub use {..}` re-exports).
+  absl::StatusOr<ast::ConstantValue> ConstantOf(size_t owner, const std::string& name, size_t from,
+                                                const std::string& written,
+                                                const ast::SourceLocation& loc, int depth);
   // Fills the count of every `repeat.CONST` whose constant is imported.
   absl::Status ResolveRepeatCounts(size_t module, ast::Block& block, int depth);
   uint32_t NewProcedure(size_t module, size_t index, std::string name,

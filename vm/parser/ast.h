@@ -119,10 +119,25 @@ struct ConstantValue {
   std::string text;
 };
 
+// A constant expression the parser could not evaluate yet (v0.25: it names a constant defined
+// later in the module, an imported constant or a path `alias::NAME` / `::a::b::NAME`).
+// Sub-expressions whose operands are all known are already folded into kValue nodes.
+struct ConstExpr {
+  enum class Op : uint8_t { kValue, kRef, kAdd, kSub, kMul, kDiv, kIntDiv };
+  Op op = Op::kValue;
+  ConstantValue value;              // kValue
+  std::string name;                 // kRef, as written ("N", "m::N", "::a::b::N")
+  std::vector<ConstExpr> operands;  // binary operators: {lhs, rhs}
+  SourceLocation loc;               // the term, or the operator
+};
+
 struct Constant {
   std::string name;
-  ConstantValue value;
+  ConstantValue value;  // meaningless while `pending` is set
   SourceLocation loc;
+  bool is_public = false;  // `pub const` (v0.25: only public constants are visible elsewhere)
+  // Set while the value is not known: the linker evaluates it in the module's scope.
+  std::optional<ConstExpr> pending;
 };
 
 // `use.a::b::c` (alias "c") or `use.a::b::c->d` (alias "d"); `use miden::core::x` too.
@@ -132,6 +147,7 @@ struct Import {
   std::string alias;  // the name the module (or the item) is known by inside this file
   std::string item;   // the imported item's name in module `path`; empty: a module import
   SourceLocation loc;
+  bool absolute = false;  // written with a leading `::`
 };
 
 // v0.25 `mod name` / `pub mod name`: the module declares its child module `name`.

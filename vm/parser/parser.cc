@@ -14,6 +14,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
@@ -21,6 +22,7 @@
 #include "vm/crypto/blake3.h"
 #include "vm/dialect.h"
 #include "vm/felt.h"
+#include "vm/parser/const_eval.h"
 #include "vm/parser/lexer.h"
 #include "vm/parser/syntax_rules.h"
 
@@ -50,6 +52,8 @@ std::string Describe(const Token& t) {
 
 // A value during constant evaluation.
 using ConstValue = ast::ConstantValue;
+// Bounds an unevaluated constant expression (its tree is copied and destroyed recursively).
+constexpr size_t kMaxPendingConstTerms = 4096;
 
 // Returns the four little-endian u64 chunks of BLAKE3(text), each reduced mod p.
 ast::WordValue Blake3Word(absl::string_view text) {
@@ -164,8 +168,21 @@ class Parser {
   absl::Status ParseItemImport(SourceLocation loc, bool reexport);
   absl::StatusOr<std::string> ParseModulePath(SourceLocation* loc, size_t min_segments = 2);
   absl::Status AddImportAlias(const std::string& alias, SourceLocation loc);
-  absl::Status ParseConstant();
-  absl::Status AddConstant(const Token& name, ConstValue value);
+  absl::Status ParseConstant(bool is_public);
+  absl::Status AddConstant(const Token& name, ast::ConstExpr value, bool is_public);
+  // Under SyntaxRules::deferred_constants: evaluates every constant left pending by a forward
+  // reference, leaving pending only those that need another module (the linker's job).
+  absl::Status ResolveLocalConstants();
+  absl::StatusOr<std::optional<ConstValue>> ResolveLocalConstant(size_t index, size_t root,
+                                                                 int depth);
+  // Whether constant `name` is defined with a known value (forward references are not).
+  const ConstValue* KnownConstant(absl::string_view name) const {
+    const auto it = constants_.find(name);
+    if (it == constants_.end() || module_.constants[it->second].pending.has_value()) {
+      return nullptr;
+    }
+    return &module_.constants[it->second].value;
+  }
   absl::Status ParseEnum();
   absl::Status ParseAdvMap();
   absl::Status ParseEntry();
@@ -183,10 +200,14 @@ class Parser {
 
   // ---- constants
   // -----------------------------------------------------------------------------
-  absl::StatusOr<ConstValue> ParseConstExpr();
-  absl::StatusOr<ConstValue> ParseConstProduct();
-  absl::StatusOr<ConstValue> ParseConstTerm();
-  absl::StatusOr<ConstValue> ApplyConstOp(const Token& op, ConstValue lhs, ConstValue rhs);
+  absl::StatusOr<ast::ConstExpr> ParseConstExpr();
+  absl::StatusOr<ast::ConstExpr> ParseConstProduct();
+  absl::StatusOr<ast::ConstExpr> ParseConstTerm();
+  absl::StatusOr<ast::ConstExpr> CombineConst(const Token& op, ast::ConstExpr lhs,
+                                              ast::ConstExpr rhs);
+  absl::Status FormatError(SourceLocation loc, absl::string_view message) const {
+    return ErrorAt(loc, message);
+  }
 
   // ---- bodies
   // --------------------------------------------------------------------------------
@@ -229,7 +250,9 @@ class Parser {
   std::optional<SourceLocation> anchor_;  // start of the instruction being parsed
   ast::Module module_;
   absl::flat_hash_map<std::string, size_t> constants_;  // name -> index in module_.constants
-  absl::flat_hash_set<std::string> procedure_names_;    // procedures and re-exports
+  size_t pending_terms_ = 0;  // unevaluated nodes in the constant expression being parsed
+  std::vector<uint8_t> constant_state_;               // ResolveLocalConstants: 1 = being evaluated
+  absl::flat_hash_set<std::string> procedure_names_;  // procedures and re-exports
   absl::flat_hash_set<std::string> import_aliases_;
 };
 
@@ -313,10 +336,10 @@ absl::StatusOr<ast::Module> Parser::Run() {
     } else if (word == "use") {
       FLAMEFLEET_RETURN_IF_ERROR(ParseImport());
     } else if (word == "const") {
-      FLAMEFLEET_RETURN_IF_ERROR(ParseConstant());
+      FLAMEFLEET_RETURN_IF_ERROR(ParseConstant(/*is_public=*/false));
     } else if (word == "pub" && AtWord("const", 1)) {
       Take();
-      FLAMEFLEET_RETURN_IF_ERROR(ParseConstant());
+      FLAMEFLEET_RETURN_IF_ERROR(ParseConstant(/*is_public=*/true));
     } else if (word == "pub" && AtWord("use", 1)) {
       const SourceLocation loc = Take().loc;
       Take();  // use
@@ -386,6 +409,7 @@ absl::StatusOr<ast::Module> Parser::Run() {
   if (module_.kind == ast::ModuleKind::kExecutable && !module_.entry.has_value()) {
     return ErrorAt(Peek().loc, "an executable module must contain a `begin ... end` block");
   }
+  if (rules_.deferred_constants) FLAMEFLEET_RETURN_IF_ERROR(ResolveLocalConstants());
   module_.docs = lexer_.module_docs();
   return std::move(module_);
 }
@@ -495,6 +519,7 @@ absl::Status Parser::ParseImport() {
   }
   SourceLocation loc;
   ast::Import import;
+  import.absolute = At(TokenKind::kColonColon);
   FLAMEFLEET_ASSIGN_OR_RETURN(import.path, ParseModulePath(&loc));
   import.loc = loc;
   import.alias = import.path.substr(import.path.rfind(':') + 1);
@@ -559,6 +584,7 @@ absl::Status Parser::ParseItemImport(SourceLocation loc, bool reexport) {
   if (items.empty()) return ErrorAt(loc, "an item import needs at least one item");
   FLAMEFLEET_RETURN_IF_ERROR(ExpectWord("from"));
   SourceLocation path_loc;
+  const bool absolute = At(TokenKind::kColonColon);
   FLAMEFLEET_ASSIGN_OR_RETURN(std::string path, ParseModulePath(&path_loc));
   for (Item& item : items) {
     if (reexport) {
@@ -571,13 +597,13 @@ absl::Status Parser::ParseItemImport(SourceLocation loc, bool reexport) {
     } else {
       FLAMEFLEET_RETURN_IF_ERROR(AddImportAlias(item.alias, item.loc));
       module_.imports.push_back(
-          ast::Import{path, std::move(item.alias), std::move(item.name), item.loc});
+          ast::Import{path, std::move(item.alias), std::move(item.name), item.loc, absolute});
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status Parser::ParseConstant() {
+absl::Status Parser::ParseConstant(bool is_public) {
   const SourceLocation const_loc = Take().loc;  // const
   if (At(TokenKind::kDot)) {
     if (!rules_.classic_declarations) {
@@ -587,18 +613,78 @@ absl::Status Parser::ParseConstant() {
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kConstIdent, "a constant name"));
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kEqual, "'='").status());
-  FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue value, ParseConstExpr());
-  return AddConstant(name, std::move(value));
+  pending_terms_ = 0;
+  FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstExpr value, ParseConstExpr());
+  return AddConstant(name, std::move(value), is_public);
 }
 
-absl::Status Parser::AddConstant(const Token& name, ConstValue value) {
+absl::Status Parser::AddConstant(const Token& name, ast::ConstExpr value, bool is_public) {
   std::string key(name.text);
   if (constants_.contains(key)) {
     return ErrorAt(name.loc, absl::StrCat("duplicate constant '", key, "'"));
   }
   constants_.emplace(key, module_.constants.size());
-  module_.constants.push_back(ast::Constant{std::move(key), std::move(value), name.loc});
+  ast::Constant c;
+  c.name = std::move(key);
+  c.loc = name.loc;
+  c.is_public = is_public;
+  if (value.op == ast::ConstExpr::Op::kValue) {
+    c.value = std::move(value.value);
+  } else {
+    c.pending = std::move(value);
+  }
+  module_.constants.push_back(std::move(c));
   return absl::OkStatus();
+}
+
+absl::Status Parser::ResolveLocalConstants() {
+  constant_state_.assign(module_.constants.size(), 0);
+  for (size_t i = 0; i < module_.constants.size(); ++i) {
+    if (!module_.constants[i].pending.has_value()) continue;
+    FLAMEFLEET_RETURN_IF_ERROR(ResolveLocalConstant(i, i, 0).status());
+  }
+  return absl::OkStatus();
+}
+
+// Evaluates constant `index` (reached from constant `root` of the module's list), following
+// local references depth-first; v0.25.7 does the same when it simplifies the module's
+// constants, and reports a cycle at the constant whose evaluation found it.
+absl::StatusOr<std::optional<ConstValue>> Parser::ResolveLocalConstant(size_t index, size_t root,
+                                                                       int depth) {
+  ast::Constant& c = module_.constants[index];
+  if (!c.pending.has_value()) return std::optional<ConstValue>(c.value);
+  if (constant_state_[index] == 2) return std::optional<ConstValue>();  // needs another module
+  if (constant_state_[index] == 1) {
+    const ast::Constant& r = module_.constants[root];
+    return ErrorAt(
+        r.loc, absl::StrCat("constant evaluation terminated due to infinite recursion: '", r.name,
+                            "' depends on itself (dependencies between constants must "
+                            "form an acyclic graph)"));
+  }
+  if (depth > kMaxNestingDepth) {
+    return ErrorAt(c.loc, absl::StrCat("constants refer to constants defined later too deeply (the "
+                                       "limit is ",
+                                       kMaxNestingDepth, " levels)"));
+  }
+  constant_state_[index] = 1;
+  auto lookup = [&](const ast::ConstExpr& ref) -> absl::StatusOr<std::optional<ConstValue>> {
+    if (absl::StrContains(ref.name, "::")) return std::optional<ConstValue>();  // the linker's
+    if (const auto it = constants_.find(ref.name); it != constants_.end()) {
+      return ResolveLocalConstant(it->second, root, depth + 1);
+    }
+    if (import_aliases_.contains(ref.name)) return std::optional<ConstValue>();  // imported
+    return ErrorAt(ref.loc, absl::StrCat("undefined constant '", ref.name, "'"));
+  };
+  auto error = [this](SourceLocation loc, absl::string_view m) { return FormatError(loc, m); };
+  absl::StatusOr<std::optional<ConstValue>> v = EvaluateConstExpr(*c.pending, lookup, error);
+  constant_state_[index] = v.ok() && !v->has_value() ? 2 : 0;
+  if (!v.ok()) return v.status();
+  ast::Constant& done = module_.constants[index];
+  if (v->has_value()) {
+    done.value = **v;
+    done.pending.reset();
+  }
+  return *v;
 }
 
 // `enum Name : T { A = EXPR, B, ... }`: one felt constant per variant; a variant without a
@@ -609,21 +695,33 @@ absl::Status Parser::ParseEnum() {
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':'").status());
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kIdent, "an enum representation type").status());
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kLBrace, "'{'").status());
-  Felt next(0);
+  ast::ConstExpr next;  // the next implicit discriminant: 0, then the previous one plus 1
+  next.value.kind = ConstValue::Kind::kFelt;
   while (!At(TokenKind::kRBrace)) {
     FLAMEFLEET_ASSIGN_OR_RETURN(Token name, Expect(TokenKind::kConstIdent, "an enum variant name"));
-    ConstValue value;
-    value.kind = ConstValue::Kind::kFelt;
-    value.felt = next.value();
+    ast::ConstExpr value = next;
     if (At(TokenKind::kEqual)) {
       const SourceLocation loc = Take().loc;
+      pending_terms_ = 0;
       FLAMEFLEET_ASSIGN_OR_RETURN(value, ParseConstExpr());
-      if (value.kind != ConstValue::Kind::kFelt) {
+      if (value.op == ast::ConstExpr::Op::kValue && value.value.kind != ConstValue::Kind::kFelt) {
         return ErrorAt(loc, "an enum discriminant must be a field element");
       }
     }
-    next = Felt(value.felt) + Felt(1);
-    FLAMEFLEET_RETURN_IF_ERROR(AddConstant(name, std::move(value)));
+    if (value.op == ast::ConstExpr::Op::kValue) {
+      next.op = ast::ConstExpr::Op::kValue;
+      next.operands.clear();
+      next.value.felt = (Felt(value.value.felt) + Felt(1)).value();
+    } else {
+      ast::ConstExpr one;
+      one.value.felt = 1;
+      ast::ConstExpr sum;
+      sum.op = ast::ConstExpr::Op::kAdd;
+      sum.loc = name.loc;
+      sum.operands = {value, std::move(one)};
+      next = std::move(sum);
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(AddConstant(name, std::move(value), /*is_public=*/false));
     if (!At(TokenKind::kComma)) break;
     Take();
   }
@@ -806,62 +904,78 @@ absl::Status Parser::ParseTarget(std::string* text, std::string* last, int* segm
 //                       term := '(' expr ')' | number | word | string |
 //                       CONSTANT
 
-absl::StatusOr<ConstValue> Parser::ParseConstExpr() {
-  FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue lhs, ParseConstProduct());
+absl::StatusOr<ast::ConstExpr> Parser::ParseConstExpr() {
+  FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstExpr lhs, ParseConstProduct());
   while (At(TokenKind::kPlus) || At(TokenKind::kMinus)) {
     const Token op = Take();
-    FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue rhs, ParseConstProduct());
-    FLAMEFLEET_ASSIGN_OR_RETURN(lhs, ApplyConstOp(op, std::move(lhs), std::move(rhs)));
+    FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstExpr rhs, ParseConstProduct());
+    FLAMEFLEET_ASSIGN_OR_RETURN(lhs, CombineConst(op, std::move(lhs), std::move(rhs)));
   }
   return lhs;
 }
 
-absl::StatusOr<ConstValue> Parser::ParseConstProduct() {
-  FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue lhs, ParseConstTerm());
+absl::StatusOr<ast::ConstExpr> Parser::ParseConstProduct() {
+  FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstExpr lhs, ParseConstTerm());
   while (At(TokenKind::kStar) || At(TokenKind::kSlash) || At(TokenKind::kSlashSlash)) {
     const Token op = Take();
-    FLAMEFLEET_ASSIGN_OR_RETURN(ConstValue rhs, ParseConstTerm());
-    FLAMEFLEET_ASSIGN_OR_RETURN(lhs, ApplyConstOp(op, std::move(lhs), std::move(rhs)));
+    FLAMEFLEET_ASSIGN_OR_RETURN(ast::ConstExpr rhs, ParseConstTerm());
+    FLAMEFLEET_ASSIGN_OR_RETURN(lhs, CombineConst(op, std::move(lhs), std::move(rhs)));
   }
   return lhs;
 }
 
-absl::StatusOr<ConstValue> Parser::ParseConstTerm() {
+absl::StatusOr<ast::ConstExpr> Parser::ParseConstTerm() {
   const Token& t = Peek();
-  ConstValue v;
+  ast::ConstExpr e;
+  e.loc = t.loc;
+  ConstValue& v = e.value;
+  // A reference the parser cannot evaluate yet (deferred constants only).
+  auto reference = [&](std::string name) -> absl::StatusOr<ast::ConstExpr> {
+    if (++pending_terms_ > kMaxPendingConstTerms) {
+      return ErrorAt(e.loc, absl::StrCat("constant expression is too large (at most ",
+                                         kMaxPendingConstTerms, " unevaluated terms)"));
+    }
+    e.op = ast::ConstExpr::Op::kRef;
+    e.name = std::move(name);
+    return std::move(e);
+  };
   switch (t.kind) {
     case TokenKind::kLParen: {
       FLAMEFLEET_RETURN_IF_ERROR(EnterNesting(t.loc));
       DepthGuard guard(&depth_);
       Take();
-      FLAMEFLEET_ASSIGN_OR_RETURN(v, ParseConstExpr());
+      FLAMEFLEET_ASSIGN_OR_RETURN(e, ParseConstExpr());
       FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kRParen, "')'").status());
-      return v;
+      return e;
     }
     case TokenKind::kInt:
     case TokenKind::kHex: {
       FLAMEFLEET_ASSIGN_OR_RETURN(v.felt, ParseFeltLiteral());
       v.kind = ConstValue::Kind::kFelt;
-      return v;
+      return e;
     }
     case TokenKind::kHexWord:
     case TokenKind::kLBracket: {
       FLAMEFLEET_ASSIGN_OR_RETURN(v.word, ParseWordLiteral());
       v.kind = ConstValue::Kind::kWord;
-      return v;
+      return e;
     }
     case TokenKind::kString:
       v.kind = ConstValue::Kind::kString;
       v.text = std::string(Take().text);
-      return v;
+      return e;
     case TokenKind::kConstIdent: {
-      const auto it = constants_.find(t.text);
-      if (it == constants_.end()) {
+      if (const ConstValue* known = KnownConstant(t.text)) {
+        Take();
+        v = *known;
+        return e;
+      }
+      if (!rules_.deferred_constants) {
         return ErrorAt(t.loc, absl::StrCat("undefined constant '", t.text, "'"));
       }
-      Take();
-      return module_.constants[it->second].value;
+      return reference(std::string(Take().text));
     }
+    case TokenKind::kColonColon:
     case TokenKind::kIdent:
       if (rules_.hash_constants && (t.text == "word" || t.text == "event") &&
           At(TokenKind::kLParen, 1)) {
@@ -875,7 +989,23 @@ absl::StatusOr<ConstValue> Parser::ParseConstTerm() {
           v.word = Blake3Word(text);
         }
         v.text = std::move(text);
-        return v;
+        return e;
+      }
+      if (rules_.deferred_constants &&
+          (t.kind == TokenKind::kColonColon || At(TokenKind::kColonColon, 1))) {
+        // `alias::NAME`, `alias::sub::NAME` or `::a::b::NAME`: another module's constant.
+        std::string path;
+        if (At(TokenKind::kColonColon)) path = std::string(Take().text);
+        for (;;) {
+          FLAMEFLEET_ASSIGN_OR_RETURN(Token seg,
+                                      Expect(TokenKind::kIdent, "a module path component"));
+          absl::StrAppend(&path, seg.text);
+          FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kColonColon, "'::'").status());
+          absl::StrAppend(&path, "::");
+          if (At(TokenKind::kConstIdent)) break;
+        }
+        absl::StrAppend(&path, Take().text);
+        return reference(std::move(path));
       }
       return Unexpected(t, "a constant expression");
     default:
@@ -883,34 +1013,55 @@ absl::StatusOr<ConstValue> Parser::ParseConstTerm() {
   }
 }
 
-absl::StatusOr<ConstValue> Parser::ApplyConstOp(const Token& op, ConstValue lhs, ConstValue rhs) {
-  if (lhs.kind != ConstValue::Kind::kFelt || rhs.kind != ConstValue::Kind::kFelt) {
-    return ErrorAt(op.loc, absl::StrCat("operator ", Quote(op.text),
-                                        " needs field elements, not words or strings"));
-  }
-  const Felt a(lhs.felt), b(rhs.felt);
-  ConstValue out;
+absl::StatusOr<ast::ConstExpr> Parser::CombineConst(const Token& op, ast::ConstExpr lhs,
+                                                    ast::ConstExpr rhs) {
+  using Op = ast::ConstExpr::Op;
+  Op o = Op::kAdd;
   switch (op.kind) {
     case TokenKind::kPlus:
-      out.felt = (a + b).value();
+      o = Op::kAdd;
       break;
     case TokenKind::kMinus:
-      out.felt = (a - b).value();
+      o = Op::kSub;
       break;
     case TokenKind::kStar:
-      out.felt = (a * b).value();
+      o = Op::kMul;
       break;
     case TokenKind::kSlash:
-      if (b.value() == 0) return ErrorAt(op.loc, "division by zero");
-      out.felt = (a * b.Inverse()).value();
+      o = Op::kDiv;
       break;
     case TokenKind::kSlashSlash:
-      if (b.value() == 0) return ErrorAt(op.loc, "division by zero");
-      out.felt = a.value() / b.value();
+      o = Op::kIntDiv;
       break;
     default:
       return ErrorAt(op.loc, "unsupported operator");
   }
+  auto error = [this](SourceLocation loc, absl::string_view m) { return FormatError(loc, m); };
+  const std::string op_text(op.text);
+  if (lhs.op == Op::kValue && rhs.op == Op::kValue) {
+    ast::ConstExpr out;
+    out.loc = op.loc;
+    FLAMEFLEET_ASSIGN_OR_RETURN(out.value,
+                                ApplyConstOp(o, op_text, lhs.value, rhs.value, op.loc, error));
+    return out;
+  }
+  // A known word or string operand is an error whatever the other operand turns out to be.
+  for (const ast::ConstExpr* side : {&lhs, &rhs}) {
+    if (side->op == Op::kValue && side->value.kind != ConstValue::Kind::kFelt) {
+      return ErrorAt(op.loc, absl::StrCat("operator ", Quote(op.text),
+                                          " needs field elements, not words or strings"));
+    }
+  }
+  if (++pending_terms_ > kMaxPendingConstTerms) {
+    return ErrorAt(op.loc, absl::StrCat("constant expression is too large (at most ",
+                                        kMaxPendingConstTerms, " unevaluated terms)"));
+  }
+  ast::ConstExpr out;
+  out.op = o;
+  out.loc = op.loc;
+  out.operands.reserve(2);
+  out.operands.push_back(std::move(lhs));
+  out.operands.push_back(std::move(rhs));
   return out;
 }
 
@@ -1009,14 +1160,15 @@ absl::Status Parser::ParseRepeat(ast::Block* out) {
   uint64_t count = 0;
   if (rules_.repeat_constant && At(TokenKind::kConstIdent)) {
     const Token name = Take();
-    const auto it = constants_.find(name.text);
-    if (it == constants_.end()) {
-      node.count_constant = std::string(name.text);  // imported: the linker resolves it
-    } else if (module_.constants[it->second].value.kind != ConstValue::Kind::kFelt) {
+    const ConstValue* known = KnownConstant(name.text);
+    if (known == nullptr) {
+      // imported or defined later: the linker resolves it
+      node.count_constant = std::string(name.text);
+    } else if (known->kind != ConstValue::Kind::kFelt) {
       return ErrorAt(node.loc,
                      absl::StrCat("repeat count constant '", name.text, "' is not an integer"));
     } else {
-      count = module_.constants[it->second].value.felt;
+      count = known->felt;
     }
   } else {
     FLAMEFLEET_ASSIGN_OR_RETURN(Token n, Expect(TokenKind::kInt, "a repeat count"));
@@ -1368,9 +1520,8 @@ absl::Status Parser::ParseSlice(Immediate* imm) {
   if (begin.value >= end) return ValueError(loc, "empty word slice");
   if (end > 4) return ValueError(loc, "word slice out of range (a word has 4 elements)");
   if (imm->kind == Immediate::Kind::kConstant) {
-    if (const auto it = constants_.find(imm->text);
-        it != constants_.end() &&
-        module_.constants[it->second].value.kind != ConstValue::Kind::kWord) {
+    if (const ConstValue* known = KnownConstant(imm->text);
+        known != nullptr && known->kind != ConstValue::Kind::kWord) {
       return ValueError(loc, absl::StrCat("constant '", imm->text, "' is not a word"));
     }
   }
@@ -1395,9 +1546,8 @@ absl::StatusOr<Immediate> Parser::ParseEventImmediate() {
   if (t.kind == TokenKind::kConstIdent) {
     imm.kind = Immediate::Kind::kConstant;
     imm.text = std::string(Take().text);
-    if (const auto it = constants_.find(imm.text);
-        it != constants_.end() &&
-        module_.constants[it->second].value.kind != ConstValue::Kind::kEvent) {
+    if (const ConstValue* known = KnownConstant(imm.text);
+        known != nullptr && known->kind != ConstValue::Kind::kEvent) {
       return ValueError(imm.loc, "emit.CONST should require const defined via event");
     }
     return imm;

@@ -53,6 +53,15 @@ struct SyntaxRules {
   bool modern_items = false;
   // `const W = word("text")` and `const E = event("name")` (BLAKE3-derived constants).
   bool hash_constants = false;
+  // Constants are evaluated once the whole module is read (v0.25 semantic analysis): a
+  // constant may name one defined later in the module, an imported constant, or a path
+  // `alias::NAME` / `::a::b::NAME` that the linker resolves; cycles are errors. Otherwise a
+  // constant may only name constants defined before it in the same module.
+  bool deferred_constants = false;
+  // An import's path may not start with another import's alias (v0.25.7 resolves imports
+  // independently: "import target 'a::b' cannot be resolved through import 'a'"), may not
+  // name the importing module itself, nor (for a module import) one of its own `mod` children.
+  bool independent_imports = false;
 
   // ---- procedures
   // The largest number of locals a procedure may declare, and the error when it declares more.

@@ -27,6 +27,8 @@ constexpr SyntaxRules kSyntax{
     .path_reexports = false,
     .modern_items = true,
     .hash_constants = true,
+    .deferred_constants = true,
+    .independent_imports = true,
     .max_locals = 65532,
     .max_locals_error = "number of locals exceeds the maximum of 65532",
     .do_while = true,
