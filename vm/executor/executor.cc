@@ -79,11 +79,13 @@ inline void LoadState(const Felt* sp, HasherState& state) {
 // Element-addressable memory of one context: 4096-element pages allocated on first write,
 // each charged to the executor's memory budget. Each page also records which of its words were
 // ever written: the v0.25.7 precompile handlers fail on a never-written word (the processor's
-// memory is a map of written words), while loads read it as 0.
+// memory is a map of written words), while loads read it as 0. The record is kept apart from the
+// elements so that the load path stays as it was.
 class Executor::Memory {
  public:
   static constexpr uint32_t kPageBits = 12;
   static constexpr uint32_t kPageSize = 1u << kPageBits;
+  static constexpr uint32_t kBitmapWords = kPageSize / 4 / 64;
   // What one page costs: its elements, its written-words bitmap and its hash-map slot.
   static constexpr uint64_t kPageBytes = kPageSize * sizeof(Felt) + kPageSize / 32 + 32;
 
@@ -91,20 +93,19 @@ class Executor::Memory {
 
   Felt Load(uint32_t addr) {
     uint32_t page = addr >> kPageBits;
-    if (page == last_page_) return last_->cells[addr & (kPageSize - 1)];
+    if (page == last_page_) return last_[addr & (kPageSize - 1)];
     auto it = pages_.find(page);
     if (it == pages_.end()) return Felt(0);
-    last_page_ = page;
-    last_ = it->second.get();
-    return last_->cells[addr & (kPageSize - 1)];
+    Select(it);
+    return last_[addr & (kPageSize - 1)];
   }
   // The element at `addr`, or nullopt if its word was never written. Off the hot path.
   std::optional<Felt> LoadWritten(uint32_t addr) const {
     auto it = pages_.find(addr >> kPageBits);
     if (it == pages_.end()) return std::nullopt;
     const uint32_t word = (addr & (kPageSize - 1)) >> 2;
-    if (((it->second->written[word >> 6] >> (word & 63)) & 1) == 0) return std::nullopt;
-    return it->second->cells[addr & (kPageSize - 1)];
+    if (((it->second.written[word >> 6] >> (word & 63)) & 1) == 0) return std::nullopt;
+    return it->second.cells[addr & (kPageSize - 1)];
   }
   // Whether the page of `addr` is the selected one (always an allocated page): then At(addr)
   // may be written. The write path is `if (!Selected(a) && !Select(a)) trap; At(a) = v`.
@@ -116,35 +117,45 @@ class Executor::Memory {
     auto it = pages_.find(page);
     if (it == pages_.end()) {
       if (!owner_->ChargeMemory(kPageBytes)) return false;
-      it = pages_.emplace(page, std::make_unique<Page>()).first;  // zeroed
+      it = pages_
+               .emplace(page, Page{std::make_unique<Felt[]>(kPageSize),  // zeroed
+                                   std::make_unique<uint64_t[]>(kBitmapWords)})
+               .first;
     }
-    last_page_ = page;
-    last_ = it->second.get();
+    Select(it);
     return true;
   }
   // The element at `addr`, to be written (its word counts as written); requires Selected(addr).
   Felt& At(uint32_t addr) {
     const uint32_t i = addr & (kPageSize - 1);
-    last_->written[i >> 8] |= uint64_t{1} << ((i >> 2) & 63);
-    return last_->cells[i];
+    last_written_[i >> 8] |= uint64_t{1} << ((i >> 2) & 63);
+    return last_[i];
   }
   void Clear() {
     owner_->memory_used_ -= pages_.size() * kPageBytes;
     pages_.clear();
     last_page_ = kNoPage;
     last_ = nullptr;
+    last_written_ = nullptr;
   }
 
  private:
   struct Page {
-    Felt cells[kPageSize] = {};
-    uint64_t written[kPageSize / 4 / 64] = {};  // bit w: word w was written
+    std::unique_ptr<Felt[]> cells;
+    std::unique_ptr<uint64_t[]> written;  // bit w of the page: word w was written
   };
+  using PageMap = absl::flat_hash_map<uint32_t, Page>;
+  void Select(PageMap::iterator it) {
+    last_page_ = it->first;
+    last_ = it->second.cells.get();
+    last_written_ = it->second.written.get();
+  }
   static constexpr uint32_t kNoPage = ~uint32_t{0};
   Executor* owner_;
-  absl::flat_hash_map<uint32_t, std::unique_ptr<Page>> pages_;
+  PageMap pages_;
   uint32_t last_page_ = kNoPage;
-  Page* last_ = nullptr;
+  Felt* last_ = nullptr;
+  uint64_t* last_written_ = nullptr;
 };
 
 struct Executor::Context {
