@@ -110,6 +110,25 @@ TEST(Ed25519Test, KeyThatIsNotAPointIsAnError) {
       Ed("0100000000000000000000000000000000000000000000000000000000000000", "", kRfc1Sig).ok());
 }
 
+TEST(Ed25519Test, WeakKeysVerifyAsEd25519DalekVerifyDoes) {
+  // ed25519-dalek's `verify` (not verify_strict) accepts the identity key A: [s]B - [k]A = B
+  // for s = 1, whatever the message, so R = B (58 66 .. 66) with s = 1 verifies. The sign bit of
+  // x = 0 is ignored by the decompression (-0 = 0).
+  constexpr char kSig[] =
+      "5866666666666666666666666666666666666666666666666666666666666666"
+      "0100000000000000000000000000000000000000000000000000000000000000";
+  EXPECT_EQ(Ed("0100000000000000000000000000000000000000000000000000000000000000", "61", kSig),
+            absl::StatusOr<bool>(true));
+  EXPECT_EQ(Ed("0100000000000000000000000000000000000000000000000000000000000080", "61", kSig),
+            absl::StatusOr<bool>(true));
+  // s >= L is refused (dalek's check_scalar): s = L + 1.
+  constexpr char kHighS[] =
+      "5866666666666666666666666666666666666666666666666666666666666666"
+      "eed3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010";
+  EXPECT_EQ(Ed("0100000000000000000000000000000000000000000000000000000000000000", "61", kHighS),
+            absl::StatusOr<bool>(false));
+}
+
 // secp256k1 key, Keccak-256("flamefleet ecdsa test") and a low-s signature of it.
 constexpr char kEcX[] = "bb50e2d89a4ed70663d080659fe0ad4b9bc3e06c17a227433966cb59ceee020d";
 constexpr char kEcY[] = "ecddbf6e00192011648d13b1c00af770c0c1bb609d4d3a5c98a43772e0e18ef4";

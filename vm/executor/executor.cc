@@ -765,15 +765,15 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       return true;
     }
     case H::kKeccak256HashBytes:
-      return HandlePrecompile(Precompile::kKeccak256, id, event->name.data(), sp, pc, clk);
+      return HandlePrecompile(Precompile::kKeccak256, id, event->name, sp, pc, clk);
     case H::kSha512HashBytes:
-      return HandlePrecompile(Precompile::kSha512, id, event->name.data(), sp, pc, clk);
+      return HandlePrecompile(Precompile::kSha512, id, event->name, sp, pc, clk);
     case H::kEcdsaK256Verify:
-      return HandlePrecompile(Precompile::kEcdsaK256Keccak, id, event->name.data(), sp, pc, clk);
+      return HandlePrecompile(Precompile::kEcdsaK256Keccak, id, event->name, sp, pc, clk);
     case H::kEddsaEd25519Verify:
-      return HandlePrecompile(Precompile::kEddsaEd25519, id, event->name.data(), sp, pc, clk);
+      return HandlePrecompile(Precompile::kEddsaEd25519, id, event->name, sp, pc, clk);
     case H::kAeadDecrypt:
-      return HandlePrecompile(Precompile::kAeadDecrypt, id, event->name.data(), sp, pc, clk);
+      return HandlePrecompile(Precompile::kAeadDecrypt, id, event->name, sp, pc, clk);
     case H::kNoop:
       return true;
     case H::kUnhandled:
@@ -782,14 +782,15 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
   return true;  // not reached: every handler returns
 }
 
-bool Executor::HandlePrecompile(Precompile which, uint64_t id, const char* name, Felt* sp,
+bool Executor::HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp,
                                 uint32_t pc, uint64_t clk) {
+  const absl::string_view event_name(name.data(), name.size());
   if (host_ != nullptr && host_->AnswersPrecompile(id)) {
     sp_ = static_cast<size_t>(sp - buffer_.data());  // the host may read the stack
     absl::Status st = host_->OnEvent(id, clk, *this, advice_);
     if (!st.ok()) {
-      SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", name, " failed: ", st.message()), pc,
-              clk);
+      SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", event_name, " failed: ", st.message()),
+              pc, clk);
       return false;
     }
     return true;
@@ -800,7 +801,7 @@ bool Executor::HandlePrecompile(Precompile which, uint64_t id, const char* name,
       [this](uint32_t addr) { return memory_->LoadWritten(addr); }, hasher_);
   if (!answer.ok()) {
     SetTrap(TrapKind::kEventFailed,
-            absl::StrCat("event ", name, " failed: ", answer.status().message()), pc, clk);
+            absl::StrCat("event ", event_name, " failed: ", answer.status().message()), pc, clk);
     return false;
   }
   const size_t before = advice_.stack.size();
@@ -819,8 +820,8 @@ bool Executor::HandlePrecompile(Precompile which, uint64_t id, const char* name,
     absl::Status st = host_->OnPrecompileAnswered(
         id, clk, std::span<const Felt>(advice_.stack).subspan(before), request);
     if (!st.ok()) {
-      SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", name, " failed: ", st.message()), pc,
-              clk);
+      SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", event_name, " failed: ", st.message()),
+              pc, clk);
       return false;
     }
   }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -224,7 +225,7 @@ class Executor {
   bool MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk, bool little_endian);
   // A precompile event (HandleEvent): answered by the host if it AnswersPrecompile, else
   // computed here. false: trap set.
-  bool HandlePrecompile(Precompile which, uint64_t id, const char* name, Felt* sp, uint32_t pc,
+  bool HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp, uint32_t pc,
                         uint64_t clk);
   // LOGPRECOMPILE (out of the hot switch): folds the statement into precompile_transcript_.
   void LogPrecompile(Felt* sp);
