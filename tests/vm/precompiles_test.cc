@@ -291,6 +291,13 @@ TEST(PrecompileHandlerTest, EcdsaValidInvalidAndMalformed) {
               HasSubstr("Invalid recovery ID"));
   vm.memory[24 + 16] = Felt(0x100);  // a padding byte of the signature's last felt
   EXPECT_THAT(vm.Run(Precompile::kEcdsaK256Keccak).status().message(), HasSubstr("padding"));
+
+  // A key off the curve fails before the signature and digest are read (as upstream).
+  FakeVm off_curve;
+  off_curve.StoreBytes(0, EcKeyBytes(kEcX, kEcX));
+  off_curve.stack = {Felt(7), Felt(0), Felt(800), Felt(900)};
+  EXPECT_THAT(off_curve.Run(Precompile::kEcdsaK256Keccak).status().message(),
+              HasSubstr("failed to deserialize public key"));
 }
 
 TEST(PrecompileHandlerTest, EddsaValidTamperedAndNonCanonicalMessage) {

@@ -95,6 +95,27 @@ absl::StatusOr<PrecompileAnswer> HashBytes(Precompile which, uint64_t event_id,
   return answer;
 }
 
+const secp256k1_context* Secp256k1() {
+  static const secp256k1_context* const ctx = secp256k1_context_create(SECP256K1_CONTEXT_VERIFY);
+  return ctx;
+}
+
+// Parses the uncompressed SEC1 key 04 || x || y: libsecp256k1 checks that (x, y) is on the curve,
+// as k256 decodes x with the parity of y and the handler then compares y.
+bool Secp256k1Parse(std::span<const uint8_t, 32> x, std::span<const uint8_t, 32> y,
+                    secp256k1_pubkey* key) {
+  uint8_t sec1[65];
+  sec1[0] = 0x04;
+  std::copy(x.begin(), x.end(), sec1 + 1);
+  std::copy(y.begin(), y.end(), sec1 + 33);
+  return secp256k1_ec_pubkey_parse(Secp256k1(), key, sec1, sizeof(sec1)) == 1;
+}
+
+bool Secp256k1KeyParses(std::span<const uint8_t, 32> x, std::span<const uint8_t, 32> y) {
+  secp256k1_pubkey key;
+  return Secp256k1Parse(x, y, &key);
+}
+
 absl::StatusOr<PrecompileAnswer> Ecdsa(uint64_t event_id, const PrecompileInputs& in) {
   const uint64_t ptr_pk = in.stack(1).value(), ptr_digest = in.stack(2).value(),
                  ptr_sig = in.stack(3).value();
@@ -108,6 +129,11 @@ absl::StatusOr<PrecompileAnswer> Ecdsa(uint64_t event_id, const PrecompileInputs
   std::array<uint8_t, 32> x, y;
   std::reverse_copy(pk->begin(), pk->begin() + 32, x.begin());
   std::reverse_copy(pk->begin() + 32, pk->end(), y.begin());
+  // As upstream, the key is decoded before the signature is read.
+  if (!Secp256k1KeyParses(x, y)) {
+    return err(absl::InvalidArgumentError(
+        "failed to deserialize public key: invalid public key coordinates"));
+  }
   absl::StatusOr<std::vector<uint8_t>> sig = ReadPackedBytes(in, ptr_sig, 65, "signature");
   if (!sig.ok()) return err(sig.status());
   if ((*sig)[64] > 3) {
@@ -269,11 +295,6 @@ absl::StatusOr<PrecompileAnswer> AeadDecrypt(const PrecompileInputs& in, const H
   return answer;
 }
 
-const secp256k1_context* Secp256k1() {
-  static const secp256k1_context* const ctx = secp256k1_context_create(SECP256K1_CONTEXT_VERIFY);
-  return ctx;
-}
-
 }  // namespace
 
 std::array<uint8_t, 64> Sha512(std::span<const uint8_t> bytes) {
@@ -304,12 +325,8 @@ absl::StatusOr<bool> Secp256k1VerifyPrehash(std::span<const uint8_t, 32> x,
                                             std::span<const uint8_t, 32> digest,
                                             std::span<const uint8_t, 32> r,
                                             std::span<const uint8_t, 32> s) {
-  uint8_t sec1[65];
-  sec1[0] = 0x04;
-  std::copy(x.begin(), x.end(), sec1 + 1);
-  std::copy(y.begin(), y.end(), sec1 + 33);
   secp256k1_pubkey key;
-  if (secp256k1_ec_pubkey_parse(Secp256k1(), &key, sec1, sizeof(sec1)) != 1) {
+  if (!Secp256k1Parse(x, y, &key)) {
     return absl::InvalidArgumentError(
         "failed to deserialize public key: invalid public key coordinates");
   }
