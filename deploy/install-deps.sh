@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential g++ cmake ninja-build pkg-config clang clang-format
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libssl-dev libsqlite3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev
+  libssl-dev libsecp256k1-dev libsqlite3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev
   libgoogle-glog-dev
   chromium
   yamllint docker-compose

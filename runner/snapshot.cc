@@ -448,6 +448,27 @@ absl::Status RecordingHost::OnEvent(uint64_t event_id, uint64_t clk, const vm::E
   return status;
 }
 
+bool RecordingHost::AnswersPrecompile(uint64_t event_id) const {
+  return live_ != nullptr && live_->AnswersPrecompile(event_id);
+}
+
+absl::Status RecordingHost::OnPrecompileAnswered(uint64_t event_id, uint64_t clk,
+                                                 std::span<const vm::Felt> pushed,
+                                                 const vm::PrecompileRequest* request) {
+  v1::SnapshotEvent& entry = events_.emplace_back();
+  entry.set_event_id(event_id);
+  entry.set_clk(clk);
+  AddFelts(std::vector<vm::Felt>(pushed.begin(), pushed.end()),
+           entry.mutable_advice_stack_pushed());
+  if (live_ == nullptr) return absl::OkStatus();
+  return live_->OnPrecompileAnswered(event_id, clk, pushed, request);
+}
+
+bool ReplayHost::AnswersPrecompile(uint64_t event_id) const {
+  return next_ < static_cast<size_t>(snapshot_->events_size()) &&
+         snapshot_->events(static_cast<int>(next_)).event_id() == event_id;
+}
+
 ReplayHost::ReplayHost(const v1::ReplaySnapshot* snapshot) : snapshot_(snapshot) {}
 
 absl::Status ReplayHost::OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,

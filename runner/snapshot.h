@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,12 @@ class RecordingHost : public vm::Host {
 
   absl::Status OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,
                        vm::AdviceProvider& advice) override;
+  // Precompiles the VM computes are logged like any host answer (their advice-stack pushes),
+  // so that a replay answers them from the log; the live host may still answer them itself.
+  bool AnswersPrecompile(uint64_t event_id) const override;
+  absl::Status OnPrecompileAnswered(uint64_t event_id, uint64_t clk,
+                                    std::span<const vm::Felt> pushed,
+                                    const vm::PrecompileRequest* request) override;
 
   // Returns the events recorded so far, in execution order.
   const std::vector<v1::SnapshotEvent>& events() const { return events_; }
@@ -85,6 +92,9 @@ class ReplayHost : public vm::Host {
 
   absl::Status OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,
                        vm::AdviceProvider& advice) override;
+  // True when the log's next entry is for `event_id`: the precompile is answered from the log
+  // (no crypto, no memory read); otherwise the VM computes it.
+  bool AnswersPrecompile(uint64_t event_id) const override;
 
   // Returns OK if every logged event was consumed; else FailedPrecondition naming the final
   // cycle `clk` and the first event left over.

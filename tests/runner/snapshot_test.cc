@@ -246,6 +246,47 @@ TEST(SnapshotTest, HostAnswersAreRecordedAndReplayedFromTheLog) {
   EXPECT_EQ(profiled->result.stack, recording->result.stack);
 }
 
+// Keccak-256 of c1 ec fd fc (Keccak KAT, Len = 32) through the v0.25 precompile event; the
+// digest's 8 LE u32 limbs end on the stack, limbs 4..7 on top.
+constexpr char kKeccakProgram[] = R"(begin
+  push.4244499649 mem_store.8
+  push.4 push.8 emit.event("miden::core::hash::keccak256::hash_bytes") drop drop
+  padw adv_loadw padw adv_loadw
+  movupw.3 dropw movupw.3 dropw
+end
+)";
+constexpr uint64_t kKeccakEventId = 15409227627783267185ULL;
+
+TEST(SnapshotTest, PrecompileAnswersAreLoggedAndReplayedWithoutRecomputing) {
+  RecordOptions options;
+  options.dialect = vm::Dialect::kV0_25;
+  ASSERT_OK_AND_ASSIGN(Recording recording,
+                       RecordSource("keccak.masm", kKeccakProgram, vm::ProgramInputs{}, options));
+  ASSERT_OK(recording.run_status);
+  EXPECT_EQ(recording.result.stack[4], vm::Felt(0x66e749b1));  // limb 0: bytes b1 49 e7 66
+  ASSERT_EQ(recording.snapshot.events_size(), 1);
+  const v1::SnapshotEvent& logged = recording.snapshot.events(0);
+  EXPECT_EQ(logged.event_id(), kKeccakEventId);
+  ASSERT_EQ(logged.advice_stack_pushed_size(), 8);
+  EXPECT_EQ(logged.advice_stack_pushed(7), 0x66e749b1u);  // the back is popped first
+
+  ASSERT_OK_AND_ASSIGN(vm::RunResult replayed, ReplayRun(RoundTrip(recording.snapshot)));
+  EXPECT_EQ(replayed.stack, recording.result.stack);
+  EXPECT_EQ(replayed.cycles, recording.result.cycles);
+
+  // The replay takes the answer from the log: a changed log entry changes the result.
+  v1::ReplaySnapshot edited = recording.snapshot;
+  edited.mutable_events(0)->set_advice_stack_pushed(7, 12345);
+  ASSERT_OK_AND_ASSIGN(replayed, ReplayRun(RoundTrip(edited)));
+  EXPECT_EQ(replayed.stack[4], vm::Felt(12345));
+
+  // A log without the entry: the VM computes the answer itself.
+  v1::ReplaySnapshot without = recording.snapshot;
+  without.clear_events();
+  ASSERT_OK_AND_ASSIGN(replayed, ReplayRun(RoundTrip(without)));
+  EXPECT_EQ(replayed.stack, recording.result.stack);
+}
+
 TEST(SnapshotTest, ExhaustedLogStopsTheReplayNamingCycleAndEvent) {
   absl::StatusOr<Recording> recording = RecordEvents();
   ASSERT_TRUE(recording.ok()) << recording.status();

@@ -91,8 +91,9 @@ TEST(ResourceLimitsTest, PipeAcrossPagesIsCharged) {
   const uint64_t before = exec.memory_used();
   exec.Run();
   ASSERT_EQ(exec.state(), Executor::State::kFinished) << exec.trap().message;
-  // Two pages (and the 8 advice elements popped are not re-charged until an event).
-  EXPECT_EQ(exec.memory_used() - before, 2 * (4096 * 8 + 32));
+  // Two pages: elements, written-words bitmap, map slot (and the 8 advice elements popped are
+  // not re-charged until an event).
+  EXPECT_EQ(exec.memory_used() - before, 2 * (4096 * 8 + 4096 / 32 + 32));
 }
 
 TEST(ResourceLimitsTest, AdviceGrowthIsCharged) {

@@ -311,15 +311,25 @@ TEST(V025EventsTest, DebugEventsAreNoOps) {
   }
 }
 
-TEST(V025EventsTest, UnansweredEventsAreErrorsThatNameThem) {
+TEST(V025EventsTest, PrecompileEventsAreAnsweredByTheVm) {
+  // keccak256 of the empty input (ptr 0, 0 bytes: no memory read): the digest's LE u32 limbs,
+  // limb 0 popped first.
   const uint64_t keccak = LibraryId("miden::core::hash::keccak256::hash_bytes");
-  EventRun r = RunEvent(keccak, {}, V025Advice());
+  EventRun r = RunEvent(keccak, Felts({0, 0}), V025Advice());
+  ASSERT_EQ(r.state, Executor::State::kFinished) << r.trap.message;
+  EXPECT_THAT(PopOrder(r.advice),
+              ElementsAreArray<uint64_t>({21418693, 1008990086, 2994568850, 3221473244, 1404436709,
+                                          992445130, 81328763, 1889830237}));
+  // A handler's error traps, naming the event: 8 bytes of never-written memory.
+  r = RunEvent(LibraryId("miden::core::hash::sha512::hash_bytes"), Felts({0, 8}), V025Advice());
   EXPECT_EQ(r.trap.kind, TrapKind::kEventFailed);
-  EXPECT_THAT(r.trap.message,
-              HasSubstr(absl::StrCat("no event handler registered for event "
-                                     "miden::core::hash::keccak256::hash_bytes (id ",
-                                     keccak, ")")));
-  r = RunEvent(12345, {}, V025Advice());
+  EXPECT_THAT(r.trap.message, HasSubstr("event miden::core::hash::sha512::hash_bytes failed: "
+                                        "sha512: failed to read the input: failed to read memory "
+                                        "at address 0"));
+}
+
+TEST(V025EventsTest, UnansweredEventsAreErrorsThatNameThem) {
+  EventRun r = RunEvent(12345, {}, V025Advice());
   EXPECT_EQ(r.trap.kind, TrapKind::kEventFailed);
   EXPECT_THAT(r.trap.message, HasSubstr("no event handler registered for event id 12345"));
 }

@@ -5,6 +5,8 @@
 #include <bit>
 #include <cassert>
 #include <cstring>
+#include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -14,6 +16,7 @@
 #include "vm/crypto/poseidon2.h"
 #include "vm/crypto/rpo.h"
 #include "vm/dialect.h"
+#include "vm/executor/precompiles.h"
 #include "vm/executor/system_events.h"
 #include "vm/executor/verifier_ops.h"
 
@@ -74,13 +77,17 @@ inline void LoadState(const Felt* sp, HasherState& state) {
 }  // namespace
 
 // Element-addressable memory of one context: 4096-element pages allocated on first write,
-// each charged to the executor's memory budget.
+// each charged to the executor's memory budget. Each page also records which of its words were
+// ever written: the v0.25.7 precompile handlers fail on a never-written word (the processor's
+// memory is a map of written words), while loads read it as 0. The record is kept apart from the
+// elements so that the load path stays as it was.
 class Executor::Memory {
  public:
   static constexpr uint32_t kPageBits = 12;
   static constexpr uint32_t kPageSize = 1u << kPageBits;
-  // What one page costs: its elements plus its hash-map slot.
-  static constexpr uint64_t kPageBytes = kPageSize * sizeof(Felt) + 32;
+  static constexpr uint32_t kBitmapWords = kPageSize / 4 / 64;
+  // What one page costs: its elements, its written-words bitmap and its hash-map slot.
+  static constexpr uint64_t kPageBytes = kPageSize * sizeof(Felt) + kPageSize / 32 + 32;
 
   explicit Memory(Executor* owner) : owner_(owner) {}
 
@@ -89,9 +96,16 @@ class Executor::Memory {
     if (page == last_page_) return last_[addr & (kPageSize - 1)];
     auto it = pages_.find(page);
     if (it == pages_.end()) return Felt(0);
-    last_page_ = page;
-    last_ = it->second.get();
+    Select(it);
     return last_[addr & (kPageSize - 1)];
+  }
+  // The element at `addr`, or nullopt if its word was never written. Off the hot path.
+  std::optional<Felt> LoadWritten(uint32_t addr) const {
+    auto it = pages_.find(addr >> kPageBits);
+    if (it == pages_.end()) return std::nullopt;
+    const uint32_t word = (addr & (kPageSize - 1)) >> 2;
+    if (((it->second.written[word >> 6] >> (word & 63)) & 1) == 0) return std::nullopt;
+    return it->second.cells[addr & (kPageSize - 1)];
   }
   // Whether the page of `addr` is the selected one (always an allocated page): then At(addr)
   // may be written. The write path is `if (!Selected(a) && !Select(a)) trap; At(a) = v`.
@@ -103,27 +117,45 @@ class Executor::Memory {
     auto it = pages_.find(page);
     if (it == pages_.end()) {
       if (!owner_->ChargeMemory(kPageBytes)) return false;
-      it = pages_.emplace(page, std::make_unique<Felt[]>(kPageSize)).first;  // zeroed
+      it = pages_
+               .emplace(page, Page{std::make_unique<Felt[]>(kPageSize),  // zeroed
+                                   std::make_unique<uint64_t[]>(kBitmapWords)})
+               .first;
     }
-    last_page_ = page;
-    last_ = it->second.get();
+    Select(it);
     return true;
   }
-  // The element at `addr`; requires Selected(addr).
-  Felt& At(uint32_t addr) { return last_[addr & (kPageSize - 1)]; }
+  // The element at `addr`, to be written (its word counts as written); requires Selected(addr).
+  Felt& At(uint32_t addr) {
+    const uint32_t i = addr & (kPageSize - 1);
+    last_written_[i >> 8] |= uint64_t{1} << ((i >> 2) & 63);
+    return last_[i];
+  }
   void Clear() {
     owner_->memory_used_ -= pages_.size() * kPageBytes;
     pages_.clear();
     last_page_ = kNoPage;
     last_ = nullptr;
+    last_written_ = nullptr;
   }
 
  private:
+  struct Page {
+    std::unique_ptr<Felt[]> cells;
+    std::unique_ptr<uint64_t[]> written;  // bit w of the page: word w was written
+  };
+  using PageMap = absl::flat_hash_map<uint32_t, Page>;
+  void Select(PageMap::iterator it) {
+    last_page_ = it->first;
+    last_ = it->second.cells.get();
+    last_written_ = it->second.written.get();
+  }
   static constexpr uint32_t kNoPage = ~uint32_t{0};
   Executor* owner_;
-  absl::flat_hash_map<uint32_t, std::unique_ptr<Felt[]>> pages_;
+  PageMap pages_;
   uint32_t last_page_ = kNoPage;
   Felt* last_ = nullptr;
+  uint64_t* last_written_ = nullptr;
 };
 
 struct Executor::Context {
@@ -732,12 +764,68 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       advice_.PushFront({Felt(result), Felt(found ? 1 : 0)});
       return true;
     }
+    case H::kKeccak256HashBytes:
+      return HandlePrecompile(Precompile::kKeccak256, id, event->name, sp, pc, clk);
+    case H::kSha512HashBytes:
+      return HandlePrecompile(Precompile::kSha512, id, event->name, sp, pc, clk);
+    case H::kEcdsaK256Verify:
+      return HandlePrecompile(Precompile::kEcdsaK256Keccak, id, event->name, sp, pc, clk);
+    case H::kEddsaEd25519Verify:
+      return HandlePrecompile(Precompile::kEddsaEd25519, id, event->name, sp, pc, clk);
+    case H::kAeadDecrypt:
+      return HandlePrecompile(Precompile::kAeadDecrypt, id, event->name, sp, pc, clk);
     case H::kNoop:
       return true;
     case H::kUnhandled:
       return to_host(event);
   }
   return true;  // not reached: every handler returns
+}
+
+bool Executor::HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp,
+                                uint32_t pc, uint64_t clk) {
+  const absl::string_view event_name(name.data(), name.size());
+  if (host_ != nullptr && host_->AnswersPrecompile(id)) {
+    sp_ = static_cast<size_t>(sp - buffer_.data());  // the host may read the stack
+    absl::Status st = host_->OnEvent(id, clk, *this, advice_);
+    if (!st.ok()) {
+      SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", event_name, " failed: ", st.message()),
+              pc, clk);
+      return false;
+    }
+    return true;
+  }
+  // Only the top of the current context's stack is read (at most 12 operands).
+  absl::StatusOr<PrecompileAnswer> answer = RunPrecompile(
+      which, id, [sp](int i) { return sp[-i]; },
+      [this](uint32_t addr) { return memory_->LoadWritten(addr); }, hasher_);
+  if (!answer.ok()) {
+    SetTrap(TrapKind::kEventFailed,
+            absl::StrCat("event ", event_name, " failed: ", answer.status().message()), pc, clk);
+    return false;
+  }
+  const size_t before = advice_.stack.size();
+  advice_.PushFront(answer->advice);
+  const PrecompileRequest* request = nullptr;
+  if (answer->request.has_value()) {
+    const uint64_t bytes = answer->request->calldata.size() + sizeof(PrecompileRequest);
+    if (!ChargeMemory(bytes)) {
+      SetMemoryTrap("a precompile request", bytes, pc, clk);
+      return false;
+    }
+    precompile_requests_.push_back(*std::move(answer->request));
+    request = &precompile_requests_.back();
+  }
+  if (host_ != nullptr) {
+    absl::Status st = host_->OnPrecompileAnswered(
+        id, clk, std::span<const Felt>(advice_.stack).subspan(before), request);
+    if (!st.ok()) {
+      SetTrap(TrapKind::kEventFailed, absl::StrCat("event ", event_name, " failed: ", st.message()),
+              pc, clk);
+      return false;
+    }
+  }
+  return true;
 }
 
 // MPVERIFY: [V, d, i, R, ...] unchanged; V must be the node at (d, i) of the tree R. The words

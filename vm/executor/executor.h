@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -25,6 +27,7 @@
 #include "vm/assembler/program.h"
 #include "vm/crypto/hasher.h"
 #include "vm/crypto/merkle_store.h"
+#include "vm/executor/precompiles.h"
 #include "vm/executor/system_events.h"
 #include "vm/felt.h"
 
@@ -70,6 +73,22 @@ class Host {
   // `executor.StackTop()` and change `advice`. A non-OK status traps the program.
   virtual absl::Status OnEvent(uint64_t event_id, uint64_t clk, const Executor& executor,
                                AdviceProvider& advice) = 0;
+  // Whether the host answers the precompile event `event_id` (keccak256, sha512, ECDSA, EdDSA,
+  // AEAD; vm/executor/precompiles.h) itself, e.g. a replay whose log has the answer: then the
+  // VM computes nothing and calls OnEvent. Default: the VM computes it.
+  virtual bool AnswersPrecompile(uint64_t event_id) const {
+    (void)event_id;
+    return false;
+  }
+  // Called after the VM answered a precompile event itself, with the values it appended to
+  // advice.stack (the last is popped first) and the request a prover would log (null for
+  // AEAD): a recording host logs them. A non-OK status traps the program.
+  virtual absl::Status OnPrecompileAnswered(uint64_t event_id, uint64_t clk,
+                                            std::span<const Felt> pushed,
+                                            const PrecompileRequest* request) {
+    (void)event_id, (void)clk, (void)pushed, (void)request;
+    return absl::OkStatus();
+  }
 };
 
 // Default memory budget of one execution (ExecutionOptions::max_memory_bytes): 1 GiB.
@@ -80,13 +99,14 @@ struct ExecutionOptions {
   uint64_t max_cycles = uint64_t{1} << 32;
   // Maximum operand stack depth (elements, all contexts together).
   uint64_t max_stack_depth = uint64_t{1} << 22;
-  // Memory budget in bytes (`--max-memory`): VM memory pages (32 KiB each, allocated on first
-  // write), the advice stack and map, the operand stack buffer and the call stacks (frames,
-  // returns, contexts). It is charged where memory is allocated (a new page, an advice push
-  // by an event, a stack buffer or call stack growth), never per cycle; a program that needs
-  // more traps with ResourceExhausted (TrapKind::kMemoryLimit). Values a Host inserts into
-  // the advice map are charged per entry only (the host's own values are its business), and
-  // the Merkle store is not charged. 0 is treated as no memory at all (every run traps).
+  // Memory budget in bytes (`--max-memory`): VM memory pages (32 KiB and a 128-byte written-words
+  // bitmap each, allocated on first write), the advice stack and map, the operand stack buffer and
+  // the call stacks (frames, returns, contexts). It is charged where memory is allocated (a new
+  // page, an advice push by an event, a stack buffer or call stack growth), never per cycle; a
+  // program that needs more traps with ResourceExhausted (TrapKind::kMemoryLimit). Values a Host
+  // inserts into the advice map are charged per entry only (the host's own values are its
+  // business), and the Merkle store is not charged. 0 is treated as no memory at all (every run
+  // traps).
   uint64_t max_memory_bytes = kDefaultMaxMemoryBytes;
 };
 
@@ -160,6 +180,10 @@ class Executor {
   // Procedure frames (Program::procedures ids), outermost first.
   const std::vector<uint32_t>& frames() const { return frames_; }
   const Trap& trap() const { return trap_; }
+  // The precompile requests of the precompile events the VM answered itself, in order.
+  const std::vector<PrecompileRequest>& precompile_requests() const { return precompile_requests_; }
+  // The LOGPRECOMPILE transcript state (VM-global, initially the zero word).
+  const Word& precompile_transcript() const { return precompile_transcript_; }
   const AdviceProvider& advice() const { return advice_; }
   const Program& program() const { return program_; }
   // Bytes currently charged against ExecutionOptions::max_memory_bytes.
@@ -199,6 +223,10 @@ class Executor {
   // deepest or, when `little_endian`, on top. false: trap set.
   bool MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code, bool little_endian);
   bool MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk, bool little_endian);
+  // A precompile event (HandleEvent): answered by the host if it AnswersPrecompile, else
+  // computed here. false: trap set.
+  bool HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp, uint32_t pc,
+                        uint64_t clk);
   // LOGPRECOMPILE (out of the hot switch): folds the statement into precompile_transcript_.
   void LogPrecompile(Felt* sp);
   Memory* AcquireMemory();
@@ -240,6 +268,9 @@ class Executor {
   // The precompile transcript state of LOGPRECOMPILE: VM-global (shared by all contexts),
   // initially the zero word.
   Word precompile_transcript_{};
+  // The precompile requests of the events the VM answered, in order (a prover's log; cycles
+  // never depend on them). Their calldata is charged to the memory budget.
+  std::vector<PrecompileRequest> precompile_requests_;
   std::vector<std::unique_ptr<Memory>> memories_;  // [0] = root context
   std::vector<Memory*> free_memories_;
   Memory* memory_ = nullptr;

@@ -60,6 +60,12 @@ enum class SystemEventHandler : uint8_t {
   kCoreU256Div,         // [b0..b7, a0..a7]: advice top-first [r4..r7, r0..r3, q4..q7, q0..q3]
   kLowerboundArray,     // [K, start, end]: advice top-first [ptr, found] over words at start..
   kLowerboundKeyValue,  // [K, start, end, use_full_key]: the same over (key, value) pairs
+  // Host-computed precompiles (vm/executor/precompiles.h): memory bytes in, advice out.
+  kKeccak256HashBytes,  // [ptr, len_bytes]: advice top-first the 8 digest limbs
+  kSha512HashBytes,     // [ptr, len_bytes]: advice top-first the 16 digest limbs
+  kEcdsaK256Verify,     // [ptr_pk, ptr_digest, ptr_sig]: advice 1 (valid) or 0
+  kEddsaEd25519Verify,  // [ptr_pk, ptr_msg, ptr_sig]: advice 1 (valid) or 0
+  kAeadDecrypt,         // [KEY, NONCE, src, dst, num_blocks]: advice the plaintext blocks
   kNoop,                // a print or debugger event: nothing (any number of library rows)
   kUnhandled,           // a known event flamefleet does not answer: an error naming it
 };

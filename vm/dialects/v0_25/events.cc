@@ -6,8 +6,8 @@
 //
 // The library events are those of the v0.25.7 core library that `miden run` answers through
 // CoreLibrary::handlers() (crates/lib/core/src/handlers/*.rs); their ids are
-// EventId::from_name of the full names (checked by a test). The precompile events are named,
-// so that an unanswered one is an error that says which it is.
+// EventId::from_name of the full names (checked by a test). The precompiles (keccak256,
+// sha512, ECDSA, EdDSA, AEAD decrypt) are computed by vm/executor/precompiles.h.
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -49,7 +49,8 @@ constexpr SystemEventRow kEvents[] = {
 
 // Sorted by id (checked below).
 constexpr SystemEventRow kLibraryEvents[] = {
-    {443020094570876606ULL, "miden::core::crypto::dsa::ecdsa_k256_keccak::verify", H::kUnhandled},
+    {443020094570876606ULL, "miden::core::crypto::dsa::ecdsa_k256_keccak::verify",
+     H::kEcdsaK256Verify},
     {1093736776208885424ULL, "readonly::miden_debug::frame_start", H::kNoop},
     {3244211558569184661ULL, "miden::core::crypto::dsa::falcon512_poseidon2::falcon_div",
      H::kFalconDiv},
@@ -67,14 +68,14 @@ constexpr SystemEventRow kLibraryEvents[] = {
     {9459367498241328460ULL, "readonly::miden_debug::unknown", H::kNoop},
     {10187706227858647885ULL, "miden::core::collections::sorted_array::lowerbound_array",
      H::kLowerboundArray},
-    {10207005686392958526ULL, "miden::core::crypto::aead::decrypt", H::kUnhandled},
+    {10207005686392958526ULL, "miden::core::crypto::aead::decrypt", H::kAeadDecrypt},
     {11865935436435611537ULL, "miden::core::debug::print_mem_all", H::kNoop},
     {13528091056499565592ULL, "readonly::miden_debug::assertion_failed", H::kNoop},
     {14153021663962350784ULL, "miden::core::math::u64::u64_div", H::kCoreU64Div},
-    {14438193807695912212ULL, "miden::core::dsa::eddsa_ed25519::verify", H::kUnhandled},
-    {15409227627783267185ULL, "miden::core::hash::keccak256::hash_bytes", H::kUnhandled},
+    {14438193807695912212ULL, "miden::core::dsa::eddsa_ed25519::verify", H::kEddsaEd25519Verify},
+    {15409227627783267185ULL, "miden::core::hash::keccak256::hash_bytes", H::kKeccak256HashBytes},
     {15463989275656898604ULL, "miden::core::math::u128::u128_div", H::kCoreU128Div},
-    {18006925272611184819ULL, "miden::core::hash::sha512::hash_bytes", H::kUnhandled},
+    {18006925272611184819ULL, "miden::core::hash::sha512::hash_bytes", H::kSha512HashBytes},
 };
 
 constexpr SystemEventLayout kLayout{
