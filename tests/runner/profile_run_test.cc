@@ -100,6 +100,40 @@ TEST(ProfileRunTest, ProcedureInvokedByMastRootAppearsByName) {
   }
 }
 
+// v0.25 frame names are the procedures' paths without the leading `::` of v0.25.7's absolute
+// paths, as miden-debug prints them (`CallFrame::procedure("")` strips an empty first
+// component): `$exec::$main`, `$exec::local`, `mylib::util::triple`.
+TEST(ProfileRunTest, CurrentMidenFramesAreNamedByTheirPaths) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "frames_v025";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "lib");
+  std::ofstream(dir / "lib" / "mod.masm") << "pub mod util\n";
+  std::ofstream(dir / "lib" / "util.masm") << "pub proc triple\n  dup dup add add\nend\n";
+  std::ofstream(dir / "main.masm") << "use mylib::util\n"
+                                      "proc local\n  exec.util::triple\nend\n"
+                                      "begin\n  push.5 exec.local\n  swap drop\nend\n";
+  vm::AssemblerOptions options;  // the default dialect, v0.25
+  options.libraries = {{"mylib", (dir / "lib").string()}};
+  absl::StatusOr<vm::Program> program =
+      vm::Assembler(options).AssembleFile((dir / "main.masm").string());
+  ASSERT_TRUE(program.ok()) << program.status();
+  auto nested =
+      ProfileProgram(*program, vm::ProgramInputs{}, vm::ExecutionOptions{}, StackMode::kNested);
+  ASSERT_TRUE(nested.ok()) << nested.status();
+  EXPECT_EQ(nested->result.stack[0].value(), 15u);
+  const std::string folded = Folded(nested->profile);
+  EXPECT_NE(folded.find("$exec::$main;$exec::local;mylib::util::triple "), std::string::npos)
+      << folded;
+  auto flat =
+      ProfileProgram(*program, vm::ProgramInputs{}, vm::ExecutionOptions{}, StackMode::kFlat);
+  ASSERT_TRUE(flat.ok()) << flat.status();
+  const std::string flat_folded = Folded(flat->profile);
+  EXPECT_TRUE(flat_folded.rfind("mylib::util::triple ", 0) == 0 ||
+              flat_folded.find("\nmylib::util::triple ") != std::string::npos)
+      << flat_folded;
+}
+
 TEST(ProfileRunTest, TrapIsReturnedAsError) {
   auto run = Profile("begin push.0 assert end", StackMode::kNested);
   ASSERT_FALSE(run.ok());
