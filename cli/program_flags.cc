@@ -137,21 +137,25 @@ absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
   const std::string ns(rules.core_library_namespace);
   const bool mapped = std::any_of(options.libraries.begin(), options.libraries.end(),
                                   [&](const auto& lib) { return lib.first == ns; });
+  // The core library is mapped wherever it is found (the linker reads only the modules that
+  // are imported, so the program and its --lib libraries alike may use it); not finding it is an
+  // error only when the program names it.
   if (!ns.empty() && !mapped && !program.empty()) {
-    std::ifstream in(program, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (text.str().find(absl::StrCat(ns, "::")) != std::string::npos) {
-      const char* env = std::getenv("MIDEN_CORE_LIB");
-      const char* cargo = std::getenv("CARGO_HOME");
-      const char* home = std::getenv("HOME");
-      std::string cargo_home = cargo != nullptr && *cargo != '\0' ? cargo
-                               : home != nullptr                  ? absl::StrCat(home, "/.cargo")
-                                                                  : "";
-      FLAMEFLEET_ASSIGN_OR_RETURN(std::string dir,
-                                  FindCoreLibrary(ns, rules.core_library_crate_prefix,
-                                                  env != nullptr ? env : "", cargo_home));
-      options.libraries.emplace_back(ns, std::move(dir));
+    const char* env = std::getenv("MIDEN_CORE_LIB");
+    const char* cargo = std::getenv("CARGO_HOME");
+    const char* home = std::getenv("HOME");
+    std::string cargo_home = cargo != nullptr && *cargo != '\0' ? cargo
+                             : home != nullptr                  ? absl::StrCat(home, "/.cargo")
+                                                                : "";
+    absl::StatusOr<std::string> dir =
+        FindCoreLibrary(ns, rules.core_library_crate_prefix, env != nullptr ? env : "", cargo_home);
+    if (dir.ok()) {
+      options.libraries.emplace_back(ns, *std::move(dir));
+    } else {
+      std::ifstream in(program, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      if (text.str().find(absl::StrCat(ns, "::")) != std::string::npos) return dir.status();
     }
   }
   return options;

@@ -52,6 +52,9 @@ struct ProgramFlags {
   bool local() const;
 
   // Returns the assembler options: the --lib namespaces, the --kernel path and the --dialect.
+  // For a local command of a dialect with a core library (v0.25: miden::core) not given by
+  // --lib, the core library FindCoreLibrary finds is added (the linker reads only imported
+  // modules); NotFound saying how to point at it if none is found and the program names it.
   // InvalidArgument naming the bad --lib value (see ParseLibraryFlags) or --dialect.
   absl::StatusOr<vm::AssemblerOptions> AssemblerOptions() const;
   // Returns the assembler limits: --max-program-ops, defaults where unset.

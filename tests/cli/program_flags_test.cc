@@ -258,7 +258,7 @@ TEST_F(CoreLibraryTest, NoLibrarySaysHowToPointAtIt) {
               StatusIs(absl::StatusCode::kNotFound));
 }
 
-TEST_F(CoreLibraryTest, AssemblerOptionsAddTheCoreLibraryOnlyWhenTheProgramUsesIt) {
+TEST_F(CoreLibraryTest, AssemblerOptionsMapTheCoreLibraryWhereverItIsFound) {
   const std::string env = (root_ / "core").string();
   std::filesystem::create_directories(env);
   setenv("MIDEN_CORE_LIB", env.c_str(), 1);
@@ -271,11 +271,24 @@ TEST_F(CoreLibraryTest, AssemblerOptionsAddTheCoreLibraryOnlyWhenTheProgramUsesI
   absl::StatusOr<vm::AssemblerOptions> with = a.flags.AssemblerOptions();
   ASSERT_TRUE(with.ok()) << with.status();
   EXPECT_THAT(with->libraries, ElementsAre(Pair("miden::core", env)));
+  // A program that does not name it still gets it: its --lib libraries may import it.
   Parsed b(ProgramCommand::kExec);
   b.Parse({plain, "--dialect", "v0.25"});
-  absl::StatusOr<vm::AssemblerOptions> without = b.flags.AssemblerOptions();
+  absl::StatusOr<vm::AssemblerOptions> found = b.flags.AssemblerOptions();
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_THAT(found->libraries, ElementsAre(Pair("miden::core", env)));
+  // Not found: an error only for a program that names it.
+  setenv("MIDEN_CORE_LIB", (root_ / "missing").string().c_str(), 1);
+  Parsed e(ProgramCommand::kExec);
+  e.Parse({plain, "--dialect", "v0.25"});
+  absl::StatusOr<vm::AssemblerOptions> without = e.flags.AssemblerOptions();
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_TRUE(without->libraries.empty());
+  Parsed f(ProgramCommand::kExec);
+  f.Parse({uses, "--dialect", "v0.25"});
+  EXPECT_THAT(f.flags.AssemblerOptions(),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("MIDEN_CORE_LIB")));
+  setenv("MIDEN_CORE_LIB", env.c_str(), 1);
   // v0.16 has no core library to look for; an explicit --lib is kept as given.
   Parsed c(ProgramCommand::kExec);
   c.Parse({uses, "--dialect", "v0.16"});
