@@ -90,17 +90,8 @@ absl::Status EmitEvent(Lowering& l, SystemEventHandler handler) {
 
 // ---- assertions: the shared lowering (vm/assembler/internal/assertion_lowering.h) ---
 
-using lowering::AssertionCode;
-using lowering::LowerAssert;
-using lowering::LowerAssertEq;
-using lowering::LowerAssertEqw;
-using lowering::LowerAssertz;
-using lowering::LowerU32Assert;
-using lowering::LowerU32Assert2;
-using lowering::LowerU32Assertw;
-
 absl::Status LowerMtreeVerify(Lowering& l) {
-  FLAMEFLEET_ASSIGN_OR_RETURN(const uint64_t code, AssertionCode(l));
+  FLAMEFLEET_ASSIGN_OR_RETURN(const uint64_t code, lowering::AssertionCode(l));
   l.emit().Op(kMpVerify, code);
   return absl::OkStatus();
 }
@@ -662,10 +653,10 @@ constexpr InstructionRow kRows[] = {
     {"adv_push", F::kAdvPush, 1, 16, LowerAdvPush},
     {"and", F::kPlain, 0, 0, Plain<kAnd>},
     {"arithmetic_circuit_eval", F::kPlain, 0, 0, Plain<kEvalCircuit>},
-    {"assert", F::kErr, 0, 0, LowerAssert},
-    {"assert_eq", F::kErr, 0, 0, LowerAssertEq},
-    {"assert_eqw", F::kErr, 0, 0, LowerAssertEqw},
-    {"assertz", F::kErr, 0, 0, LowerAssertz},
+    {"assert", F::kErr, 0, 0, lowering::LowerAssert},
+    {"assert_eq", F::kErr, 0, 0, lowering::LowerAssertEq},
+    {"assert_eqw", F::kErr, 0, 0, lowering::LowerAssertEqw},
+    {"assertz", F::kErr, 0, 0, lowering::LowerAssertz},
     {"breakpoint", F::kPlain, 0, 0, LowerBreakpoint},
     {"call", F::kInvoke, 0, 0, nullptr},
     {"caller", F::kPlain, 0, 0, LowerCaller},
@@ -744,9 +735,9 @@ constexpr InstructionRow kRows[] = {
     {"syscall", F::kInvoke, 0, 0, nullptr},
     {"trace", F::kU32Required, 0, 0, LowerTrace},
     {"u32and", F::kU32, 0, 0, LowerU32Bitwise<U32Bitwise::kAnd>},
-    {"u32assert", F::kErr, 0, 0, LowerU32Assert},
-    {"u32assert2", F::kErr, 0, 0, LowerU32Assert2},
-    {"u32assertw", F::kErr, 0, 0, LowerU32Assertw},
+    {"u32assert", F::kErr, 0, 0, lowering::LowerU32Assert},
+    {"u32assert2", F::kErr, 0, 0, lowering::LowerU32Assert2},
+    {"u32assertw", F::kErr, 0, 0, lowering::LowerU32Assertw},
     {"u32cast", F::kPlain, 0, 0, Plain<kU32Split, kDrop>},
     {"u32clo", F::kPlain, 0, 0, LowerU32Clo},
     {"u32clz", F::kPlain, 0, 0, LowerU32Clz},

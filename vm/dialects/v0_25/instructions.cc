@@ -151,17 +151,8 @@ absl::Status LowerCmp(Lowering& l) {
 
 // ---- assertions: the shared lowering (vm/assembler/internal/assertion_lowering.h) ---
 
-using lowering::AssertionCode;
-using lowering::LowerAssert;
-using lowering::LowerAssertEq;
-using lowering::LowerAssertEqw;
-using lowering::LowerAssertz;
-using lowering::LowerU32Assert;
-using lowering::LowerU32Assert2;
-using lowering::LowerU32Assertw;
-
 absl::Status LowerMtreeVerify(Lowering& l) {
-  FLAMEFLEET_ASSIGN_OR_RETURN(const uint64_t code, AssertionCode(l));
+  FLAMEFLEET_ASSIGN_OR_RETURN(const uint64_t code, lowering::AssertionCode(l));
   l.emit().Op(kMpVerifyLe, code);
   return absl::OkStatus();
 }
@@ -850,10 +841,10 @@ constexpr InstructionRow kRows[] = {
     {"adv_push", F::kPlain, 0, 0, Plain<kAdvPop>},
     {"adv_pushw", F::kPlain, 0, 0, Plain<kPad, kPad, kPad, kPad, kAdvPopWLe>},
     {"and", F::kPlain, 0, 0, Plain<kAnd>},
-    {"assert", F::kErr, 0, 0, LowerAssert},
-    {"assert_eq", F::kErr, 0, 0, LowerAssertEq},
-    {"assert_eqw", F::kErr, 0, 0, LowerAssertEqw},
-    {"assertz", F::kErr, 0, 0, LowerAssertz},
+    {"assert", F::kErr, 0, 0, lowering::LowerAssert},
+    {"assert_eq", F::kErr, 0, 0, lowering::LowerAssertEq},
+    {"assert_eqw", F::kErr, 0, 0, lowering::LowerAssertEqw},
+    {"assertz", F::kErr, 0, 0, lowering::LowerAssertz},
     {"call", F::kInvoke, 0, 0, nullptr},
     {"caller", F::kPlain, 0, 0, Plain<kCallerAny>},
     {"cdrop", F::kPlain, 0, 0, Plain<kCSwap, kDrop>},
@@ -942,9 +933,9 @@ constexpr InstructionRow kRows[] = {
     {"swapw", F::kStackIndex, 1, 3, LowerSwapw},
     {"syscall", F::kInvoke, 0, 0, nullptr},
     {"u32and", F::kU32, 0, 0, PushedImm<kU32, kU32And>},
-    {"u32assert", F::kErr, 0, 0, LowerU32Assert},
-    {"u32assert2", F::kErr, 0, 0, LowerU32Assert2},
-    {"u32assertw", F::kErr, 0, 0, LowerU32Assertw},
+    {"u32assert", F::kErr, 0, 0, lowering::LowerU32Assert},
+    {"u32assert2", F::kErr, 0, 0, lowering::LowerU32Assert2},
+    {"u32assertw", F::kErr, 0, 0, lowering::LowerU32Assertw},
     {"u32cast", F::kPlain, 0, 0, Plain<kU32SplitLe, kSwap, kDrop>},
     {"u32clo", F::kPlain, 0, 0, LowerU32Clo},
     {"u32clz", F::kPlain, 0, 0, LowerU32Clz},
