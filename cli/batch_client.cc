@@ -475,4 +475,18 @@ std::string ProgressLine(const v1::Batch& b, int width) {
                       b.jobs_failed(), " failed  ", b.jobs_running(), " running");
 }
 
+bool ProgressThrottle::ShouldPrint(const v1::Batch& b, absl::Time now) {
+  const uint64_t done = uint64_t{b.jobs_succeeded()} + b.jobs_failed() + b.jobs_cancelled();
+  const uint64_t tenth = b.jobs_total() == 0 ? 10 : done * 10 / b.jobs_total();
+  const bool ended =
+      b.state() != v1::BATCH_STATE_RUNNING && b.state() != v1::BATCH_STATE_UNSPECIFIED;
+  const bool print = !printed_ || ended || tenth > last_tenth_ || now - last_ >= absl::Seconds(1);
+  if (print) {
+    printed_ = true;
+    last_ = now;
+    last_tenth_ = tenth;
+  }
+  return print;
+}
+
 }  // namespace flamefleet::cli

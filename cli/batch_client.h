@@ -107,6 +107,22 @@ class BatchClient {
 // Returns a one-line progress summary: "[#####-----] 12/50  10 ok  2 failed  3 running".
 std::string ProgressLine(const v1::Batch& batch, int width = 30);
 
+// Which progress updates a log that is not a terminal (CI) gets, where every line stays: the
+// first, the one that ends the batch, and otherwise one when a second has passed since the last
+// line or the batch has crossed another tenth of its jobs done; never one per update.
+//
+//   ProgressThrottle throttle;
+//   if (throttle.ShouldPrint(batch, absl::Now())) std::cerr << ProgressLine(batch) << "\n";
+class ProgressThrottle {
+ public:
+  bool ShouldPrint(const v1::Batch& batch, absl::Time now);
+
+ private:
+  bool printed_ = false;
+  absl::Time last_ = absl::InfinitePast();
+  uint64_t last_tenth_ = 0;
+};
+
 }  // namespace flamefleet::cli
 
 #endif  // FLAMEFLEET_CLI_BATCH_CLIENT_H_

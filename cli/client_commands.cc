@@ -121,12 +121,14 @@ void PrintBatch(const v1::Batch& b) {
   }
 }
 
-// Follows a batch with a live progress line on stderr; returns the final batch. A broken
-// stream is reconnected for up to `reconnect_for` (zero: not at all), saying so on stderr.
+// Follows a batch with a live progress line on stderr (redrawn on a terminal; otherwise lines as
+// ProgressThrottle allows); returns the final batch. A broken stream is reconnected for up to
+// `reconnect_for` (zero: not at all), saying so on stderr.
 absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::string& id,
                                             absl::Duration reconnect_for) {
   absl::Time start = absl::Now();
   const bool tty = isatty(STDERR_FILENO);
+  ProgressThrottle throttle;
   BatchClient::WatchRetry retry;
   retry.reconnect_for = reconnect_for;
   retry.on_reconnect = [&](const absl::Status& why, absl::Duration wait) {
@@ -137,6 +139,7 @@ absl::StatusOr<v1::Batch> WatchWithProgress(BatchClient& client, const std::stri
   auto result = client.Watch(
       id,
       [&](const v1::Batch& b) {
+        if (!tty && !throttle.ShouldPrint(b, absl::Now())) return;
         uint32_t done = b.jobs_succeeded() + b.jobs_failed() + b.jobs_cancelled();
         std::string eta;
         if (done > 0 && done < b.jobs_total()) {

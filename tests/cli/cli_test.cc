@@ -322,6 +322,33 @@ TEST_F(CliTest, Issue12FetchRefusesJobNamesThatLeaveTheOutputDirectory) {
   EXPECT_EQ(ReadFile(root_ / "out2/real/suite/slow.masm.svg"), "<svg>suite/slow.masm</svg>");
 }
 
+// A CI log of a 100-job batch whose every job ends within one second gets the first line, one
+// per tenth of the jobs done and the last: 11 lines for 100 updates, not 100.
+TEST(ProgressThrottleTest, ALogGetsALinePerSecondOrTenthNotPerUpdate) {
+  ProgressThrottle throttle;
+  const absl::Time t0 = absl::FromUnixSeconds(1000);
+  v1::Batch b;
+  b.set_state(v1::BATCH_STATE_RUNNING);
+  b.set_jobs_total(100);
+  int lines = 0;
+  for (int done = 1; done <= 100; ++done) {
+    b.set_jobs_succeeded(done);
+    if (done == 100) b.set_state(v1::BATCH_STATE_SUCCEEDED);
+    if (throttle.ShouldPrint(b, t0 + absl::Milliseconds(done))) ++lines;
+  }
+  EXPECT_EQ(lines, 11);  // done = 1 (first), 10, 20, ..., 90, 100 (a tenth and the end)
+
+  // Nothing done for a while: one line a second, whatever the number of updates.
+  ProgressThrottle slow;
+  b.set_state(v1::BATCH_STATE_RUNNING);
+  b.set_jobs_succeeded(0);
+  lines = 0;
+  for (int ms = 0; ms < 5000; ms += 100) {
+    if (slow.ShouldPrint(b, t0 + absl::Milliseconds(ms))) ++lines;
+  }
+  EXPECT_EQ(lines, 5);  // at 0, 1, 2, 3 and 4 s
+}
+
 TEST(ServerNamedPathTest, AcceptsPlainRelativeNamesOnly) {
   const fs::path dir = fs::path(testing::TempDir()) / "snp_dir_that_does_not_exist";
   absl::StatusOr<fs::path> ok = ServerNamedPath(dir, "jobs/suite/a.masm.svg");
