@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/batch_client.h"
@@ -71,6 +73,35 @@ std::optional<v1::BatchState> ParseBatchState(const std::string& s) {
     if (absl::AsciiStrToUpper(s) == StateName(st)) return st;
   }
   return std::nullopt;
+}
+
+// The `n` frames with the most self cycles in `p` (a procedure's self cycles summed over every
+// stack it ends), most expensive first; ties by name.
+std::vector<std::pair<std::string, uint64_t>> TopSelfFrames(const profile::Profile& p, size_t n) {
+  std::vector<uint64_t> self(p.num_frames(), 0);
+  for (profile::Profile::NodeId node = 1; node < p.num_nodes(); ++node) {  // 0: the root
+    self[p.frame(node)] += p.self(node);
+  }
+  std::vector<std::pair<std::string, uint64_t>> top;
+  for (profile::Profile::FrameId f = 0; f < self.size(); ++f) {
+    if (self[f] > 0) top.emplace_back(std::string(p.frame_name(f)), self[f]);
+  }
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  if (top.size() > n) top.resize(n);
+  return top;
+}
+
+// The batch's five most expensive procedures by self cycles over all its jobs, from the
+// aggregate; empty while the batch runs or when it has no aggregate.
+std::vector<std::pair<std::string, uint64_t>> TopProcedures(BatchClient& client,
+                                                            const v1::Batch& b) {
+  if (b.state() != v1::BATCH_STATE_SUCCEEDED && b.state() != v1::BATCH_STATE_FAILED) return {};
+  if (b.jobs_succeeded() == 0) return {};
+  absl::StatusOr<profile::Profile> aggregate = client.FetchProfile(b.batch_id(), "");
+  if (!aggregate.ok()) return {};
+  return TopSelfFrames(*aggregate, 5);
 }
 
 nlohmann::json BatchJson(const v1::Batch& b, bool with_jobs) {
@@ -366,19 +397,37 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
 
   auto id = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  CLI::App* status_cmd = app.add_subcommand("status", "Show a batch: job states, cycles, errors");
+  CLI::App* status_cmd = app.add_subcommand(
+      "status", "Show a batch: job states, cycles, errors, its most expensive procedures");
   status_cmd->add_option("batch_id", *id, "batch id")->required();
   status_cmd->add_flag("--json", *json, "machine-readable output");
   add_coordinator(status_cmd);
   SetFleetCommand(status_cmd, exit_code, [=]() -> CommandResult {
     auto channel = connect();
     if (!channel.ok()) return channel.status();
-    auto b = BatchClient(*channel).Get(*id);
+    BatchClient client(*channel);
+    auto b = client.Get(*id);
     if (!b.ok()) return b.status();
+    const std::vector<std::pair<std::string, uint64_t>> top = TopProcedures(client, *b);
     if (*json) {
-      std::cout << BatchJson(*b, true).dump(2) << "\n";
+      nlohmann::json j = BatchJson(*b, true);
+      j["top_procedures"] = nlohmann::json::array();
+      for (const auto& [name, cycles] : top) {
+        j["top_procedures"].push_back({{"name", name}, {"self_cycles", cycles}});
+      }
+      std::cout << j.dump(2) << "\n";
     } else {
       PrintBatch(*b);
+      if (!top.empty()) {
+        std::cout << "most expensive procedures (self cycles over all jobs):\n";
+        for (const auto& [name, cycles] : top) {
+          const double share = b->aggregate_cycles() == 0
+                                   ? 0.0
+                                   : 100.0 * static_cast<double>(cycles) /
+                                         static_cast<double>(b->aggregate_cycles());
+          std::cout << absl::StrFormat("  %12d  %5.1f%%  %s\n", cycles, share, name);
+        }
+      }
     }
     return absl::OkStatus();
   });

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -122,6 +123,24 @@ TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
   const std::string before = SubmitAndWait(root_ / "v1");
   const std::string after = SubmitAndWait(root_ / "v2");
   ASSERT_FALSE(HasFailure());
+
+  // status names the batch's most expensive procedures (self cycles over all jobs).
+  ASSERT_EQ(Cli(absl::StrCat("status ", after)), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "most expensive procedures (self cycles over all jobs):"))
+      << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "$exec::mix")) << out_;
+  ASSERT_EQ(Cli(absl::StrCat("status ", after, " --json")), 0) << err_;
+  const nlohmann::json with_top = nlohmann::json::parse(out_);
+  ASSERT_FALSE(with_top["top_procedures"].empty()) << out_;
+  uint64_t top_cycles = 0, previous = UINT64_MAX;
+  for (const auto& row : with_top["top_procedures"]) {
+    const uint64_t cycles = row["self_cycles"].get<uint64_t>();
+    EXPECT_LE(cycles, previous) << out_;  // most expensive first
+    previous = cycles;
+    top_cycles += cycles;
+  }
+  EXPECT_LE(with_top["top_procedures"].size(), 5u);
+  EXPECT_LE(top_cycles, with_top["aggregate_cycles"].get<uint64_t>()) << out_;
 
   // fetch --format pprof: aggregate + jobs, totals as the folded artifacts say.
   ASSERT_EQ(Cli(absl::StrCat("fetch ", after, " -o folded")), 0) << err_;
