@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "cli/project.h"
 #include "common/status_macros.h"
 #include "vm/dialect.h"
 
@@ -142,19 +143,23 @@ absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
     std::stringstream text;
     text << in.rdbuf();
     if (text.str().find(absl::StrCat(ns, "::")) != std::string::npos) {
-      const char* env = std::getenv("MIDEN_CORE_LIB");
-      const char* cargo = std::getenv("CARGO_HOME");
-      const char* home = std::getenv("HOME");
-      std::string cargo_home = cargo != nullptr && *cargo != '\0' ? cargo
-                               : home != nullptr                  ? absl::StrCat(home, "/.cargo")
-                                                                  : "";
-      FLAMEFLEET_ASSIGN_OR_RETURN(std::string dir,
-                                  FindCoreLibrary(ns, rules.core_library_crate_prefix,
-                                                  env != nullptr ? env : "", cargo_home));
+      FLAMEFLEET_ASSIGN_OR_RETURN(std::string dir, LocateCoreLibrary(options.dialect));
       options.libraries.emplace_back(ns, std::move(dir));
     }
   }
   return options;
+}
+
+absl::StatusOr<std::string> LocateCoreLibrary(vm::Dialect dialect) {
+  const vm::SyntaxRules& rules = *vm::GetDialectSpec(dialect).syntax;
+  const char* env = std::getenv("MIDEN_CORE_LIB");
+  const char* cargo = std::getenv("CARGO_HOME");
+  const char* home = std::getenv("HOME");
+  std::string cargo_home = cargo != nullptr && *cargo != '\0' ? cargo
+                           : home != nullptr                  ? absl::StrCat(home, "/.cargo")
+                                                              : "";
+  return FindCoreLibrary(rules.core_library_namespace, rules.core_library_crate_prefix,
+                         env != nullptr ? env : "", cargo_home);
 }
 
 absl::StatusOr<std::string> FindCoreLibrary(absl::string_view ns, absl::string_view crate_prefix,
@@ -222,6 +227,8 @@ absl::StatusOr<vm::ProgramInputs> ProgramFlags::LoadInputs() const {
 }
 
 absl::Status ProgramFlags::CheckReplay() const {
+  FLAMEFLEET_RETURN_IF_ERROR(CheckAcceptedInput(program));
+  FLAMEFLEET_RETURN_IF_ERROR(CheckAcceptedInput(replay));
   FLAMEFLEET_RETURN_IF_ERROR(CheckReplayFlags(program, replay, inputs, libs));
   if (!replay.empty() && !dialect.empty()) {
     return absl::InvalidArgumentError(
