@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "cli/program_flags.h"
+#include "cli/project.h"
 #include "cli/safe_paths.h"
 #include "common/grpc_status.h"
 #include "common/server.h"
@@ -31,6 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr absl::Duration kRpcDeadline = absl::Seconds(60);
+// The dialect of every Miden project (the project format is v0.25's).
+constexpr vm::Dialect kProjectDialect = vm::Dialect::kV0_25;
 
 absl::StatusOr<std::string> ReadText(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -156,16 +159,52 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
   v1::SubmitBatchRequest req;
   std::vector<std::string> all_libs = libs;
   absl::flat_hash_map<std::string, std::string> suite_dialects;  // directory argument -> dialect
+  absl::flat_hash_map<std::string, Project> projects;            // directory argument -> project
   for (const std::string& arg : programs) {
+    FLAMEFLEET_RETURN_IF_ERROR(CheckAcceptedInput(arg));
     std::error_code ec;
     if (!fs::is_directory(arg, ec)) continue;
     FLAMEFLEET_ASSIGN_OR_RETURN(SuiteManifest manifest, ReadManifest(arg));
     all_libs.insert(all_libs.end(), manifest.libraries.begin(), manifest.libraries.end());
     suite_dialects[arg] = manifest.dialect;
+    if (!IsProjectDirectory(arg)) continue;
+    if (!manifest.dialect.empty() && manifest.dialect != vm::DialectName(kProjectDialect)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          (fs::path(arg) / "flamefleet.toml").string(), ": dialect: a Miden project is always ",
+          vm::DialectName(kProjectDialect), ", not ", manifest.dialect));
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(Project project, LoadProject(arg));
+    for (const ProjectBin& bin : project.bins) {
+      if (bin.kernel.empty()) continue;
+      // TODO(#15): carry a kernel in JobSpec (coordinator validation, worker, cache key).
+      return absl::InvalidArgumentError(absl::StrCat(
+          (fs::path(arg) / kProjectManifest).string(), ": bin '", bin.job_name,
+          "' runs with the kernel of package '", bin.kernel_package, "' (", bin.kernel.string(),
+          "), and a fleet job cannot carry a kernel yet; run that bin locally with `flamefleet "
+          "profile ",
+          bin.file.string(), " --kernel ", bin.kernel.string(), "` plus --lib for its libraries"));
+    }
+    projects.emplace(arg, std::move(project));
+  }
+  // A project's dependency on miden-core is the core library, wherever --lib or the
+  // environment puts it.
+  const bool core_mapped = std::any_of(all_libs.begin(), all_libs.end(), [](const std::string& l) {
+    return absl::StartsWith(l, absl::StrCat(kCoreNamespace, "="));
+  });
+  if (!core_mapped && std::any_of(projects.begin(), projects.end(),
+                                  [](const auto& p) { return p.second.uses_core_library; })) {
+    absl::StatusOr<std::string> core = LocateCoreLibrary(kProjectDialect);
+    if (!core.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a project depends on ", kCorePackage, ", the core library: ", core.status().message()));
+    }
+    all_libs.push_back(absl::StrCat(kCoreNamespace, "=", *core));
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(auto lib_pairs, ParseLibraryFlags(all_libs));
+  absl::flat_hash_map<std::string, std::string> lib_namespaces;  // namespace -> where from
   std::vector<fs::path> lib_dirs;
   for (const auto& [ns, dir] : lib_pairs) {
+    lib_namespaces.emplace(ns, absl::StrCat("--lib ", ns, "=", dir));
     fs::path root = fs::absolute(dir).lexically_normal();
     std::error_code ec;
     if (!fs::is_directory(root, ec)) {
@@ -188,8 +227,46 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
       lf->set_source(std::move(source));
     }
   }
+  for (const auto& [arg, project] : projects) {
+    for (const ProjectLibrary& library : project.libraries) {
+      if (auto [it, fresh] = lib_namespaces.emplace(library.ns, library.manifest.string());
+          !fresh) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(library.manifest.string(), ": the lib of package '", library.package,
+                         "' has namespace '", library.ns, "', which ", it->second, " also has"));
+      }
+      v1::Library* lib = req.mutable_libraries()->add_libraries();
+      lib->set_namespace_(library.ns);
+      for (const auto& [path, file] : library.files) {
+        v1::LibraryFile* lf = lib->add_files();
+        lf->set_path(path);
+        FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(file));
+        lf->set_source(std::move(source));
+      }
+    }
+  }
   absl::flat_hash_set<std::string> names;
   for (const std::string& arg : programs) {
+    if (auto project = projects.find(arg); project != projects.end()) {
+      for (const ProjectBin& bin : project->second.bins) {
+        if (!names.insert(bin.job_name).second) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "two programs are both named '", bin.job_name, "'; pass them in separate batches"));
+        }
+        v1::JobSpec* job = req.add_jobs();
+        job->set_name(bin.job_name);
+        job->set_dialect(std::string(vm::DialectName(kProjectDialect)));
+        FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(bin.file));
+        job->set_source(std::move(source));
+        if (!bin.inputs.empty()) {
+          FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(bin.inputs));
+          job->set_inputs(std::move(text));
+          job->set_inputs_format(bin.inputs.extension() == ".toml" ? v1::INPUTS_FORMAT_TOML
+                                                                   : v1::INPUTS_FORMAT_JSON);
+        }
+      }
+      continue;
+    }
     fs::path p = fs::absolute(arg).lexically_normal();
     std::error_code ec;
     std::vector<std::pair<fs::path, std::string>> found;
@@ -216,6 +293,7 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     }
   }
   for (const std::string& arg : snapshots) {
+    FLAMEFLEET_RETURN_IF_ERROR(CheckAcceptedInput(arg));
     std::string name = fs::path(arg).filename().string();
     if (!names.insert(name).second) {
       return absl::InvalidArgumentError(

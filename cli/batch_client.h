@@ -32,6 +32,13 @@ namespace flamefleet::cli {
 // directory argument, and every library file, must not be a symlink that leaves that directory
 // (or the library directory): InvalidArgument naming the link and its target (symlinks that
 // stay inside are read like files).
+// A directory argument holding miden-project.toml is a Miden project or workspace (cli/project.h):
+// its jobs are its [[bin]] targets, named `bin` (`member/bin` in a workspace), under the v0.25
+// dialect, with inputs from NAME.inputs / NAME.toml or inputs.toml (LoadProject); every package's
+// [lib] joins the library set, and a dependency on miden-core adds the core library (--lib
+// miden::core=DIR, else $MIDEN_CORE_LIB or the cargo registry; InvalidArgument if not found).
+// A bin with a kernel is InvalidArgument for now (a job carries no kernel yet).
+// .masp and .mdsnap files are refused (CheckAcceptedInput).
 // `snapshots` are replay snapshot files (flamefleet record): each becomes a job named by its
 // file name that carries the file's bytes (checked locally first), so workers need no files.
 // InvalidArgument for missing paths, unreadable snapshots, duplicate job names, or no jobs.

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "cli/project.h"
 #include "common/status_macros.h"
 #include "vm/dialect.h"
 
@@ -141,14 +142,7 @@ absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
   // are imported, so the program and its --lib libraries alike may use it); not finding it is an
   // error only when the program names it.
   if (!ns.empty() && !mapped && !program.empty()) {
-    const char* env = std::getenv("MIDEN_CORE_LIB");
-    const char* cargo = std::getenv("CARGO_HOME");
-    const char* home = std::getenv("HOME");
-    std::string cargo_home = cargo != nullptr && *cargo != '\0' ? cargo
-                             : home != nullptr                  ? absl::StrCat(home, "/.cargo")
-                                                                : "";
-    absl::StatusOr<std::string> dir =
-        FindCoreLibrary(ns, rules.core_library_crate_prefix, env != nullptr ? env : "", cargo_home);
+    absl::StatusOr<std::string> dir = LocateCoreLibrary(options.dialect);
     if (dir.ok()) {
       options.libraries.emplace_back(ns, *std::move(dir));
     } else {
@@ -159,6 +153,18 @@ absl::StatusOr<vm::AssemblerOptions> ProgramFlags::AssemblerOptions() const {
     }
   }
   return options;
+}
+
+absl::StatusOr<std::string> LocateCoreLibrary(vm::Dialect dialect) {
+  const vm::SyntaxRules& rules = *vm::GetDialectSpec(dialect).syntax;
+  const char* env = std::getenv("MIDEN_CORE_LIB");
+  const char* cargo = std::getenv("CARGO_HOME");
+  const char* home = std::getenv("HOME");
+  std::string cargo_home = cargo != nullptr && *cargo != '\0' ? cargo
+                           : home != nullptr                  ? absl::StrCat(home, "/.cargo")
+                                                              : "";
+  return FindCoreLibrary(rules.core_library_namespace, rules.core_library_crate_prefix,
+                         env != nullptr ? env : "", cargo_home);
 }
 
 absl::StatusOr<std::string> FindCoreLibrary(absl::string_view ns, absl::string_view crate_prefix,
@@ -226,6 +232,8 @@ absl::StatusOr<vm::ProgramInputs> ProgramFlags::LoadInputs() const {
 }
 
 absl::Status ProgramFlags::CheckReplay() const {
+  FLAMEFLEET_RETURN_IF_ERROR(CheckAcceptedInput(program));
+  FLAMEFLEET_RETURN_IF_ERROR(CheckAcceptedInput(replay));
   FLAMEFLEET_RETURN_IF_ERROR(CheckReplayFlags(program, replay, inputs, libs));
   if (!replay.empty() && !dialect.empty()) {
     return absl::InvalidArgumentError(

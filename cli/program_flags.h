@@ -64,8 +64,8 @@ struct ProgramFlags {
   // Loads the inputs of `program` (LoadProgramInputs with --inputs, JSON stacks in the order
   // of the --dialect). Errors of vm::LoadInputs, or an unknown --dialect.
   absl::StatusOr<vm::ProgramInputs> LoadInputs() const;
-  // Checks a local command's PROGRAM / --replay choice (CheckReplayFlags). InvalidArgument
-  // with a usage message.
+  // Checks a local command's PROGRAM / --replay choice (CheckReplayFlags) and refuses a .masp
+  // or .mdsnap file (CheckAcceptedInput, cli/project.h). InvalidArgument with a usage message.
   absl::Status CheckReplay() const;
   // Returns the --dialect value, vm::kDefaultDialect when unset. InvalidArgument naming
   // --dialect and the known dialects for an unknown name.
@@ -111,6 +111,10 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseLibraryFla
 absl::StatusOr<std::string> FindCoreLibrary(absl::string_view ns, absl::string_view crate_prefix,
                                             const std::string& env_dir,
                                             const std::string& cargo_home);
+
+// Returns FindCoreLibrary's answer for `dialect`'s core library namespace and crate, from the
+// environment ($MIDEN_CORE_LIB, $CARGO_HOME or ~/.cargo). Errors as FindCoreLibrary.
+absl::StatusOr<std::string> LocateCoreLibrary(vm::Dialect dialect);
 
 // Checks the program arguments of a command that also accepts `--replay SNAPSHOT`: exactly
 // one of `program` and `replay` is set, and a replay takes no inputs or libraries.

@@ -78,7 +78,9 @@ absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(const v1::LibrarySe
   options.read_disk = false;
   for (const v1::Library& library : libraries.libraries()) {
     const std::string& ns = library.namespace_();
-    if (ns.empty() || absl::StrContains(ns, "/") || absl::StrContains(ns, "::")) {
+    // "miden::core" is fine: the namespace names a virtual directory, so only '/' could alias
+    // another library's files.
+    if (ns.empty() || absl::StrContains(ns, "/")) {
       return absl::InvalidArgumentError(
           absl::StrCat("library set: invalid library namespace '", ns, "'"));
     }

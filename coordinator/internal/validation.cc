@@ -22,10 +22,9 @@ bool IsSafeRelativeName(absl::string_view name) {
   return true;
 }
 
-// A library namespace is the first component of `use` paths (`use.std::math::u64`): one MASM
-// identifier as the lexer reads it ([A-Za-z_][A-Za-z0-9_]*, not "_", not all upper case,
-// which would be a constant name). The worker takes exactly one component.
-bool IsNamespaceIdentifier(absl::string_view ns) {
+// One component of a library namespace: a MASM identifier as the lexer reads it
+// ([A-Za-z_][A-Za-z0-9_]*, not "_", not all upper case, which would be a constant name).
+bool IsIdentifier(absl::string_view ns) {
   auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
   auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
@@ -36,6 +35,15 @@ bool IsNamespaceIdentifier(absl::string_view ns) {
     has_lower |= lower(c);
   }
   return has_lower || !upper(ns.front());
+}
+
+// A library namespace: identifiers joined by "::" (v0.25 namespaces such as miden::core and the
+// lib.namespace of a Miden project have several components).
+bool IsNamespaceIdentifier(absl::string_view ns) {
+  for (absl::string_view part : absl::StrSplit(ns, "::")) {
+    if (!IsIdentifier(part)) return false;
+  }
+  return true;
 }
 
 // Why a library file path is unusable ("" if it is fine): it must be relative, with no empty,
@@ -177,7 +185,7 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
       return absl::InvalidArgumentError(absl::StrCat(
           field, ".namespace: \"", library.namespace_(),
           "\" is not a MASM identifier (letters, digits and '_', not starting with a digit, "
-          "not all upper case; one component, e.g. \"std\" for use.std::math::u64)"));
+          "not all upper case; components joined by ::, e.g. \"std\" or \"miden::core\")"));
     }
     if (!namespaces.insert(library.namespace_()).second) {
       return absl::InvalidArgumentError(

@@ -127,7 +127,9 @@ TEST(SubmitValidationTest, LibraryPathsAndNamespacesMustBeUsable) {
       {"std", "./b.masm", "has a \".\" component"},
       {"../x", "ok.masm", "libraries.libraries[0].namespace: \"../x\" is not a MASM identifier"},
       {"a b", "ok.masm", "namespace: \"a b\" is not a MASM identifier"},
-      {"a::b", "ok.masm", "namespace: \"a::b\" is not a MASM identifier"},
+      {"a::", "ok.masm", "namespace: \"a::\" is not a MASM identifier"},
+      {"::a", "ok.masm", "namespace: \"::a\" is not a MASM identifier"},
+      {"a:b", "ok.masm", "namespace: \"a:b\" is not a MASM identifier"},
       {"9lib", "ok.masm", "is not a MASM identifier"},
       {"STD", "ok.masm", "is not a MASM identifier"},
       {"_", "ok.masm", "is not a MASM identifier"},
@@ -142,7 +144,7 @@ TEST(SubmitValidationTest, LibraryPathsAndNamespacesMustBeUsable) {
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.ns << " " << c.path;
     EXPECT_THAT(status.message(), HasSubstr(c.error));
   }
-  for (const std::string ns : {"std", "my_lib", "Lib2", "_private"}) {
+  for (const std::string ns : {"std", "my_lib", "Lib2", "_private", "miden::core", "a::b::c"}) {
     v1::SubmitBatchRequest request = OneJob();
     v1::Library* library = request.mutable_libraries()->add_libraries();
     library->set_namespace_(ns);

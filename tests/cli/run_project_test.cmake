@@ -1,0 +1,72 @@
+# `flamefleet run PROJECT -o OUT` on the embedded local fleet (coordinator, renderer and workers as
+# child processes on OS-chosen loopback ports) for the Miden project fixtures of
+# tests/testdata/projects: every [[bin]] is a job with the expected name and cycles (derived with
+# the independent Python model, shared/tools/masm_model), the aggregate is their sum, and the
+# kernel package is refused saying what is not supported yet.
+
+# Sums the counts of a folded-stacks file into `var`.
+function(folded_total file var)
+  file(STRINGS ${file} lines)
+  set(total 0)
+  foreach(line IN LISTS lines)
+    string(REGEX MATCH "[0-9]+$" n "${line}")
+    math(EXPR total "${total} + ${n}")
+  endforeach()
+  set(${var} ${total} PARENT_SCOPE)
+endfunction()
+
+# run_project(DIR EXPECTED_AGGREGATE JOB CYCLES [JOB CYCLES]...)
+function(run_project dir aggregate)
+  set(out ${OUT}/${dir})
+  file(REMOVE_RECURSE ${out})
+  execute_process(COMMAND ${FLAMEFLEET} run ${PROJECTS}/${dir} -o ${out} --workers 2 --no-cache
+                  OUTPUT_VARIABLE stdout ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run ${dir} failed (${rc}):\n${err}")
+  endif()
+  folded_total(${out}/aggregate.folded got)
+  if(NOT got EQUAL aggregate)
+    message(FATAL_ERROR "${dir}: aggregate has ${got} cycles, expected ${aggregate}")
+  endif()
+  set(sum 0)
+  set(expected_jobs "")
+  set(args ${ARGN})
+  list(LENGTH args n)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE 0 ${last} 2)
+    math(EXPR j "${i} + 1")
+    list(GET args ${i} job)
+    list(GET args ${j} cycles)
+    list(APPEND expected_jobs ${job}.folded)
+    if(NOT EXISTS ${out}/jobs/${job}.folded OR NOT EXISTS ${out}/jobs/${job}.svg)
+      message(FATAL_ERROR "${dir}: missing jobs/${job}.folded or .svg")
+    endif()
+    folded_total(${out}/jobs/${job}.folded got)
+    if(NOT got EQUAL cycles)
+      message(FATAL_ERROR "${dir}: job ${job} has ${got} cycles, expected ${cycles}")
+    endif()
+    math(EXPR sum "${sum} + ${got}")
+  endforeach()
+  if(NOT sum EQUAL aggregate)
+    message(FATAL_ERROR "${dir}: jobs sum to ${sum}, the aggregate is ${aggregate}")
+  endif()
+  file(GLOB_RECURSE found RELATIVE ${out}/jobs ${out}/jobs/*.folded)
+  list(SORT found)
+  list(SORT expected_jobs)
+  if(NOT found STREQUAL expected_jobs)
+    message(FATAL_ERROR "${dir}: jobs ${found}, expected ${expected_jobs}")
+  endif()
+endfunction()
+
+# A package with a lib and two bins: sum [3, 4] -> [50], square [7] -> [51].
+run_project(package 42 sum 23 square 19)
+# A workspace of three members: mid/probe [5] -> [45], app/main [5] -> [165], app/loop [1] -> [41].
+run_project(workspace 87 mid/probe 21 app/main 35 app/loop 31)
+
+# The kernel package: refused before anything starts, naming the bin, the kernel and the gap.
+execute_process(COMMAND ${FLAMEFLEET} run ${PROJECTS}/kernel -o ${OUT}/kernel --workers 1
+                OUTPUT_VARIABLE stdout ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(rc EQUAL 0 OR NOT err MATCHES "bin 'user' runs with the kernel of package 'kern'"
+   OR NOT err MATCHES "a fleet job cannot carry a kernel yet")
+  message(FATAL_ERROR "run kernel: expected a refusal, got ${rc}:\n${err}")
+endif()
