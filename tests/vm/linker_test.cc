@@ -364,8 +364,11 @@ TEST_F(V025LinkerTest, SelfPathsAndPrivateItems) {
   absl::StatusOr<uint32_t> go = linker_->Resolve(u64, "self::leaf::go", Loc());
   ASSERT_TRUE(go.ok()) << go.status();
   EXPECT_EQ(procedures_[*go].name, "core::math::u64::leaf::go");
+  // An item import of a private procedure fails when the import is linked (v0.25.7), at the
+  // item's name.
   EXPECT_EQ(ResolveError("use {inner} from core::math::u64\nbegin\n  nop\nend\n", "inner"),
-            "main.masm:1:1: procedure 'inner' of module 'core::math::u64' is private");
+            "main.masm:1:6: private symbol reference: procedure 'inner' of module "
+            "'core::math::u64' is private (declare it `pub proc`)");
 }
 
 TEST_F(V025LinkerTest, DeclaredSubmodulesAreInScopeInTheirParent) {
@@ -429,6 +432,43 @@ TEST_F(V025LinkerTest, ConstantPathErrors) {
               ::testing::HasSubstr("main.masm:2:11: undefined constant 'u64::NONE'"));
   EXPECT_THAT(ResolveError("const A = nowhere::X\nbegin\n  nop\nend\n", "x"),
               ::testing::HasSubstr("main.masm:1:11: invalid relative item path 'nowhere::X'"));
+}
+
+// v0.25.7 resolves every import at link time: an item import of a private constant or
+// procedure fails even if nothing uses it, at the item's name (not its alias).
+TEST_F(V025LinkerTest, ItemImportsOfPrivateItemsFail) {
+  EXPECT_EQ(ResolveError("use {PRIVATE} from core::math::u64\nbegin\n  push.PRIVATE\nend\n", "x"),
+            "main.masm:1:6: private symbol reference: constant 'PRIVATE' of module "
+            "'core::math::u64' is private (declare it `pub const`)");
+  EXPECT_EQ(ResolveError("use {LIMBS, inner as x} from core::math::u64\nbegin\n  nop\nend\n", "x"),
+            "main.masm:1:13: private symbol reference: procedure 'inner' of module "
+            "'core::math::u64' is private (declare it `pub proc`)");
+  // Public items are fine.
+  EXPECT_TRUE(LinkV025("use {LIMBS, twice} from core::math::u64\nbegin\n  nop\nend\n").ok());
+}
+
+// v0.25.7 parses a library module with its expected path, and a `namespace` declaration must
+// name exactly that path (with or without the leading `::`).
+TEST_F(V025LinkerTest, NamespaceDeclarationsMustMatchTheModulePath) {
+  options_.virtual_files["core/math/u64.masm"] =
+      absl::StrCat("namespace ::core::math::u64\n", kCoreU64);
+  EXPECT_TRUE(LinkV025("use core::math::u64\nbegin\n  nop\nend\n").ok());
+  options_.virtual_files["core/math/u64.masm"] =
+      absl::StrCat("namespace core::math::u64\n", kCoreU64);
+  EXPECT_TRUE(LinkV025("use core::math::u64\nbegin\n  nop\nend\n").ok());
+  options_.virtual_files["core/math/u64.masm"] = absl::StrCat("namespace core::u64\n", kCoreU64);
+  EXPECT_EQ(ResolveError("use core::math::u64\nbegin\n  nop\nend\n", "x"),
+            "core/math/u64.masm:1:11: conflicting module namespace specification: expected "
+            "'::core::math::u64', but got '::core::u64'");
+  // A kernel is `$kernel`.
+  options_.kernel_path = "kernel.masm";
+  options_.virtual_files["kernel.masm"] = "namespace k\npub proc k\n  push.1\nend\n";
+  EXPECT_EQ(ResolveError("begin\n  syscall.k\nend\n", "x"),
+            "kernel.masm:1:11: conflicting module namespace specification: expected "
+            "'::$kernel', but got '::k'");
+  // A program is parsed without an expected path: its declaration is not checked.
+  options_.kernel_path.clear();
+  EXPECT_TRUE(LinkV025("namespace anything\nbegin\n  nop\nend\n").ok());
 }
 
 TEST_F(V025LinkerTest, ImportsAreResolvedIndependently) {

@@ -279,6 +279,32 @@ TEST_F(ParserTest, RejectsBadConstants) {
               HasSubstr("is not a field element (>= p)"));
 }
 
+// v0.16.4 folds constants in the field (ConstantExpr::try_fold): no range errors.
+TEST_F(ParserTest, ConstantArithmeticIsFieldArithmetic) {
+  ast::Module m = ParseOk(
+      "const.A=1-2\nconst.B=18446744069414584320+2\nconst.C=4294967296*4294967296\n"
+      "const.D=1/2\nconst.E=7//2\nbegin nop end");
+  ASSERT_EQ(m.constants.size(), 5u);
+  EXPECT_EQ(m.constants[0].value.felt, kP - 1);
+  EXPECT_EQ(m.constants[1].value.felt, 1u);
+  EXPECT_EQ(m.constants[2].value.felt, 0xFFFFFFFFu);  // 2^64 mod p = 2^32 - 1
+  EXPECT_EQ(m.constants[3].value.felt, (kP + 1) / 2);
+  EXPECT_EQ(m.constants[4].value.felt, 3u);
+}
+
+// v0.16.4's lexer: a backslash escapes only `"` and a newline (other characters are read as
+// usual, so `\\"` does not close the string), and a carriage return is part of the string.
+TEST_F(ParserTest, QuotedStringEscapes) {
+  ast::Module m =
+      ParseOk("const.S=\"a\\\nb\"\nconst.Q=\"x\\\"y\"\nconst.R=\"c\rd\"\nbegin nop end");
+  ASSERT_EQ(m.constants.size(), 3u);
+  EXPECT_EQ(m.constants[0].value.text, "a\\\nb");
+  EXPECT_EQ(m.constants[1].value.text, "x\\\"y");
+  EXPECT_EQ(m.constants[2].value.text, "c\rd");
+  EXPECT_EQ(ParseError("const.S=\"c\\\\\"\nbegin nop end"),
+            "test.masm:1:9: unclosed quoted string\nconst.S=\"c\\\\\"\n        ^");
+}
+
 TEST_F(ParserTest, ParsesClassicProcedures) {
   ast::Module m = ParseOk(
       "proc.foo\n  nop\nend\nexport.bar.2\n  exec.foo\nend\nproc.baz.65535 nop "
@@ -1103,6 +1129,66 @@ begin push.A end
   EXPECT_EQ(m.constants[5].value.kind, ast::ConstantValue::Kind::kEvent);
   EXPECT_EQ(m.constants[5].value.text, "flamefleet::test");
   EXPECT_EQ(m.constants[5].value.felt, 9774561760243831516u);
+}
+
+// v0.25.7 evaluates `+ - * //` as checked integers (IntValue::checked_*): a negative result or
+// one >= p is an error at the operator; `/` stays field division.
+TEST_F(V025ParserTest, ConstantArithmeticIsCheckedIntegers) {
+  ast::Module m = ParseOk(
+      "const MAX = 18446744069414584320 + 0\nconst Z = 5 - 5\nconst H = 1 / 2\n"
+      "const Q = MAX // 2\nconst M = 4294967295 * 4294967295\nbegin push.MAX end");
+  ASSERT_EQ(m.constants.size(), 5u);
+  EXPECT_EQ(m.constants[0].value.felt, kP - 1);
+  EXPECT_EQ(m.constants[1].value.felt, 0u);
+  EXPECT_EQ(m.constants[2].value.felt, (kP + 1) / 2);
+  EXPECT_EQ(m.constants[3].value.felt, (kP - 1) / 2);
+  EXPECT_EQ(m.constants[4].value.felt, 18446744065119617025u);
+  const std::string overflow = "invalid constant expression: value is larger than expected range";
+  EXPECT_EQ(ParseError("const A = 1 - 2\nbegin push.A end"),
+            absl::StrCat("test.masm:1:13: ", overflow));
+  EXPECT_EQ(ParseError("const A = 18446744069414584320 + 1\nbegin push.A end"),
+            absl::StrCat("test.masm:1:32: ", overflow));
+  // u64 overflow, and a product below 2^64 but >= p.
+  EXPECT_EQ(ParseError("const A = 4294967296 * 4294967296\nbegin push.A end"),
+            absl::StrCat("test.masm:1:22: ", overflow));
+  EXPECT_EQ(ParseError("const A = 4294967295 * 4294967297\nbegin push.A end"),
+            absl::StrCat("test.masm:1:22: ", overflow));
+  EXPECT_EQ(ParseError("const A = 1 // 0\nbegin push.A end"),
+            "test.masm:1:13: invalid constant expression: division by zero");
+  EXPECT_EQ(ParseError("const A = 1 / 0\nbegin push.A end"),
+            "test.masm:1:13: invalid constant expression: division by zero");
+  // A forward reference is checked when the module has been read.
+  EXPECT_EQ(ParseError("const A = B - 3\nconst B = 2\nbegin push.A end"),
+            absl::StrCat("test.masm:1:13: ", overflow));
+  // An implicit enum discriminant is PREV + 1, checked where a variant takes it.
+  ParseOk("enum Kind : felt { A = 18446744069414584320 }\nbegin push.A end");
+  EXPECT_EQ(ParseError("enum Kind : felt { A = 18446744069414584320, B }\nbegin push.B end"),
+            absl::StrCat("test.masm:1:20: ", overflow));
+}
+
+TEST_F(V025ParserTest, EnumVariantsHaveTheEnumsVisibility) {
+  ast::Module m =
+      ParseOk("pub enum Color : u8 { A, B }\nenum Shade : u8 { C }\n", ast::ModuleKind::kLibrary);
+  ASSERT_EQ(m.constants.size(), 3u);
+  EXPECT_TRUE(m.constants[0].is_public);
+  EXPECT_TRUE(m.constants[1].is_public);
+  EXPECT_FALSE(m.constants[2].is_public);
+}
+
+// v0.25.7's lexer: a backslash escapes any character, a newline too (the string goes on), and a
+// carriage return ends a string like a newline.
+TEST_F(V025ParserTest, QuotedStringEscapes) {
+  ast::Module m = ParseOk("const S = \"a\\\nb\"\nconst T = \"c\\\\\"\nbegin nop end");
+  ASSERT_EQ(m.constants.size(), 2u);
+  EXPECT_EQ(m.constants[0].value.text, "a\\\nb");
+  EXPECT_EQ(m.constants[1].value.text, "c\\\\");
+  EXPECT_EQ(m.constants[1].loc.line, 3u);
+  // (v0.16 reads the carriage return as text, hence the hint.)
+  EXPECT_EQ(ParseError("const S = \"a\rb\"\nbegin nop end"),
+            "test.masm:1:11: unclosed quoted string (this is classic v0.16 MASM: pass --dialect "
+            "v0.16)");
+  EXPECT_EQ(ParseError("const S = \"a\nb\"\nbegin nop end"),
+            "test.masm:1:11: unclosed quoted string");
 }
 
 TEST_F(V025ParserTest, RejectedClassicDeclarations) {

@@ -78,6 +78,14 @@ absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
 
 absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
   const ast::Module& a = m->ast;
+  // v0.25.7 sema: a library or kernel module is parsed with its expected path, and a
+  // `namespace` declaration must name exactly that path. (A program is parsed without one, so
+  // its declaration is not checked.)
+  if (!a.declared_namespace.empty() && !m->is_program && a.declared_namespace != m->path) {
+    return Error(a.namespace_loc,
+                 absl::StrCat("conflicting module namespace specification: expected '::", m->path,
+                              "', but got '::", a.declared_namespace, "'"));
+  }
   for (size_t i = 0; i < a.procedures.size(); ++i) {
     const ast::Procedure& p = a.procedures[i];
     if (!m->procedures.emplace(p.name, i).second) {
@@ -95,6 +103,7 @@ absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
   }
   m->constant_state.assign(a.constants.size(), 0);
   std::vector<std::pair<std::string, ast::SourceLocation>> to_load;
+  std::vector<std::pair<const ast::Import*, std::string>> item_imports;
   for (const ast::Import& imp : a.imports) {
     const bool is_program = m->is_program;
     std::string path =
@@ -109,6 +118,7 @@ absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
         (imp.item.empty() ? m->item_imports.contains(imp.alias) : m->imports.contains(imp.alias))) {
       return Error(imp.loc, absl::StrCat("duplicate import alias '", imp.alias, "'"));
     }
+    if (!imp.item.empty()) item_imports.emplace_back(&imp, path);
     to_load.emplace_back(std::move(path), imp.loc);
   }
   size_t index = modules_.size();
@@ -120,6 +130,9 @@ absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
     FLAMEFLEET_ASSIGN_OR_RETURN(size_t unused, LoadModule(path, loc));
     (void)unused;
     FLAMEFLEET_RETURN_IF_ERROR(CheckVisible(index, path, loc));
+  }
+  for (const auto& [imp, path] : item_imports) {
+    FLAMEFLEET_RETURN_IF_ERROR(CheckItemImport(index, *imp, path));
   }
   for (size_t i = 0; i < modules_[index]->ast.constants.size(); ++i) {
     FLAMEFLEET_RETURN_IF_ERROR(EvaluateConstant(index, i, 0));
@@ -490,6 +503,30 @@ absl::Status Linker::CheckImports(size_t index) const {
   return absl::OkStatus();
 }
 
+// v0.25.7 resolves every import when it links (linker/namespaces.rs resolve_imports), used or
+// not, and an item import naming a private procedure or constant of another module fails there
+// ("private symbol reference"), at the item's name. Items flamefleet does not model (types) and
+// undefined names are left to the uses.
+absl::Status Linker::CheckItemImport(size_t index, const ast::Import& imp,
+                                     const std::string& path) const {
+  const auto owner = module_by_path_.find(path);
+  if (owner == module_by_path_.end() || owner->second == index) return absl::OkStatus();
+  const LinkedModule& m = *modules_[owner->second];
+  absl::string_view kind;
+  if (auto it = m.procedures.find(imp.item);
+      it != m.procedures.end() && !m.ast.procedures[it->second].exported) {
+    kind = "procedure";
+  } else if (auto c = m.constants.find(imp.item);
+             c != m.constants.end() && !m.ast.constants[c->second].is_public) {
+    kind = "constant";
+  } else {
+    return absl::OkStatus();
+  }
+  return Error(imp.item_loc, absl::StrCat("private symbol reference: ", kind, " '", imp.item,
+                                          "' of module '", m.path, "' is private (declare it `pub ",
+                                          kind == "procedure" ? "proc" : "const", "`)"));
+}
+
 absl::Status Linker::EvaluateConstant(size_t module, size_t index, int depth) {
   LinkedModule& m = *modules_[module];
   ast::Constant& c = m.ast.constants[index];
@@ -514,8 +551,8 @@ absl::Status Linker::EvaluateConstant(size_t module, size_t index, int depth) {
   auto error = [this](ast::SourceLocation loc, absl::string_view message) {
     return Error(loc, message);
   };
-  absl::StatusOr<std::optional<ast::ConstantValue>> v =
-      EvaluateConstExpr(*m.ast.constants[index].pending, lookup, error);
+  absl::StatusOr<std::optional<ast::ConstantValue>> v = EvaluateConstExpr(
+      *m.ast.constants[index].pending, Spec().syntax->const_arithmetic, lookup, error);
   m.constant_state[index] = 0;
   if (!v.ok()) return v.status();
   ast::Constant& done = m.ast.constants[index];

@@ -151,6 +151,9 @@ class Linker {
   const ast::ConstantValue* FindConstant(size_t module, const std::string& name, int hops) const;
   // Checks module `index`'s imports under SyntaxRules::independent_imports.
   absl::Status CheckImports(size_t index) const;
+  // Checks that item import `imp` of module `index` (from loaded module `path`) does not name
+  // a private procedure or constant of that module (v0.25.7 fails such an import, used or not).
+  absl::Status CheckItemImport(size_t index, const ast::Import& imp, const std::string& path) const;
   // Evaluates constant `index` of module `module` if the parser left it pending (it names
   // another module's constant), resolving its references in that module's scope.
   absl::Status EvaluateConstant(size_t module, size_t index, int depth);

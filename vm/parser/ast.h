@@ -143,11 +143,12 @@ struct Constant {
 // `use.a::b::c` (alias "c") or `use.a::b::c->d` (alias "d"); `use miden::core::x` too.
 // v0.25 item imports `use {x, y as z} from a::b` give one Import per item with `item` set.
 struct Import {
-  std::string path;   // "std::math::u64" (no leading ::): the module
-  std::string alias;  // the name the module (or the item) is known by inside this file
-  std::string item;   // the imported item's name in module `path`; empty: a module import
-  SourceLocation loc;
-  bool absolute = false;  // written with a leading `::`
+  std::string path;         // "std::math::u64" (no leading ::): the module
+  std::string alias;        // the name the module (or the item) is known by inside this file
+  std::string item;         // the imported item's name in module `path`; empty: a module import
+  SourceLocation loc;       // the alias (for an item import: the alias, or the item's name)
+  bool absolute = false;    // written with a leading `::`
+  SourceLocation item_loc;  // an item import: the item's name in `{name as alias}`
 };
 
 // v0.25 `mod name` / `pub mod name`: the module declares its child module `name`.
@@ -192,6 +193,10 @@ struct Module {
   ModuleKind kind = ModuleKind::kExecutable;
   uint32_t file_id = 0;
   std::string docs;  // module doc comment (`#!` at the top)
+  // v0.25 `namespace a::b` (the path without a leading `::`; empty: none) and where its path
+  // starts. The linker checks it against the path the module is loaded as.
+  std::string declared_namespace;
+  SourceLocation namespace_loc;
   std::vector<Import> imports;
   std::vector<Submodule> submodules;
   std::vector<Constant> constants;

@@ -6,7 +6,7 @@
 //     ...  // the referenced constant's value, nullopt (not known yet) or an error
 //   };
 //   FLAMEFLEET_ASSIGN_OR_RETURN(std::optional<ast::ConstantValue> v,
-//                               EvaluateConstExpr(expr, lookup, error));
+//                               EvaluateConstExpr(expr, rules.const_arithmetic, lookup, error));
 #ifndef FLAMEFLEET_VM_PARSER_CONST_EVAL_H_
 #define FLAMEFLEET_VM_PARSER_CONST_EVAL_H_
 
@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "vm/parser/ast.h"
+#include "vm/parser/syntax_rules.h"
 
 namespace flamefleet::vm {
 
@@ -27,18 +28,22 @@ using ConstErrorFn = absl::FunctionRef<absl::Status(ast::SourceLocation, absl::s
 using ConstLookupFn =
     absl::FunctionRef<absl::StatusOr<std::optional<ast::ConstantValue>>(const ast::ConstExpr&)>;
 
-// Applies binary operator `op` (kAdd ... kIntDiv) to two known values: field arithmetic, `/`
-// by the inverse, `//` integer division. Returns InvalidArgument (via `error`, at `loc`) for
-// non-felt operands or a division by zero; `op_text` names the operator in the message.
+// Applies binary operator `op` (kAdd ... kIntDiv) to two known values under `arithmetic` (see
+// ConstArithmetic: field arithmetic, or checked integers with `/` by the field inverse; `//` is
+// integer division in both). Returns InvalidArgument (via `error`, at `loc`) for non-felt
+// operands, a division by zero, or (checked integers) a result below 0 or >= p; `op_text` names
+// the operator in the message.
 absl::StatusOr<ast::ConstantValue> ApplyConstOp(ast::ConstExpr::Op op, absl::string_view op_text,
+                                                ConstArithmetic arithmetic,
                                                 const ast::ConstantValue& lhs,
                                                 const ast::ConstantValue& rhs,
                                                 ast::SourceLocation loc, ConstErrorFn error);
 
 // Evaluates `expr` without recursion on its depth (so any expression the parser built is safe),
-// calling `lookup` for each reference. Returns the value, nullopt if some reference is not known
-// yet, or the first error.
+// calling `lookup` for each reference and ApplyConstOp (under `arithmetic`) for each operator.
+// Returns the value, nullopt if some reference is not known yet, or the first error.
 absl::StatusOr<std::optional<ast::ConstantValue>> EvaluateConstExpr(const ast::ConstExpr& expr,
+                                                                    ConstArithmetic arithmetic,
                                                                     ConstLookupFn lookup,
                                                                     ConstErrorFn error);
 

@@ -318,14 +318,21 @@ Token Lexer::LexString(Token t) {
   const size_t begin = pos_;
   bool ident = true;
   for (;;) {
-    if (pos_ >= text_.size() || Peek() == '\n') return Error(t.loc, "unclosed quoted string");
+    if (pos_ >= text_.size() || Peek() == '\n' ||
+        (Peek() == '\r' && options_.string_ends_at_carriage_return)) {
+      return Error(t.loc, "unclosed quoted string");
+    }
     const char c = Peek();
     if (c == '"') break;
     if (c == '\\') {
       ident = false;
       Advance();
-      if (pos_ >= text_.size() || Peek() == '\n') return Error(t.loc, "unclosed quoted string");
-      Advance();
+      // v0.25.7 skips any escaped character, a newline too (the string continues on the next
+      // line); v0.16.4 skips only `"` and a newline and reads any other character as usual.
+      if (pos_ < text_.size() &&
+          (options_.escape_any_character || Peek() == '"' || Peek() == '\n')) {
+        Advance();
+      }
       continue;
     }
     const auto uc = static_cast<unsigned char>(c);

@@ -73,6 +73,10 @@ enum class TokenKind : uint8_t {
 struct LexerOptions {
   bool braces = false;          // `{` and `}` are tokens
   bool odd_hex_digits = false;  // `0x123` is 0x0123
+  // Quoted strings (SyntaxRules): a backslash escapes any character (else only `"` and a
+  // newline), and a carriage return ends the string.
+  bool escape_any_character = false;
+  bool string_ends_at_carriage_return = false;
 };
 
 // Returns a short human-readable description of a token kind ("identifier", "'.'").

@@ -84,8 +84,12 @@ class Parser {
         file_id_(file_id),
         instructions_(instructions),
         rules_(rules),
-        lexer_(sources.text(file_id), file_id,
-               LexerOptions{.braces = rules.braces, .odd_hex_digits = rules.odd_hex_digits}) {
+        lexer_(
+            sources.text(file_id), file_id,
+            LexerOptions{.braces = rules.braces,
+                         .odd_hex_digits = rules.odd_hex_digits,
+                         .escape_any_character = rules.escape_any_character,
+                         .string_ends_at_carriage_return = rules.string_ends_at_carriage_return}) {
     module_.kind = kind;
     module_.file_id = file_id;
   }
@@ -183,7 +187,7 @@ class Parser {
     }
     return &module_.constants[it->second].value;
   }
-  absl::Status ParseEnum();
+  absl::Status ParseEnum(bool is_public);
   absl::Status ParseAdvMap();
   absl::Status ParseEntry();
   absl::Status ParseProcedure(const Token& keyword, bool exported, bool classic, std::string docs,
@@ -205,8 +209,10 @@ class Parser {
   absl::StatusOr<ast::ConstExpr> ParseConstTerm();
   absl::StatusOr<ast::ConstExpr> CombineConst(const Token& op, ast::ConstExpr lhs,
                                               ast::ConstExpr rhs);
+  // Reports a constant-evaluation error (a value, not a syntax matter: no classic-syntax hint,
+  // since v0.16 evaluates the same expression in the field and may accept it).
   absl::Status FormatError(SourceLocation loc, absl::string_view message) const {
-    return ErrorAt(loc, message);
+    return LimitError(loc, message);
   }
 
   // ---- bodies
@@ -310,8 +316,8 @@ absl::StatusOr<ast::Module> Parser::Run() {
         return ErrorAt(t.loc, "a `namespace` declaration must precede every other item");
       }
       Take();
-      SourceLocation loc;
-      FLAMEFLEET_RETURN_IF_ERROR(ParseModulePath(&loc, /*min_segments=*/1).status());
+      FLAMEFLEET_ASSIGN_OR_RETURN(module_.declared_namespace,
+                                  ParseModulePath(&module_.namespace_loc, /*min_segments=*/1));
       seen_item_ = true;
       docs.clear();
       continue;
@@ -394,7 +400,8 @@ absl::StatusOr<ast::Module> Parser::Run() {
       FLAMEFLEET_RETURN_IF_ERROR(SkipType());
     } else if (rules_.modern_items && (word == "enum" || (word == "pub" && AtWord("enum", 1)))) {
       if (word == "pub") Take();
-      FLAMEFLEET_RETURN_IF_ERROR(ParseEnum());
+      // v0.25.7 gives the variants' constants the enum's visibility.
+      FLAMEFLEET_RETURN_IF_ERROR(ParseEnum(/*is_public=*/word == "pub"));
     } else {
       return ErrorAt(t.loc, absl::StrCat("unexpected ", Quote(word),
                                          " at module level (expected use, const, proc, ",
@@ -552,7 +559,8 @@ absl::Status Parser::ParseItemImport(SourceLocation loc, bool reexport) {
   struct Item {
     std::string name;
     std::string alias;
-    SourceLocation loc;
+    SourceLocation loc;       // the alias
+    SourceLocation name_loc;  // the item's name
   };
   std::vector<Item> items;
   while (!At(TokenKind::kRBrace)) {
@@ -561,7 +569,7 @@ absl::Status Parser::ParseItemImport(SourceLocation loc, bool reexport) {
         !(t.kind == TokenKind::kString && t.quoted_ident)) {
       return Unexpected(t, "an item name or '}'");
     }
-    Item item{std::string(t.text), std::string(t.text), t.loc};
+    Item item{std::string(t.text), std::string(t.text), t.loc, t.loc};
     Take();
     if (AtWord("as")) {
       Take();
@@ -596,8 +604,8 @@ absl::Status Parser::ParseItemImport(SourceLocation loc, bool reexport) {
       module_.reexports.push_back(std::move(re));
     } else {
       FLAMEFLEET_RETURN_IF_ERROR(AddImportAlias(item.alias, item.loc));
-      module_.imports.push_back(
-          ast::Import{path, std::move(item.alias), std::move(item.name), item.loc, absolute});
+      module_.imports.push_back(ast::Import{path, std::move(item.alias), std::move(item.name),
+                                            item.loc, absolute, item.name_loc});
     }
   }
   return absl::OkStatus();
@@ -676,7 +684,8 @@ absl::StatusOr<std::optional<ConstValue>> Parser::ResolveLocalConstant(size_t in
     return ErrorAt(ref.loc, absl::StrCat("undefined constant '", ref.name, "'"));
   };
   auto error = [this](SourceLocation loc, absl::string_view m) { return FormatError(loc, m); };
-  absl::StatusOr<std::optional<ConstValue>> v = EvaluateConstExpr(*c.pending, lookup, error);
+  absl::StatusOr<std::optional<ConstValue>> v =
+      EvaluateConstExpr(*c.pending, rules_.const_arithmetic, lookup, error);
   constant_state_[index] = v.ok() && !v->has_value() ? 2 : 0;
   if (!v.ok()) return v.status();
   ast::Constant& done = module_.constants[index];
@@ -689,7 +698,7 @@ absl::StatusOr<std::optional<ConstValue>> Parser::ResolveLocalConstant(size_t in
 
 // `enum Name : T { A = EXPR, B, ... }`: one felt constant per variant; a variant without a
 // value is the previous one plus 1 (the first is 0).
-absl::Status Parser::ParseEnum() {
+absl::Status Parser::ParseEnum(bool is_public) {
   Take();  // enum
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kIdent, "an enum name").status());
   FLAMEFLEET_RETURN_IF_ERROR(Expect(TokenKind::kColon, "':'").status());
@@ -708,20 +717,28 @@ absl::Status Parser::ParseEnum() {
         return ErrorAt(loc, "an enum discriminant must be a field element");
       }
     }
+    ast::ConstExpr one;
+    one.value.felt = 1;
+    absl::StatusOr<ConstValue> folded = absl::UnknownError("not folded");
     if (value.op == ast::ConstExpr::Op::kValue) {
+      auto error = [this](SourceLocation loc, absl::string_view m) { return FormatError(loc, m); };
+      folded = ApplyConstOp(ast::ConstExpr::Op::kAdd, "+", rules_.const_arithmetic, value.value,
+                            one.value, name.loc, error);
+    }
+    if (folded.ok()) {
       next.op = ast::ConstExpr::Op::kValue;
       next.operands.clear();
-      next.value.felt = (Felt(value.value.felt) + Felt(1)).value();
+      next.value = *std::move(folded);
     } else {
-      ast::ConstExpr one;
-      one.value.felt = 1;
+      // Not known yet, or it overflows (v0.25.7 checks `PREV + 1` where the next variant uses
+      // it, at PREV's name): evaluated, and any error reported, only if a variant takes it.
       ast::ConstExpr sum;
       sum.op = ast::ConstExpr::Op::kAdd;
       sum.loc = name.loc;
       sum.operands = {value, std::move(one)};
       next = std::move(sum);
     }
-    FLAMEFLEET_RETURN_IF_ERROR(AddConstant(name, std::move(value), /*is_public=*/false));
+    FLAMEFLEET_RETURN_IF_ERROR(AddConstant(name, std::move(value), is_public));
     if (!At(TokenKind::kComma)) break;
     Take();
   }
@@ -1041,8 +1058,8 @@ absl::StatusOr<ast::ConstExpr> Parser::CombineConst(const Token& op, ast::ConstE
   if (lhs.op == Op::kValue && rhs.op == Op::kValue) {
     ast::ConstExpr out;
     out.loc = op.loc;
-    FLAMEFLEET_ASSIGN_OR_RETURN(out.value,
-                                ApplyConstOp(o, op_text, lhs.value, rhs.value, op.loc, error));
+    FLAMEFLEET_ASSIGN_OR_RETURN(out.value, ApplyConstOp(o, op_text, rules_.const_arithmetic,
+                                                        lhs.value, rhs.value, op.loc, error));
     return out;
   }
   // A known word or string operand is an error whatever the other operand turns out to be.

@@ -31,6 +31,17 @@ struct RemovedInstruction {
   absl::string_view replacement;  // "mem_loadw_be"
 };
 
+// How constant expressions (`const X = A + B`) compute `+ - * / //`.
+enum class ConstArithmetic : uint8_t {
+  // Field arithmetic (v0.16.4 ConstantExpr::try_fold): `+ - *` wrap modulo p, `/` multiplies
+  // by the inverse, `//` divides the canonical integers; only a zero divisor is an error.
+  kField,
+  // Checked integers (v0.25.7 IntValue::checked_*): `+ - * //` on the canonical integers, and
+  // a result that is negative or >= p is an error ("value is larger than expected range");
+  // `/` is still field division.
+  kCheckedInteger,
+};
+
 struct SyntaxRules {
   // ---- lexical
   // `{` and `}` are tokens (grouped imports, enums); otherwise they are unexpected characters.
@@ -38,6 +49,12 @@ struct SyntaxRules {
   // A `0x` number with an odd number of digits is zero-padded on the left (v0.25); otherwise
   // it is a lexical error.
   bool odd_hex_digits = false;
+  // Quoted strings: a backslash escapes whatever character follows, a newline included (v0.25);
+  // otherwise it escapes only a following `"` or newline and the next character is read as
+  // usual (v0.16.4, so `"\\"` does not end at its second quote).
+  bool escape_any_character = false;
+  // A carriage return ends a quoted string (an unclosed-string error), as a newline does.
+  bool string_ends_at_carriage_return = false;
 
   // ---- declarations
   // The classic dotted forms: `proc.foo[.N]`, `export.foo`, `export.a::b[->c]`,
@@ -58,6 +75,8 @@ struct SyntaxRules {
   // `alias::NAME` / `::a::b::NAME` that the linker resolves; cycles are errors. Otherwise a
   // constant may only name constants defined before it in the same module.
   bool deferred_constants = false;
+  // The arithmetic of constant expressions.
+  ConstArithmetic const_arithmetic = ConstArithmetic::kField;
   // An import's path may not start with another import's alias (v0.25.7 resolves imports
   // independently: "import target 'a::b' cannot be resolved through import 'a'"), may not
   // name the importing module itself, nor (for a module import) one of its own `mod` children.
