@@ -367,7 +367,11 @@ absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
   }
   limits.deadline = running.deadline;
   absl::StatusOr<vm::Program> program =
-      (*assembler)->AssembleSource(job.name(), job.source(), limits);
+      job.has_kernel()
+          ? (*assembler)
+                ->AssembleSourceWithKernel(job.name(), job.source(), job.kernel().path(),
+                                           job.kernel().source(), limits)
+          : (*assembler)->AssembleSource(job.name(), job.source(), limits);
   if (!program.ok()) return fail(program.status().message());
 
   vm::ExecutionOptions execution;

@@ -68,6 +68,12 @@ std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_
   AppendLengthPrefixed(spec.inputs(), &canonical);
   AppendLengthPrefixed(spec.snapshot(), &canonical);
   AppendLengthPrefixed(spec.snapshot().empty() ? library_digest : "", &canonical);
+  // Only when present, so that the digests of kernel-less jobs stay what they were.
+  if (spec.has_kernel()) {
+    AppendLengthPrefixed("kernel", &canonical);
+    AppendLengthPrefixed(spec.kernel().path(), &canonical);
+    AppendLengthPrefixed(spec.kernel().source(), &canonical);
+  }
   return Sha256Hex(canonical);
 }
 

@@ -24,7 +24,7 @@ std::string LibrarySetDigest(const v1::LibrarySet& set);
 
 // Returns the identity of a job's program: hex SHA-256 over its source, inputs (format and
 // text), snapshot bytes and, unless it replays a snapshot (which carries its own modules), the
-// digest of the batch's library set. Not the job's name: the same program under another name
+// digest of the batch's library set, and its kernel (path and text) if it has one. Not the job's name: the same program under another name
 // is the same program. Keys the cycle history that orders the queue longest first.
 std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest);
 

@@ -89,6 +89,31 @@ absl::Status CheckDialect(const std::string& field, const std::string& dialect,
   return absl::OkStatus();
 }
 
+// A job's kernel module: a program job only, a usable relative path, a non-empty source within
+// the source limit.
+absl::Status CheckKernel(absl::string_view field, const v1::JobSpec& job,
+                         const SubmitLimits& limits) {
+  const v1::LibraryFile& kernel = job.kernel();
+  if (!job.snapshot().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".kernel: a snapshot job takes no kernel (the snapshot has its own)"));
+  }
+  if (kernel.path().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".kernel.path: empty"));
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(field, ".kernel.path"), "",
+                                       kernel.path().size(), limits.max_name_bytes));
+  if (std::string problem = LibraryPathProblem(kernel.path()); !problem.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".kernel.path: \"", kernel.path(), "\" ", problem));
+  }
+  if (kernel.source().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".kernel.source: empty"));
+  }
+  return CheckSize(absl::StrCat(field, ".kernel.source"), kernel.source().size(),
+                   limits.max_source_bytes);
+}
+
 }  // namespace
 
 absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
@@ -168,6 +193,9 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
     if (!size.ok()) return size;
     size = CheckSize(absl::StrCat(field, ".inputs"), job.inputs().size(), limits.max_source_bytes);
     if (!size.ok()) return size;
+    if (job.has_kernel()) {
+      FLAMEFLEET_RETURN_IF_ERROR(CheckKernel(field, job, limits));
+    }
   }
   for (const auto& [key, value] : request.labels()) {
     if (key.empty()) return absl::InvalidArgumentError("labels: empty label key");

@@ -17,6 +17,7 @@
 #include "coordinator/clock.h"
 #include "coordinator/coordinator_service.h"
 #include "coordinator/internal/byte_budget.h"
+#include "coordinator/internal/digest.h"
 #include "coordinator/internal/validation.h"
 #include "coordinator/job_store.h"
 #include "coordinator/render_client.h"
@@ -151,6 +152,57 @@ TEST(SubmitValidationTest, LibraryPathsAndNamespacesMustBeUsable) {
     library->add_files()->set_path("math/u64.masm");
     EXPECT_TRUE(internal::ValidateSubmitBatchRequest(request, {}).ok()) << ns;
   }
+}
+
+TEST(SubmitValidationTest, AJobsKernelMustBeAUsableFileOfAProgramJob) {
+  struct Case {
+    std::string path, source, error;
+    bool snapshot = false;
+  };
+  const std::vector<Case> bad = {
+      {"", "pub proc k\n  add\nend\n", "jobs[0].kernel.path: empty"},
+      {"../k.masm", "pub proc k\n  add\nend\n", "jobs[0].kernel.path: \"../k.masm\" has a \"..\""},
+      {"/k.masm", "pub proc k\n  add\nend\n", "jobs[0].kernel.path: \"/k.masm\" must be relative"},
+      {"k.masm", "", "jobs[0].kernel.source: empty"},
+      {"k.masm", std::string(2000, 'x'), "jobs[0].kernel.source: 2000 bytes"},
+      {"k.masm", "pub proc k\n  add\nend\n", "jobs[0].kernel: a snapshot job takes no kernel",
+       true},
+  };
+  internal::SubmitLimits limits;
+  limits.max_source_bytes = 1024;
+  for (const Case& c : bad) {
+    v1::SubmitBatchRequest request = OneJob();
+    if (c.snapshot) {
+      request.mutable_jobs(0)->clear_source();
+      request.mutable_jobs(0)->set_snapshot("snapshot bytes");
+    }
+    request.mutable_jobs(0)->mutable_kernel()->set_path(c.path);
+    request.mutable_jobs(0)->mutable_kernel()->set_source(c.source);
+    absl::Status status = internal::ValidateSubmitBatchRequest(request, limits);
+    EXPECT_FALSE(status.ok()) << c.error;
+    EXPECT_THAT(status.message(), HasSubstr(c.error));
+  }
+  v1::SubmitBatchRequest request = OneJob();
+  request.mutable_jobs(0)->mutable_kernel()->set_path("kernels/app.masm");
+  request.mutable_jobs(0)->mutable_kernel()->set_source("pub proc k\n  add\nend\n");
+  EXPECT_OK(internal::ValidateSubmitBatchRequest(request, limits));
+}
+
+// The kernel is part of the program: a cached result of the program with one kernel never
+// answers the same source with another, or with none.
+TEST(SubmitValidationTest, TheKernelIsPartOfTheProgramDigest) {
+  v1::JobSpec plain = OneJob().jobs(0);
+  v1::JobSpec with = plain;
+  with.mutable_kernel()->set_path("k.masm");
+  with.mutable_kernel()->set_source("pub proc k\n  add\nend\n");
+  v1::JobSpec other = with;
+  other.mutable_kernel()->set_source("pub proc k\n  mul\nend\n");
+  const std::string a = internal::JobProgramDigest(plain, "libs");
+  const std::string b = internal::JobProgramDigest(with, "libs");
+  const std::string c = internal::JobProgramDigest(other, "libs");
+  EXPECT_NE(a, b);
+  EXPECT_NE(b, c);
+  EXPECT_EQ(b, internal::JobProgramDigest(with, "libs"));
 }
 
 TEST(SubmitValidationTest, TruncateMiddleKeepsHeadAndTailAndSaysHowMuchWasCut) {

@@ -46,6 +46,42 @@ TEST(AssemblerTest, VirtualFilesServeLibraryModulesWithoutTheDisk) {
   EXPECT_EQ(result->stack[0].value(), 6u);
 }
 
+// A fleet job carries its kernel as text: the same program and kernel assemble and run as
+// they do with a kernel file, and the kernel may import the options' libraries.
+TEST(AssemblerTest, KernelGivenAsTextRunsLikeAKernelFile) {
+  constexpr char kKernel[] = R"(use mylib::ops
+pub proc triple_plus
+  dup dup add add
+  exec.ops::inc
+end
+)";
+  constexpr char kMain[] = "begin\n  push.13\n  syscall.triple_plus\n  push.1 add swap drop\nend\n";
+  AssemblerOptions options;
+  options.libraries = {{"mylib", "virtual/mylib"}};
+  options.virtual_files["virtual/mylib/mod.masm"] = "pub mod ops\n";
+  options.virtual_files["virtual/mylib/ops.masm"] = "pub proc inc\n  add.1\nend\n";
+  Assembler inline_kernel(options);
+  absl::StatusOr<Program> a =
+      inline_kernel.AssembleSourceWithKernel("main.masm", kMain, "kernel/k.masm", kKernel);
+  ASSERT_TRUE(a.ok()) << a.status();
+  options.virtual_files["k.masm"] = kKernel;
+  options.kernel_path = "k.masm";
+  absl::StatusOr<Program> b = Assembler(options).AssembleSource("main.masm", kMain);
+  ASSERT_TRUE(b.ok()) << b.status();
+  absl::StatusOr<RunResult> ra = RunProgram(*a, ProgramInputs{}, ExecutionOptions{});
+  absl::StatusOr<RunResult> rb = RunProgram(*b, ProgramInputs{}, ExecutionOptions{});
+  ASSERT_TRUE(ra.ok()) << ra.status();
+  ASSERT_TRUE(rb.ok()) << rb.status();
+  EXPECT_EQ(ra->stack[0].value(), 13u * 3 + 1 + 1);
+  EXPECT_EQ(ra->cycles, rb->cycles);
+
+  // Errors in the kernel name it by the name it was given.
+  absl::StatusOr<Program> bad = inline_kernel.AssembleSourceWithKernel(
+      "main.masm", kMain, "kernel/k.masm", "pub proc triple_plus\n  bogus_op\nend\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("kernel/k.masm:2:3"));
+}
+
 TEST(AssemblerTest, VirtualFilesServeTheProgramFile) {
   AssemblerOptions options = VirtualLibrary();
   options.virtual_files["no/such/dir/main.masm"] = kProgram;

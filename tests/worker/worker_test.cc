@@ -3,6 +3,7 @@
 #include <grpcpp/server_context.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -229,6 +230,35 @@ TEST_F(WorkerTest, AJobThatNamesNoDialectRunsAsCurrentMiden) {
   ASSERT_FALSE(header.stack().empty());
   EXPECT_EQ(header.stack(0), 9u);
   EXPECT_EQ(header.cycles(), 11u);  // v0.25.7 (the model): with the entry prologue
+}
+
+// A job may carry its kernel (a Miden project's kernel package): `syscall` reaches it.
+TEST_F(WorkerTest, AJobWithAKernelRunsItsSyscalls) {
+  v1::Task task =
+      MakeTask("b/0", "app/main", "begin\n  push.21\n  syscall.double\n  swap drop\nend\n");
+  task.mutable_job()->clear_dialect();
+  task.mutable_job()->mutable_kernel()->set_path("kernel/kern.masm");
+  task.mutable_job()->mutable_kernel()->set_source("pub proc double\n  dup add\nend\n");
+  v1::Task broken = MakeTask("b/1", "app/broken", "begin\n  syscall.double\nend\n");
+  broken.mutable_job()->clear_dialect();
+  broken.mutable_job()->mutable_kernel()->set_path("kernel/kern.masm");
+  broken.mutable_job()->mutable_kernel()->set_source("pub proc double\n  dup nonsense\nend\n");
+  coordinator_.AddTask(task);
+  coordinator_.AddTask(broken);
+  StartWorker(/*slots=*/1);
+  std::vector<Result> results = coordinator_.WaitForResults(2);
+  ASSERT_EQ(results.size(), 2u);
+  std::sort(results.begin(), results.end(), [](const Result& a, const Result& b) {
+    return a.header.task_id() < b.header.task_id();
+  });
+  const v1::TaskHeader& header = results[0].header;
+  ASSERT_TRUE(header.succeeded()) << header.error();
+  ASSERT_FALSE(header.stack().empty());
+  EXPECT_EQ(header.stack(0), 42u);
+  EXPECT_EQ(header.cycles(), 22u);  // v0.25.7 (the model, with the same kernel)
+  // A kernel error is the job's error, at the kernel's file:line:col.
+  EXPECT_FALSE(results[1].header.succeeded());
+  EXPECT_THAT(results[1].header.error(), HasSubstr("kernel/kern.masm:2:7"));
 }
 
 TEST_F(WorkerTest, ReportsProfileWhoseTotalEqualsTheCycles) {

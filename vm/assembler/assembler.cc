@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,13 +38,15 @@ void CollectDynTargets(const MastBuilder& builder, Program* program) {
 
 // Assembles the executable module in `file_id` of `sources`: links it (Linker), builds its
 // MAST (MastBuilder) and linearises it.
+// `kernel_file`, when set, is the kernel module in `sources` (else options.kernel_path is used).
 absl::StatusOr<Program> Assemble(const AssemblerOptions& options, const AssembleLimits& limits,
-                                 std::shared_ptr<SourceManager> sources, uint32_t file_id) {
+                                 std::shared_ptr<SourceManager> sources, uint32_t file_id,
+                                 std::optional<uint32_t> kernel_file = std::nullopt) {
   FLAMEFLEET_RETURN_IF_ERROR(CheckAssemblyDeadline(limits));
   Program program;
   program.source_ops.push_back(SourceOp{});  // index 0: unknown
   Linker linker(options, sources, &program.procedures);
-  FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t main_id, linker.LinkProgram(file_id));
+  FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t main_id, linker.LinkProgram(file_id, kernel_file));
 
   const DialectSpec& dialect = GetDialectSpec(options.dialect);
   program.dialect = &dialect;
@@ -86,6 +89,17 @@ absl::StatusOr<Program> Assembler::AssembleSource(absl::string_view name, absl::
   auto sources = std::make_shared<SourceManager>();
   uint32_t file_id = sources->Add(std::string(name), std::string(text));
   return Assemble(options_, limits, std::move(sources), file_id);
+}
+
+absl::StatusOr<Program> Assembler::AssembleSourceWithKernel(absl::string_view name,
+                                                            absl::string_view text,
+                                                            absl::string_view kernel_name,
+                                                            absl::string_view kernel_text,
+                                                            const AssembleLimits& limits) const {
+  auto sources = std::make_shared<SourceManager>();
+  uint32_t file_id = sources->Add(std::string(name), std::string(text));
+  uint32_t kernel_id = sources->Add(std::string(kernel_name), std::string(kernel_text));
+  return Assemble(options_, limits, std::move(sources), file_id, kernel_id);
 }
 
 }  // namespace flamefleet::vm

@@ -85,6 +85,14 @@ class Assembler {
   absl::StatusOr<Program> AssembleSource(absl::string_view name, absl::string_view text,
                                          const AssembleLimits& limits = {}) const;
 
+  // As AssembleSource, with the kernel module given as text (a fleet job's kernel) instead of
+  // options.kernel_path: `kernel_name` names it in locations. The kernel may import the
+  // options' libraries like the program. Errors as for AssembleFile.
+  absl::StatusOr<Program> AssembleSourceWithKernel(absl::string_view name, absl::string_view text,
+                                                   absl::string_view kernel_name,
+                                                   absl::string_view kernel_text,
+                                                   const AssembleLimits& limits = {}) const;
+
  private:
   AssemblerOptions options_;
 };

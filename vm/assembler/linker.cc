@@ -50,7 +50,8 @@ absl::Status Linker::Error(const ast::SourceLocation& loc, absl::string_view mes
   return absl::InvalidArgumentError(sources_->Format(loc, message));
 }
 
-absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
+absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id,
+                                             std::optional<uint32_t> kernel_file) {
   FLAMEFLEET_ASSIGN_OR_RETURN(
       ast::Module module, ParseModule(*sources_, file_id, ast::ModuleKind::kExecutable, Spec()));
   if (!module.entry.has_value()) {
@@ -61,11 +62,13 @@ absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id) {
   loaded->path = "$exec";
   loaded->is_program = true;
   loaded->ast = std::move(module);
-  if (!options_.kernel_path.empty()) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t kernel_file,
+  if (!kernel_file.has_value() && !options_.kernel_path.empty()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(kernel_file,
                                 LoadSourceFile(options_, *sources_, options_.kernel_path));
+  }
+  if (kernel_file.has_value()) {
     FLAMEFLEET_ASSIGN_OR_RETURN(
-        ast::Module kernel, ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Spec()));
+        ast::Module kernel, ParseModule(*sources_, *kernel_file, ast::ModuleKind::kKernel, Spec()));
     auto k = std::make_unique<LinkedModule>();
     k->path = "$kernel";
     k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes

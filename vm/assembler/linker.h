@@ -86,8 +86,10 @@ class Linker {
   // Parses the executable module in `file_id`, the kernel of options.kernel_path (if any) and
   // every module they import, and returns the id of the entry procedure `$exec::$main`.
   // Returns InvalidArgument (file:line:col) for syntax errors, duplicate names and missing
-  // modules, NotFound when the kernel file does not exist.
-  absl::StatusOr<uint32_t> LinkProgram(uint32_t file_id);
+  // modules, NotFound when the kernel file does not exist. `kernel_file`, when set, is the
+  // kernel module (already in `sources`), used instead of options.kernel_path.
+  absl::StatusOr<uint32_t> LinkProgram(uint32_t file_id,
+                                       std::optional<uint32_t> kernel_file = std::nullopt);
 
   // Resolves an invocation target written in module `from` (`foo`, `"foo"`, `alias::foo`,
   // `::ns::mod::foo`, through re-exports) to a procedure id, loading its module if needed.
