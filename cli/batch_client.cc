@@ -174,16 +174,6 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
           vm::DialectName(kProjectDialect), ", not ", manifest.dialect));
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(Project project, LoadProject(arg));
-    for (const ProjectBin& bin : project.bins) {
-      if (bin.kernel.empty()) continue;
-      // TODO(#15): carry a kernel in JobSpec (coordinator validation, worker, cache key).
-      return absl::InvalidArgumentError(absl::StrCat(
-          (fs::path(arg) / kProjectManifest).string(), ": bin '", bin.job_name,
-          "' runs with the kernel of package '", bin.kernel_package, "' (", bin.kernel.string(),
-          "), and a fleet job cannot carry a kernel yet; run that bin locally with `flamefleet "
-          "profile ",
-          bin.file.string(), " --kernel ", bin.kernel.string(), "` plus --lib for its libraries"));
-    }
     projects.emplace(arg, std::move(project));
   }
   // A project's dependency on miden-core is the core library, wherever --lib or the
@@ -258,6 +248,16 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
         job->set_dialect(std::string(vm::DialectName(kProjectDialect)));
         FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(bin.file));
         job->set_source(std::move(source));
+        if (!bin.kernel.empty()) {
+          // Named by its path in the project, as error locations show it.
+          v1::LibraryFile* kernel = job->mutable_kernel();
+          kernel->set_path(fs::absolute(bin.kernel)
+                               .lexically_normal()
+                               .lexically_relative(fs::absolute(arg).lexically_normal())
+                               .generic_string());
+          FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(bin.kernel));
+          kernel->set_source(std::move(text));
+        }
         if (!bin.inputs.empty()) {
           FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(bin.inputs));
           job->set_inputs(std::move(text));

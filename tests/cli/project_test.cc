@@ -120,19 +120,20 @@ TEST(ProjectTest, WorkspaceJobsAreMemberSlashBinWithTransitiveLibraries) {
   EXPECT_EQ(req.libraries().libraries(1).files(0).path(), "mod.masm");
 }
 
-TEST(ProjectTest, KernelPackageIsTheKernelOfItsBinsAndNotYetAFleetJob) {
+TEST(ProjectTest, KernelPackageIsTheKernelOfItsBinsJobs) {
   ASSERT_OK_AND_ASSIGN(Project project, LoadProject(kProjects / "kernel"));
   ASSERT_EQ(project.bins.size(), 1u);
   EXPECT_EQ(project.bins[0].job_name, "user");
   EXPECT_EQ(project.bins[0].kernel, kProjects / "kernel/kern/mod.masm");
   EXPECT_EQ(project.bins[0].kernel_package, "kern");
   EXPECT_TRUE(project.libraries.empty());  // a kernel is not a library of the batch
-  EXPECT_THAT(BuildSubmitRequest({(kProjects / "kernel").string()}, {}, {}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("bin 'user' runs with the kernel of package 'kern'")));
-  EXPECT_THAT(BuildSubmitRequest({(kProjects / "kernel").string()}, {}, {}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("a fleet job cannot carry a kernel yet")));
+  ASSERT_OK_AND_ASSIGN(v1::SubmitBatchRequest req,
+                       BuildSubmitRequest({(kProjects / "kernel").string()}, {}, {}));
+  ASSERT_EQ(req.jobs_size(), 1);
+  ASSERT_TRUE(req.jobs(0).has_kernel());
+  EXPECT_EQ(req.jobs(0).kernel().path(), "kern/mod.masm");
+  EXPECT_THAT(req.jobs(0).kernel().source(), HasSubstr("pub proc mul_inc"));
+  EXPECT_EQ(req.libraries().libraries_size(), 0);
 }
 
 TEST(ProjectTest, EachManifestErrorNamesFileKeyAndPosition) {

@@ -1,8 +1,8 @@
 # `flamefleet run PROJECT -o OUT` on the embedded local fleet (coordinator, renderer and workers as
 # child processes on OS-chosen loopback ports) for the Miden project fixtures of
 # tests/testdata/projects: every [[bin]] is a job with the expected name and cycles (derived with
-# the independent Python model, shared/tools/masm_model), the aggregate is their sum, and the
-# kernel package is refused saying what is not supported yet.
+# the independent Python model, shared/tools/masm_model), the aggregate is their sum; the kernel
+# package's bin runs with its kernel.
 
 # Sums the counts of a folded-stacks file into `var`.
 function(folded_total file var)
@@ -63,10 +63,5 @@ run_project(package 42 sum 23 square 19)
 # A workspace of three members: mid/probe [5] -> [45], app/main [5] -> [165], app/loop [1] -> [41].
 run_project(workspace 87 mid/probe 21 app/main 35 app/loop 31)
 
-# The kernel package: refused before anything starts, naming the bin, the kernel and the gap.
-execute_process(COMMAND ${FLAMEFLEET} run ${PROJECTS}/kernel -o ${OUT}/kernel --workers 1
-                OUTPUT_VARIABLE stdout ERROR_VARIABLE err RESULT_VARIABLE rc)
-if(rc EQUAL 0 OR NOT err MATCHES "bin 'user' runs with the kernel of package 'kern'"
-   OR NOT err MATCHES "a fleet job cannot carry a kernel yet")
-  message(FATAL_ERROR "run kernel: expected a refusal, got ${rc}:\n${err}")
-endif()
+# The kernel package: its kernel travels with the job. user [6, 7] -> [43] through a syscall.
+run_project(kernel 28 user 28)
