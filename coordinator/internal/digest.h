@@ -24,8 +24,9 @@ std::string LibrarySetDigest(const v1::LibrarySet& set);
 
 // Returns the identity of a job's program: hex SHA-256 over its source, inputs (format and
 // text), snapshot bytes and, unless it replays a snapshot (which carries its own modules), the
-// digest of the batch's library set, and its kernel (path and text) if it has one. Not the job's name: the same program under another name
-// is the same program. Keys the cycle history that orders the queue longest first.
+// digest of the batch's library set, and its kernel (path and text) if it has one. Not the job's
+// name: the same program under another name is the same program. Keys the cycle history that orders
+// the queue longest first.
 std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest);
 
 // Returns the result-cache key of a job: its program digest plus everything else a profile
