@@ -460,6 +460,9 @@ absl::Status RecordingHost::OnPrecompileAnswered(uint64_t event_id, uint64_t clk
   entry.set_clk(clk);
   AddFelts(std::vector<vm::Felt>(pushed.begin(), pushed.end()),
            entry.mutable_advice_stack_pushed());
+  if (request != nullptr) {
+    entry.set_precompile_calldata(std::string(request->calldata.begin(), request->calldata.end()));
+  }
   if (live_ == nullptr) return absl::OkStatus();
   return live_->OnPrecompileAnswered(event_id, clk, pushed, request);
 }

@@ -269,6 +269,9 @@ TEST(SnapshotTest, PrecompileAnswersAreLoggedAndReplayedWithoutRecomputing) {
   EXPECT_EQ(logged.event_id(), kKeccakEventId);
   ASSERT_EQ(logged.advice_stack_pushed_size(), 8);
   EXPECT_EQ(logged.advice_stack_pushed(7), 0x66e749b1u);  // the back is popped first
+  // The request a prover logs: the hashed bytes.
+  ASSERT_TRUE(logged.has_precompile_calldata());
+  EXPECT_EQ(logged.precompile_calldata(), std::string("\xc1\xec\xfd\xfc", 4));
 
   ASSERT_OK_AND_ASSIGN(vm::RunResult replayed, ReplayRun(RoundTrip(recording.snapshot)));
   EXPECT_EQ(replayed.stack, recording.result.stack);
