@@ -4,6 +4,7 @@
 #include "cli/profile_commands.h"
 #include "cli/render_commands.h"
 #include "cli/snapshot_commands.h"
+#include "cli/top.h"
 #include "cli/vm_commands.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   flamefleet::cli::AddRenderCommands(app, &exit_code);
   flamefleet::cli::AddSnapshotCommands(app, &exit_code);
   flamefleet::cli::AddClientCommands(app, &exit_code);
+  flamefleet::cli::AddTopCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
