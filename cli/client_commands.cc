@@ -326,7 +326,7 @@ CommandResult RunLocal(const RunFlags& flags) {
               if (!job.error().empty()) std::cerr << "    " << job.error() << "\n";
             }
           }
-          std::cerr << "wrote " << flags.output << "/aggregate.svg and "
+          std::cerr << "wrote " << flags.output << "/aggregate.svg, aggregate-by-job.svg and "
                     << final_batch->jobs_succeeded() << " job flamegraph(s); "
                     << final_batch->aggregate_cycles() << " cycles in total\n";
           code = ExitFor(*final_batch);

@@ -134,7 +134,16 @@ class FakeCoordinator final : public v1::Coordinator::Service {
         return {grpc::StatusCode::NOT_FOUND, "no profile artifact"};
       }
       for (const auto& [name, folded] : it->second.jobs) {
-        if (req->job_name().empty() || req->job_name() == name) p.MergeFrom(FromFolded(folded));
+        if (req->view() == v1::AGGREGATE_VIEW_BY_JOB) {
+          // Each job under a root frame of its name, as the coordinator's by-job aggregate.
+          std::string rooted;
+          for (absl::string_view line : absl::StrSplit(folded, '\n', absl::SkipEmpty())) {
+            absl::StrAppend(&rooted, name, ";", line, "\n");
+          }
+          p.MergeFrom(FromFolded(rooted));
+        } else if (req->job_name().empty() || req->job_name() == name) {
+          p.MergeFrom(FromFolded(folded));
+        }
       }
       if (!req->job_name().empty() && !it->second.jobs.contains(req->job_name())) {
         return {grpc::StatusCode::NOT_FOUND, "no such job"};
@@ -149,7 +158,9 @@ class FakeCoordinator final : public v1::Coordinator::Service {
         chunk.set_data(Folded(p));
         break;
       default:
-        chunk.set_data(absl::StrCat("<svg>", req->job_name(), "</svg>"));
+        chunk.set_data(absl::StrCat(
+            "<svg>", req->view() == v1::AGGREGATE_VIEW_BY_JOB ? "by job" : req->job_name(),
+            "</svg>"));
         break;
     }
     writer->Write(chunk);
@@ -239,6 +250,12 @@ TEST_F(CliTest, FetchAllDefaultWritesSvgAndFolded) {
   EXPECT_EQ(ParseFoldedCounts(ReadFile(root_ / "out/jobs/suite/slow.masm.folded")),
             ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.pb.gz"));
+  // The by-job aggregate beside it: asked for with the BY_JOB view.
+  EXPECT_EQ(ReadFile(root_ / "out/aggregate-by-job.svg"), "<svg>by job</svg>");
+  EXPECT_EQ(ParseFoldedCounts(ReadFile(root_ / "out/aggregate-by-job.folded")),
+            ParseFoldedCounts("fast.masm;$exec::$main;ex::fast 100\nfast.masm;$exec::$main 10\n"
+                              "suite/slow.masm;$exec::$main;ex::slow;std::mem::copy 400\n"
+                              "suite/slow.masm;$exec::$main 20\n"));
 }
 
 TEST_F(CliTest, FetchAllPprofWritesOnlyPprofForAggregateAndJobs) {
@@ -251,7 +268,8 @@ TEST_F(CliTest, FetchAllPprofWritesOnlyPprofForAggregateAndJobs) {
             ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.svg"));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.folded"));
-  EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_PROFILE), 3);
+  EXPECT_TRUE(fs::exists(root_ / "out/aggregate-by-job.pb.gz"));
+  EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_PROFILE), 4);  // aggregate, by job, 2 jobs
   EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_FOLDED), 0);
 }
 
@@ -262,7 +280,7 @@ TEST_F(CliTest, FetchAllConvertsFoldedWhenTheCoordinatorHasNoProfiles) {
                             {profile::ProfileFormat::kSpeedscope, profile::ProfileFormat::kPprof})
                   .ok());
   EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_FOLDED),
-            3);  // one fallback per artifact
+            4);  // one fallback per artifact: aggregate, by job, 2 jobs
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/suite/slow.masm.pb.gz")),
             ParseFoldedCounts(kSlow));
   const nlohmann::json j =
