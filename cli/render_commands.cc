@@ -404,7 +404,9 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   // shared_ptr owned by the callbacks that `app` keeps.
   auto render = std::make_shared<RenderArgs>();
   CLI::App* render_cmd =
-      app.add_subcommand("render", "render folded stacks as an interactive SVG flame graph");
+      app.add_subcommand("render",
+                         "Render folded stacks as an interactive SVG flame graph (or as folded, "
+                         "pprof or speedscope, by the output name)");
   render_cmd->add_option("inputs", render->inputs, "folded input files (- = stdin)")->required();
   AddCommonOptions(render_cmd, render.get());
   // render and diff print their own "flamefleet: ..." messages and pick their exit codes.
@@ -414,12 +416,10 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
 
   auto diff = std::make_shared<RenderArgs>();
   auto diff_flags = std::make_shared<DiffFlags>();
-  CLI::App* diff_cmd = app.add_subcommand("diff",
-                                          "compare two profiles, output directories or batches: "
-                                          "a differential flame graph of "
-                                          "the aggregates (red grew, blue shrank), per-job and "
-                                          "per-frame cycle deltas, and a "
-                                          "regression gate (--fail-above)");
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff",
+      "Compare two profiles, fetched directories or batches: a differential SVG flame graph and "
+      "delta tables (--json: JSON), with a regression gate (--fail-above)");
   diff_cmd->add_option("--lib", diff->libs, "library NAMESPACE=DIR for .masm inputs (repeatable)");
   diff_cmd
       ->add_option("inputs", diff->inputs,
