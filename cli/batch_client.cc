@@ -408,13 +408,14 @@ absl::StatusOr<v1::Batch> BatchClient::Watch(const std::string& batch_id,
 
 absl::StatusOr<std::string> BatchClient::Fetch(const std::string& batch_id,
                                                const std::string& job_name,
-                                               v1::ArtifactFormat format) {
+                                               v1::ArtifactFormat format, v1::AggregateView view) {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, absl::Minutes(10));
   v1::FetchArtifactRequest req;
   req.set_batch_id(batch_id);
   req.set_job_name(job_name);
   req.set_format(format);
+  req.set_view(view);
   auto reader = stub_->FetchArtifact(&ctx, req);
   v1::ArtifactChunk chunk;
   std::string data;
@@ -447,8 +448,9 @@ absl::StatusOr<BatchClient::Aggregated> BatchClient::Aggregate(
 }
 
 absl::StatusOr<profile::Profile> BatchClient::FetchProfile(const std::string& batch_id,
-                                                           const std::string& job_name) {
-  absl::StatusOr<std::string> bytes = Fetch(batch_id, job_name, v1::ARTIFACT_FORMAT_PROFILE);
+                                                           const std::string& job_name,
+                                                           v1::AggregateView view) {
+  absl::StatusOr<std::string> bytes = Fetch(batch_id, job_name, v1::ARTIFACT_FORMAT_PROFILE, view);
   if (bytes.ok()) return profile::ParseProfile(*bytes);
   if (!absl::IsNotFound(bytes.status()) && !absl::IsInvalidArgument(bytes.status()) &&
       !absl::IsUnimplemented(bytes.status())) {
@@ -456,7 +458,7 @@ absl::StatusOr<profile::Profile> BatchClient::FetchProfile(const std::string& ba
   }
   // An older coordinator, or one that keeps only rendered artifacts: parse the folded stacks.
   FLAMEFLEET_ASSIGN_OR_RETURN(std::string folded,
-                              Fetch(batch_id, job_name, v1::ARTIFACT_FORMAT_FOLDED));
+                              Fetch(batch_id, job_name, v1::ARTIFACT_FORMAT_FOLDED, view));
   profile::Profile p;
   profile::FoldedReader reader(&p);
   FLAMEFLEET_RETURN_IF_ERROR(
@@ -474,15 +476,16 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
   // Every output path is checked before anything is written: job names come from the
   // coordinator, and one hostile name refuses the whole fetch (nothing is written).
   struct Output {
-    std::string job;  // "" = the aggregate
+    std::string job;  // "" = the aggregate (in `view`)
+    v1::AggregateView view;
     std::string title;
     std::vector<fs::path> paths;  // one per format in `wanted`
   };
   std::vector<Output> outputs;
   std::vector<std::string> refused;
-  auto plan = [&](const std::string& job, std::string title, const std::string& prefix,
-                  const std::string& base) {
-    Output out{job, std::move(title), {}};
+  auto plan = [&](const std::string& job, v1::AggregateView view, std::string title,
+                  const std::string& prefix, const std::string& base) {
+    Output out{job, view, std::move(title), {}};
     for (profile::ProfileFormat format : wanted) {
       absl::StatusOr<fs::path> path =
           ServerNamedPath(dir, absl::StrCat(base, profile::ProfileFormatSuffix(format)), prefix);
@@ -496,11 +499,14 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
     outputs.push_back(std::move(out));
   };
   if (batch.jobs_succeeded() > 0) {
-    plan("", absl::StrCat("batch ", batch_id, " aggregate"), "", "aggregate");
+    plan("", v1::AGGREGATE_VIEW_MERGED, absl::StrCat("batch ", batch_id, " aggregate"), "",
+         "aggregate");
+    plan("", v1::AGGREGATE_VIEW_BY_JOB, absl::StrCat("batch ", batch_id, " aggregate by job"), "",
+         "aggregate-by-job");
   }
   for (const v1::JobStatus& job : batch.jobs()) {
     if (job.state() != v1::JOB_STATE_SUCCEEDED) continue;
-    plan(job.name(), job.name(), "jobs/", job.name());
+    plan(job.name(), v1::AGGREGATE_VIEW_MERGED, job.name(), "jobs/", job.name());
   }
   if (!refused.empty()) {
     constexpr size_t kShown = 5;
@@ -521,12 +527,14 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
       const fs::path& path = out.paths[i];
       std::string data;
       if (format == profile::ProfileFormat::kSvg) {
-        FLAMEFLEET_ASSIGN_OR_RETURN(data, Fetch(batch_id, out.job, v1::ARTIFACT_FORMAT_SVG));
+        FLAMEFLEET_ASSIGN_OR_RETURN(data,
+                                    Fetch(batch_id, out.job, v1::ARTIFACT_FORMAT_SVG, out.view));
       } else if (format == profile::ProfileFormat::kFolded) {
-        FLAMEFLEET_ASSIGN_OR_RETURN(data, Fetch(batch_id, out.job, v1::ARTIFACT_FORMAT_FOLDED));
+        FLAMEFLEET_ASSIGN_OR_RETURN(data,
+                                    Fetch(batch_id, out.job, v1::ARTIFACT_FORMAT_FOLDED, out.view));
       } else {
         if (!p.has_value()) {
-          FLAMEFLEET_ASSIGN_OR_RETURN(p, FetchProfile(batch_id, out.job));
+          FLAMEFLEET_ASSIGN_OR_RETURN(p, FetchProfile(batch_id, out.job, out.view));
         }
         renderer::RenderOptions options;
         options.title = out.title;

@@ -79,9 +79,10 @@ class BatchClient {
                                   const std::function<void(const v1::Batch&)>& on_update) {
     return Watch(batch_id, on_update, WatchRetry{});
   }
-  // Fetches an artifact (job_name empty = the aggregate) into memory.
+  // Fetches an artifact (job_name empty = the aggregate, in `view`) into memory.
   absl::StatusOr<std::string> Fetch(const std::string& batch_id, const std::string& job_name,
-                                    v1::ArtifactFormat format);
+                                    v1::ArtifactFormat format,
+                                    v1::AggregateView view = v1::AGGREGATE_VIEW_MERGED);
   // Merges every matching ended batch on the coordinator (Aggregate RPC); returns what was
   // merged and the artifact in request.format().
   struct Aggregated {
@@ -93,13 +94,14 @@ class BatchClient {
   // if the coordinator has none (NotFound, InvalidArgument or Unimplemented), its folded
   // stacks parsed locally. Other errors are returned as the RPC gave them.
   absl::StatusOr<profile::Profile> FetchProfile(const std::string& batch_id,
-                                                const std::string& job_name);
-  // Writes the aggregate and every succeeded job of the batch into `dir`, as
-  // aggregate<suffix> and jobs/<name><suffix> for each of `formats` (suffixes as
-  // profile::ProfileFormatSuffix: .svg, .folded, .pb.gz, .speedscope.json). Empty `formats`
-  // means {kSvg, kFolded}. SVG and folded are the coordinator's artifacts; pprof and speedscope
-  // are converted here from FetchProfile's profile. Files are written atomically. Job names
-  // come from the coordinator and are not trusted: every path is checked first with
+                                                const std::string& job_name,
+                                                v1::AggregateView view = v1::AGGREGATE_VIEW_MERGED);
+  // Writes the aggregate, the by-job aggregate and every succeeded job of the batch into `dir`,
+  // as aggregate<suffix>, aggregate-by-job<suffix> and jobs/<name><suffix> for each of `formats`
+  // (suffixes as profile::ProfileFormatSuffix: .svg, .folded, .pb.gz, .speedscope.json). Empty
+  // `formats` means {kSvg, kFolded}. SVG and folded are the coordinator's artifacts; pprof and
+  // speedscope are converted here from FetchProfile's profile. Files are written atomically. Job
+  // names come from the coordinator and are not trusted: every path is checked first with
   // ServerNamedPath (cli/safe_paths.h), and if any job's path is unsafe (absolute, "..", NUL,
   // backslash, or leaving `dir` through a symlink) the whole fetch is refused with
   // InvalidArgument naming the job(s) and why, before anything is written. Otherwise returns

@@ -326,7 +326,7 @@ CommandResult RunLocal(const RunFlags& flags) {
               if (!job.error().empty()) std::cerr << "    " << job.error() << "\n";
             }
           }
-          std::cerr << "wrote " << flags.output << "/aggregate.svg and "
+          std::cerr << "wrote " << flags.output << "/aggregate.svg, aggregate-by-job.svg and "
                     << final_batch->jobs_succeeded() << " job flamegraph(s); "
                     << final_batch->aggregate_cycles() << " cycles in total\n";
           code = ExitFor(*final_batch);
@@ -381,7 +381,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   auto connect = [target] { return ConnectToCoordinator(*target); };
 
   auto submit = std::make_shared<SubmitFlags>(ProgramCommand::kSubmit);
-  CLI::App* submit_cmd = app.add_subcommand("submit", "Submit a batch; prints its id");
+  CLI::App* submit_cmd =
+      app.add_subcommand("submit", "Submit a batch to the coordinator and print its id");
   AddSubmitOptions(submit_cmd, submit.get());
   add_coordinator(submit_cmd);
   SetFleetCommand(submit_cmd, exit_code, [=]() -> CommandResult {
@@ -398,7 +399,9 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   auto id = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   CLI::App* status_cmd = app.add_subcommand(
-      "status", "Show a batch: job states, cycles, errors, its most expensive procedures");
+      "status",
+      "Print a batch's job states, cycles, errors and most expensive procedures as text or JSON "
+      "(--json)");
   status_cmd->add_option("batch_id", *id, "batch id")->required();
   status_cmd->add_flag("--json", *json, "machine-readable output");
   add_coordinator(status_cmd);
@@ -435,7 +438,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   auto list_labels = std::make_shared<std::vector<std::string>>();
   auto list_state = std::make_shared<std::string>();
   auto list_since = std::make_shared<std::string>();
-  CLI::App* list_cmd = app.add_subcommand("list", "List batches (newest first)");
+  CLI::App* list_cmd =
+      app.add_subcommand("list", "List batches, newest first, as text or JSON (--json)");
   list_cmd->add_option("--label", *list_labels, "only batches with KEY=VALUE (repeatable)");
   list_cmd->add_option("--state", *list_state, "RUNNING, SUCCEEDED, FAILED or CANCELLED");
   list_cmd->add_option("--since", *list_since, "only batches created in the last DURATION (24h)");
@@ -470,7 +474,9 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   });
 
   CLI::App* watch_cmd =
-      app.add_subcommand("watch", "Follow a batch until it ends (exit 0 only if all succeeded)");
+      app.add_subcommand("watch",
+                         "Follow a batch with a progress line on stderr until it ends; print its "
+                         "state, exit 0 only if every job succeeded");
   watch_cmd->add_option("batch_id", *id, "batch id")->required();
   auto reconnect_s = std::make_shared<double>(absl::ToDoubleSeconds(kDefaultWatchReconnectFor));
   watch_cmd->add_option("--reconnect-for", *reconnect_s,
@@ -490,7 +496,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
     return ExitFor(*b);
   });
 
-  CLI::App* cancel_cmd = app.add_subcommand("cancel", "Cancel a batch's unfinished jobs");
+  CLI::App* cancel_cmd =
+      app.add_subcommand("cancel", "Cancel a batch's unfinished jobs and print its state");
   cancel_cmd->add_option("batch_id", *id, "batch id")->required();
   add_coordinator(cancel_cmd);
   SetFleetCommand(cancel_cmd, exit_code, [=]() -> CommandResult {
@@ -506,8 +513,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   auto fetch_formats = std::make_shared<std::vector<std::string>>();
   CLI::App* fetch_cmd = app.add_subcommand(
       "fetch",
-      "Download aggregate.svg/.folded and jobs/<name>.svg/.folded into a directory "
-      "(--format: only that format, e.g. pprof -> aggregate.pb.gz, jobs/<name>.pb.gz)");
+      "Download aggregate, aggregate-by-job and jobs/<name> profiles into a directory as .svg and "
+      ".folded (--format: that format only, e.g. pprof -> .pb.gz)");
   fetch_cmd->add_option("batch_id", *id, "batch id")->required();
   fetch_cmd->add_option("-o,--output", *fetch_out, "output directory");
   fetch_cmd->add_option("--format", *fetch_formats,
@@ -537,9 +544,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   auto agg = std::make_shared<AggregateFlags>();
   CLI::App* agg_cmd = app.add_subcommand(
       "aggregate",
-      "Merge the job profiles of every ended batch that matches (e.g. last night's suite) "
-      "into one profile; the output name picks the format (.svg, .svgz, .pb.gz, "
-      ".speedscope.json, else folded)");
+      "Merge the job profiles of every matching ended batch (e.g. last night's suite) into one "
+      "profile; the output name picks the format (.svg, .pb.gz, .speedscope.json, else folded)");
   agg_cmd->add_option("--label", agg->labels, "only batches with KEY=VALUE (repeatable)");
   agg_cmd->add_option("--since", agg->since,
                       "only batches created in the last DURATION (e.g. 24h; default: all)");
@@ -590,7 +596,8 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   };
   auto health = std::make_shared<HealthFlags>();
   CLI::App* health_cmd = app.add_subcommand(
-      "health", "Ask a service's grpc.health.v1 endpoint; exit 0 only if it is SERVING");
+      "health",
+      "Ask a service's grpc.health.v1 endpoint and print its status; exit 0 only if SERVING");
   health_cmd
       ->add_option("address", health->target.address, "HOST:PORT (e.g. a --health-listen port)")
       ->required();
@@ -617,7 +624,9 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
 
   auto run = std::make_shared<RunFlags>();
   CLI::App* run_cmd = app.add_subcommand(
-      "run", "Profile programs on an embedded local fleet and write flamegraphs to a directory");
+      "run",
+      "Profile programs on an embedded local fleet and write SVG flamegraphs and folded stacks "
+      "to a directory");
   AddSubmitOptions(run_cmd, &run->submit);
   run_cmd->add_option("-o,--output", run->output, "output directory (default out)");
   run_cmd->add_option("--workers", run->workers, "worker processes (default: cores)");

@@ -22,6 +22,7 @@
 #include "cli/suite_diff.h"
 #include "common/channel.h"
 #include "common/status_macros.h"
+#include "nlohmann/json.hpp"
 #include "profile/diff.h"
 #include "profile/export.h"
 #include "profile/folded.h"
@@ -215,7 +216,7 @@ struct DiffFlags {
   bool normalize = false;
   CoordinatorFlags coordinator;  // for batch-id inputs
   size_t top = 10;
-  std::optional<double> fail_above;
+  std::vector<std::string> fail_above;  // [METRIC=]PCT, repeatable (cli/suite_diff.h Gate)
   bool json = false;
 };
 
@@ -292,6 +293,15 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
               << ", which has no differential form\n";
     return kExitError;
   }
+  std::vector<Gate> gates;
+  for (const std::string& spec : flags.fail_above) {
+    absl::StatusOr<Gate> gate = ParseGate(spec);
+    if (!gate.ok()) {
+      std::cerr << "flamefleet: " << gate.status().message() << "\n";
+      return kExitError;
+    }
+    gates.push_back(*std::move(gate));
+  }
   FoldedReadOptions read_options;
   read_options.scale = a->scale;
   std::vector<DiffInput> sides;
@@ -304,10 +314,38 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
     sides.push_back(*std::move(side));
   }
   const SuiteDiff suite = CompareSuites(sides[0], sides[1]);
+  // What each gate found over its threshold; judged before anything is written, so a misspelt
+  // procedure fails at once.
+  std::vector<std::vector<CycleDelta>> over;
+  for (const Gate& gate : gates) {
+    absl::StatusOr<std::vector<CycleDelta>> regressions = GateRegressions(suite, gate);
+    if (!regressions.ok()) {
+      std::cerr << "flamefleet: " << regressions.status().message() << "\n";
+      return kExitError;
+    }
+    over.push_back(*std::move(regressions));
+  }
   // The tables go to stdout, unless the graph does.
   std::ostream& table = a->output == "-" ? std::cerr : std::cout;
   if (flags.json) {
-    table << SuiteDiffJson(suite, flags.top).dump(2) << "\n";
+    nlohmann::json j = SuiteDiffJson(suite, flags.top);
+    j["gates"] = nlohmann::json::array();
+    for (size_t i = 0; i < gates.size(); ++i) {
+      nlohmann::json rows = nlohmann::json::array();
+      for (const CycleDelta& d : over[i]) {
+        rows.push_back({{"name", d.name},
+                        {"before", d.before},
+                        {"after", d.after},
+                        {"delta", d.delta()},
+                        {"percent", std::isinf(d.percent()) ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(d.percent())}});
+      }
+      j["gates"].push_back({{"metric", gates[i].MetricName()},
+                            {"fail_above_percent", gates[i].percent},
+                            {"failed", !over[i].empty()},
+                            {"over", rows}});
+    }
+    table << j.dump(2) << "\n";
   } else {
     PrintSuiteDiff(suite, flags.top, table);
   }
@@ -336,19 +374,26 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
   } else {
     code = Emit(*a, [&](std::ostream& out) { return renderer::RenderDiffSvg(diff, o, out); });
   }
-  if (code != kExitOk || !flags.fail_above.has_value()) return code;
-  const std::vector<CycleDelta> regressions = JobsAbove(suite, *flags.fail_above);
-  if (regressions.empty()) return kExitOk;
-  std::cerr << "flamefleet: " << regressions.size() << " job(s) grew by more than "
-            << *flags.fail_above << "%:";
-  for (const CycleDelta& job : regressions) {
-    std::cerr << " " << job.name << " ("
-              << (std::isinf(job.percent()) ? std::string("new cycles")
-                                            : absl::StrFormat("%+.2f%%", job.percent()))
-              << ")";
+  if (code != kExitOk) return code;
+  for (size_t i = 0; i < gates.size(); ++i) {
+    if (over[i].empty()) continue;
+    code = kExitRegression;
+    if (gates[i].metric == Gate::Metric::kJobCycles) {
+      std::cerr << "flamefleet: " << over[i].size() << " job(s) grew by more than "
+                << gates[i].percent << "%:";
+    } else {
+      std::cerr << "flamefleet: " << gates[i].MetricName()
+                << " (inclusive cycles) grew by more than " << gates[i].percent << "%:";
+    }
+    for (const CycleDelta& d : over[i]) {
+      std::cerr << " " << d.name << " ("
+                << (std::isinf(d.percent()) ? std::string("new cycles")
+                                            : absl::StrFormat("%+.2f%%", d.percent()))
+                << ")";
+    }
+    std::cerr << "\n";
   }
-  std::cerr << "\n";
-  return kExitRegression;
+  return code;
 }
 
 }  // namespace
@@ -359,7 +404,9 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   // shared_ptr owned by the callbacks that `app` keeps.
   auto render = std::make_shared<RenderArgs>();
   CLI::App* render_cmd =
-      app.add_subcommand("render", "render folded stacks as an interactive SVG flame graph");
+      app.add_subcommand("render",
+                         "Render folded stacks as an interactive SVG flame graph (or as folded, "
+                         "pprof or speedscope, by the output name)");
   render_cmd->add_option("inputs", render->inputs, "folded input files (- = stdin)")->required();
   AddCommonOptions(render_cmd, render.get());
   // render and diff print their own "flamefleet: ..." messages and pick their exit codes.
@@ -369,12 +416,10 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
 
   auto diff = std::make_shared<RenderArgs>();
   auto diff_flags = std::make_shared<DiffFlags>();
-  CLI::App* diff_cmd = app.add_subcommand("diff",
-                                          "compare two profiles, output directories or batches: "
-                                          "a differential flame graph of "
-                                          "the aggregates (red grew, blue shrank), per-job and "
-                                          "per-frame cycle deltas, and a "
-                                          "regression gate (--fail-above)");
+  CLI::App* diff_cmd = app.add_subcommand(
+      "diff",
+      "Compare two profiles, fetched directories or batches: a differential SVG flame graph and "
+      "delta tables (--json: JSON), with a regression gate (--fail-above)");
   diff_cmd->add_option("--lib", diff->libs, "library NAMESPACE=DIR for .masm inputs (repeatable)");
   diff_cmd
       ->add_option("inputs", diff->inputs,
@@ -395,8 +440,11 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   diff_cmd->add_flag("-n,--normalize", diff_flags->normalize, "scale BEFORE to AFTER's total");
   AddCoordinatorFlags(diff_cmd, &diff_flags->coordinator);  // for batch-id inputs
   diff_cmd->add_option("--top", diff_flags->top, "rows in the jobs and frames tables (default 10)");
-  diff_cmd->add_option("--fail-above", diff_flags->fail_above,
-                       "exit 3 if any job on both sides grew by more than PCT percent");
+  diff_cmd
+      ->add_option("--fail-above", diff_flags->fail_above,
+                   "exit 3 if a metric grew by more than PCT percent: PCT or cycles=PCT (any job "
+                   "on both sides), proc:NAME=PCT (a procedure's inclusive cycles); repeatable")
+      ->allow_extra_args(false);
   diff_cmd->add_flag("--json", diff_flags->json, "print the tables as JSON");
   SetCommand(diff_cmd, exit_code, [diff, diff_cmd, diff_flags] {
     return ExitCode{RunDiff(diff.get(), diff_cmd->count("--title") != 0, *diff_flags)};

@@ -9,8 +9,9 @@
 //
 // Exit codes (written to *exit_code by the callback that ran): 0 success; 1 an input could not be
 // read, an option was invalid or the output could not be written; 2 the input held no samples (an
-// SVG with an error message is still written, as flamegraph.pl does); 3 (`diff --fail-above PCT`
-// only) some job present on both sides grew by more than PCT percent. Errors and the malformed-line
+// SVG with an error message is still written, as flamegraph.pl does); 3 (`diff --fail-above` only)
+// a gated metric grew by more than its PCT percent: some job present on both sides (PCT,
+// cycles=PCT) or a procedure's inclusive cycles (proc:NAME=PCT). Errors and the malformed-line
 // report go to stderr. Nothing is thrown by our code; CLI11's own parse exceptions are handled by
 // CLI11_PARSE in main.
 #ifndef FLAMEFLEET_CLI_RENDER_COMMANDS_H_

@@ -153,17 +153,19 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
 void AddSnapshotCommands(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<RecordFlags>();
   CLI::App* record = app.add_subcommand(
-      "record", "Run a MASM program and write a replay snapshot of the execution");
+      "record", "Run a MASM program and write a replay snapshot file of the execution");
   flags->program.Add(record);
   record->add_option("-o,--output", flags->output, "snapshot file to write")->required();
   SetCommand(record, exit_code, [flags] { return RunRecord(*flags); });
 
-  CLI::App* snapshot = app.add_subcommand("snapshot", "Replay snapshots");
+  CLI::App* snapshot = app.add_subcommand("snapshot", "Read replay snapshot files (inspect)");
   snapshot->require_subcommand(1);
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   CLI::App* inspect = snapshot->add_subcommand(
-      "inspect", "Show what a snapshot holds: program digest, modules, inputs, events, cycles");
+      "inspect",
+      "Print what a snapshot holds (program digest, modules, inputs, events, cycles) as text or "
+      "JSON (--json)");
   inspect->add_option("snapshot", *path, "snapshot file")->required();
   inspect->add_flag("--json", *json, "print JSON");
   SetCommand(inspect, exit_code, [path, json] { return RunInspect(*path, *json); });

@@ -10,8 +10,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/top.h"
 #include "common/status_macros.h"
 
 namespace flamefleet::cli {
@@ -179,7 +181,71 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
     if (!before_frames.contains(name)) d.frames.push_back({name, 0, cycles});
   }
   std::sort(d.frames.begin(), d.frames.end(), GrewMore);
+
+  std::map<std::string, ProcedureCycles> before_procs = ProceduresByName(before.aggregate);
+  std::map<std::string, ProcedureCycles> after_procs = ProceduresByName(after.aggregate);
+  for (const auto& [name, b] : before_procs) {
+    auto it = after_procs.find(name);
+    const ProcedureCycles a = it == after_procs.end() ? ProcedureCycles{} : it->second;
+    d.procedures.push_back({name, {name, b.self, a.self}, {name, b.inclusive, a.inclusive}});
+  }
+  for (const auto& [name, a] : after_procs) {
+    if (!before_procs.contains(name)) {
+      d.procedures.push_back({name, {name, 0, a.self}, {name, 0, a.inclusive}});
+    }
+  }
+  std::sort(d.procedures.begin(), d.procedures.end(),
+            [](const ProcedureDelta& x, const ProcedureDelta& y) {
+              if (x.inclusive.delta() != y.inclusive.delta()) {
+                return x.inclusive.delta() > y.inclusive.delta();
+              }
+              if (x.self.delta() != y.self.delta()) return x.self.delta() > y.self.delta();
+              return x.name < y.name;
+            });
   return d;
+}
+
+std::string Gate::MetricName() const {
+  return metric == Metric::kJobCycles ? "cycles" : absl::StrCat("proc:", procedure);
+}
+
+absl::StatusOr<Gate> ParseGate(absl::string_view spec) {
+  Gate gate;
+  absl::string_view metric = "cycles";
+  absl::string_view number = spec;
+  const size_t eq = spec.rfind('=');
+  if (eq != absl::string_view::npos) {
+    metric = spec.substr(0, eq);
+    number = spec.substr(eq + 1);
+  }
+  if (!absl::SimpleAtod(number, &gate.percent) || !std::isfinite(gate.percent)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--fail-above \"", spec, "\": expected PCT, cycles=PCT or proc:NAME=PCT (a number)"));
+  }
+  if (metric == "cycles") return gate;
+  if (absl::StartsWith(metric, "proc:") && metric.size() > 5) {
+    gate.metric = Gate::Metric::kProcedure;
+    gate.procedure = std::string(metric.substr(5));
+    return gate;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--fail-above \"", spec, "\": unknown metric \"",
+                                                 metric,
+                                                 "\"; known: cycles (per job), proc:NAME (a "
+                                                 "procedure's inclusive cycles)"));
+}
+
+absl::StatusOr<std::vector<CycleDelta>> GateRegressions(const SuiteDiff& diff, const Gate& gate) {
+  if (gate.metric == Gate::Metric::kJobCycles) return JobsAbove(diff, gate.percent);
+  for (const ProcedureDelta& p : diff.procedures) {
+    if (p.name != gate.procedure) continue;
+    if (p.inclusive.delta() > 0 && p.inclusive.percent() > gate.percent) {
+      return std::vector<CycleDelta>{p.inclusive};
+    }
+    return std::vector<CycleDelta>{};
+  }
+  return absl::NotFoundError(absl::StrCat("--fail-above proc:", gate.procedure, ": no procedure \"",
+                                          gate.procedure,
+                                          "\" in either profile (see `flamefleet top`)"));
 }
 
 std::vector<CycleDelta> JobsAbove(const SuiteDiff& diff, double percent) {
@@ -242,6 +308,14 @@ nlohmann::json SuiteDiffJson(const SuiteDiff& diff, size_t top) {
     if (f.delta() > 0) frames.push_back(f);
   }
   j["frames"] = rows(frames, top);
+  j["procedures"] = nlohmann::json::array();
+  for (const ProcedureDelta& p : diff.procedures) {
+    nlohmann::json self = RowJson(p.self);
+    nlohmann::json inclusive = RowJson(p.inclusive);
+    self.erase("name");
+    inclusive.erase("name");
+    j["procedures"].push_back({{"name", p.name}, {"self", self}, {"inclusive", inclusive}});
+  }
   return j;
 }
 

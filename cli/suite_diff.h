@@ -3,7 +3,8 @@
 // `flamefleet fetch` writes) or a batch id on a coordinator. The comparison gives per-job
 // total-cycle deltas (jobs matched by name; jobs on one side only are "added" or "removed"), the
 // frames whose self cycles grew most in the aggregate (summed by frame name), and the regression
-// gate of `--fail-above PCT`.
+// gate of `--fail-above [METRIC=]PCT` (per-job cycles, or a procedure's inclusive cycles), and
+// per-procedure self and inclusive deltas for `--json`.
 //
 //   FLAMEFLEET_ASSIGN_OR_RETURN(DiffInput a, LoadOutputDirectory("nightly/", {}));
 //   FLAMEFLEET_ASSIGN_OR_RETURN(DiffInput b, LoadBatch(client, "42"));
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "cli/batch_client.h"
 #include "nlohmann/json.hpp"
 #include "profile/folded.h"
@@ -65,12 +67,22 @@ struct CycleDelta {
   double percent() const;
 };
 
+// The change of one procedure of the aggregates: self and inclusive cycles (cli/top.h: inclusive
+// counts a recursive stack once).
+struct ProcedureDelta {
+  std::string name;
+  CycleDelta self;
+  CycleDelta inclusive;
+};
+
 // The comparison of two sides.
 struct SuiteDiff {
   std::vector<CycleDelta> jobs;     // jobs on both sides, by delta descending, then name
   std::vector<CycleDelta> added;    // only in AFTER (before = 0), by name
   std::vector<CycleDelta> removed;  // only in BEFORE (after = 0), by name
   std::vector<CycleDelta> frames;   // aggregate self cycles by frame name, delta descending
+  // Every procedure of either aggregate, by inclusive delta descending, then self delta, then name.
+  std::vector<ProcedureDelta> procedures;
   uint64_t before_total = 0;
   uint64_t after_total = 0;
 };
@@ -88,13 +100,36 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after);
 // benchmark is not a regression of an old one.
 std::vector<CycleDelta> JobsAbove(const SuiteDiff& diff, double percent);
 
+// One regression gate of `diff --fail-above`: the metric and the percentage it may grow by.
+//   "PCT" or "cycles=PCT"  every job on both sides (its total cycles), as JobsAbove;
+//   "proc:NAME=PCT"        the inclusive cycles of procedure NAME in the aggregate.
+struct Gate {
+  enum class Metric { kJobCycles, kProcedure };
+  Metric metric = Metric::kJobCycles;
+  std::string procedure;  // kProcedure
+  double percent = 0;
+  // Returns the metric as written: "cycles" or "proc:NAME".
+  std::string MetricName() const;
+};
+
+// Parses one --fail-above value. InvalidArgument for a bad percentage or an unknown metric (the
+// message lists the known ones); a NAME may itself hold '=' (the percentage follows the last).
+absl::StatusOr<Gate> ParseGate(absl::string_view spec);
+
+// Returns what grew by more than gate.percent percent: the jobs (JobsAbove), or the procedure's
+// inclusive cycles as one row (0 before and some after is +infinity). NotFound if the procedure
+// is in neither aggregate (a misspelt name must not pass silently).
+absl::StatusOr<std::vector<CycleDelta>> GateRegressions(const SuiteDiff& diff, const Gate& gate);
+
 // Prints the tables: the `top` jobs that grew most (name, before, after, delta, percent), added and
 // removed jobs, the `top` frames whose self cycles grew most, and the totals.
 void PrintSuiteDiff(const SuiteDiff& diff, size_t top, std::ostream& out);
 
 // Returns the same as JSON: {"before_total", "after_total", "delta", "percent",
 // "jobs": [every job on both sides, as printed order], "added", "removed",
-// "frames": [top frames that grew]}. Percent is null where it is infinite.
+// "frames": [top frames that grew], "procedures": [every procedure: {"name", "self": ROW,
+// "inclusive": ROW}]}, where a ROW is {"before", "after", "delta", "percent"}. Percent is null
+// where it is infinite.
 nlohmann::json SuiteDiffJson(const SuiteDiff& diff, size_t top);
 
 }  // namespace flamefleet::cli

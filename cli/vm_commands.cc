@@ -68,8 +68,8 @@ void AddVmCommands(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ExecFlags>();
   CLI::App* exec = app.add_subcommand(
       "exec",
-      "Run a MASM program; print the final operand stack (top 16, top first) and the "
-      "cycle count");
+      "Run a MASM program; print its final operand stack (top 16, top first) and cycle count as "
+      "text or JSON (--json)");
   flags->program.Add(exec);
   exec->add_flag("--json", flags->json, "print {\"stack\": [...], \"cycles\": N}");
   SetCommand(exec, exit_code, [flags] { return RunExec(*flags); });

@@ -3,6 +3,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -63,6 +64,40 @@ absl::Status Artifacts::StoreAggregate(const std::string& batch_id,
   return status;
 }
 
+absl::Status Artifacts::StoreByJobAggregate(const std::string& batch_id,
+                                            const profile::Profile& by_job) {
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::string digest,
+                              store_->PutArtifact(profile::SerializeProfile(by_job)));
+  return store_->IndexArtifact(batch_id, kByJobArtifactKey, v1::ARTIFACT_FORMAT_PROFILE, digest);
+}
+
+absl::StatusOr<std::string> Artifacts::FetchByJob(const std::string& batch_id,
+                                                  v1::ArtifactFormat format,
+                                                  const std::vector<StoredJobProfile>& jobs,
+                                                  const v1::RenderOptions& render_options) {
+  absl::StatusOr<std::string> digest = store_->FindArtifact(batch_id, kByJobArtifactKey, format);
+  if (digest.ok()) return store_->GetArtifact(*digest);
+  if (!absl::IsNotFound(digest.status())) return digest.status();
+  absl::StatusOr<std::string> profile_digest =
+      store_->FindArtifact(batch_id, kByJobArtifactKey, v1::ARTIFACT_FORMAT_PROFILE);
+  if (absl::IsNotFound(profile_digest.status())) {
+    // A batch that ended before by-job aggregates were stored: build it now, each job once.
+    std::vector<std::pair<std::string, std::string>> profiles;
+    absl::flat_hash_map<std::string, std::string> names;
+    for (const StoredJobProfile& job : jobs) {
+      profiles.emplace_back(job.task_id, job.digest);
+      names[job.task_id] = job.job_name;
+    }
+    ProfileMerger merger;
+    merger.KeepByJob(std::move(names));
+    FLAMEFLEET_RETURN_IF_ERROR(MergeStoredProfiles(profiles, &merger));
+    FLAMEFLEET_RETURN_IF_ERROR(StoreByJobAggregate(batch_id, merger.by_job()));
+    profile_digest = store_->FindArtifact(batch_id, kByJobArtifactKey, v1::ARTIFACT_FORMAT_PROFILE);
+  }
+  if (!profile_digest.ok()) return profile_digest.status();
+  return Derive(batch_id, kByJobArtifactKey, format, *profile_digest, render_options);
+}
+
 void Artifacts::RenderAggregateSvg(const BatchRecord& batch, const profile::Profile& aggregate,
                                    size_t jobs) {
   // The batch has ended already: a hung or stopped renderer delays nothing but
@@ -111,9 +146,10 @@ absl::StatusOr<std::string> Artifacts::Derive(const std::string& batch_id,
       data = std::move(folded).str();
     } else if (format == v1::ARTIFACT_FORMAT_SVG) {
       if (profile.total() == 0) {
-        return absl::FailedPreconditionError(
-            absl::StrCat(job_name.empty() ? "the aggregate" : "job \"" + job_name + "\"",
-                         " has no cycles to draw"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            job_name.empty() || job_name == kByJobArtifactKey ? "the aggregate"
+                                                              : "job \"" + job_name + "\"",
+            " has no cycles to draw"));
       }
       FLAMEFLEET_ASSIGN_OR_RETURN(data, render_->RenderSvg(profile, render_options));
     } else {

@@ -49,6 +49,17 @@ struct AggregateResult {
   std::string data;
 };
 
+// The job name under which a batch's by-job aggregate is indexed in the store: never a real
+// job's name (a job name is a relative path; SubmitBatch refuses a leading '/').
+inline constexpr char kByJobArtifactKey[] = "/by-job";
+
+// A succeeded job's stored profile, for the by-job aggregate.
+struct StoredJobProfile {
+  std::string task_id;
+  std::string job_name;
+  std::string digest;
+};
+
 // Returns the render options of batch `batch`'s aggregate SVG of `jobs` jobs and `cycles`
 // cycles: titled with the batch's options.title (default "flamefleet batch <id>").
 v1::RenderOptions BatchRenderOptions(const BatchRecord& batch, size_t jobs, uint64_t cycles);
@@ -74,6 +85,18 @@ class Artifacts {
   // Stores `aggregate` as the PROFILE and FOLDED artifacts of batch `batch_id` and indexes
   // both. Returns the first error of the store (or of writing the folded text).
   absl::Status StoreAggregate(const std::string& batch_id, const profile::Profile& aggregate);
+
+  // Stores `by_job` (ProfileMerger::by_job) as the PROFILE artifact of batch `batch_id`'s by-job
+  // aggregate and indexes it. Returns the first error of the store.
+  absl::Status StoreByJobAggregate(const std::string& batch_id, const profile::Profile& by_job);
+
+  // Returns the `format` artifact of batch `batch_id`'s by-job aggregate: the stored one, else
+  // derived from its stored profile (SVGs drawn with `render_options`), else, if there is no
+  // such profile, built from `jobs` (each task once), stored, and derived. Errors as Fetch and
+  // MergeStoredProfiles.
+  absl::StatusOr<std::string> FetchByJob(const std::string& batch_id, v1::ArtifactFormat format,
+                                         const std::vector<StoredJobProfile>& jobs,
+                                         const v1::RenderOptions& render_options);
 
   // Renders the aggregate SVG of the ended batch `batch` (its id and options are used) from
   // `aggregate` of `jobs` jobs, within the aggregate render deadline, and stores and indexes

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -519,6 +520,7 @@ void BatchManager::SweepExpiredLeases() {
 
 void BatchManager::FinalizeBatch(const std::string& batch_id) {
   std::vector<std::pair<std::string, std::string>> profiles;  // task id, digest
+  absl::flat_hash_map<std::string, std::string> job_names;    // task id -> job name
   BatchRecord header;
   {
     absl::MutexLock lock(&mu_);
@@ -526,15 +528,23 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
     for (const JobRecord& job : batch->record.jobs) {
       if (job.state == v1::JOB_STATE_SUCCEEDED) {
         profiles.emplace_back(TaskId(batch_id, job.index), job.profile_digest);
+        job_names[profiles.back().first] = job.spec.name();
       }
     }
     header.id = batch->record.id;
     header.options = batch->record.options;
   }
-  // Merge: each succeeded job once, from its stored result.
+  // Merge: each succeeded job once, from its stored result; the by-job aggregate from the same
+  // Add calls, so it counts the same jobs.
   ProfileMerger merger;
+  merger.KeepByJob(std::move(job_names));
   absl::Status status = artifacts_.MergeStoredProfiles(profiles, &merger);
   if (status.ok()) status = artifacts_.StoreAggregate(batch_id, merger.aggregate());
+  if (status.ok()) {
+    // Not fatal: the first fetch of the by-job aggregate builds it again.
+    absl::Status by_job = artifacts_.StoreByJobAggregate(batch_id, merger.by_job());
+    if (!by_job.ok()) LOG(WARNING) << "batch " << batch_id << ": by-job aggregate: " << by_job;
+  }
   const bool render_aggregate = status.ok() && merger.aggregate().total() > 0;
   if (!status.ok()) LOG(ERROR) << "batch " << batch_id << ": aggregate failed: " << status;
 
@@ -568,9 +578,16 @@ void BatchManager::FinalizeBatch(const std::string& batch_id) {
 
 absl::StatusOr<std::string> BatchManager::FetchArtifact(absl::string_view batch_id,
                                                         absl::string_view job_name,
-                                                        v1::ArtifactFormat format) {
+                                                        v1::ArtifactFormat format,
+                                                        v1::AggregateView view) {
+  const bool by_job = view == v1::AGGREGATE_VIEW_BY_JOB;
+  if (by_job && !job_name.empty()) {
+    return absl::InvalidArgumentError(
+        "view: BY_JOB is a view of the aggregate; give no job_name with it");
+  }
   std::string profile_digest;
   v1::RenderOptions render_options;
+  std::vector<StoredJobProfile> jobs;  // by_job: the succeeded jobs
   {
     absl::MutexLock lock(&mu_);
     Batch* batch = FindLocked(batch_id);
@@ -588,6 +605,14 @@ absl::StatusOr<std::string> BatchManager::FetchArtifact(absl::string_view batch_
       }
       render_options = BatchRenderOptions(batch->record, batch->counts[v1::JOB_STATE_SUCCEEDED],
                                           batch->aggregate_cycles);
+      if (by_job) {
+        render_options.set_title(absl::StrCat(render_options.title(), " by job"));
+        for (const JobRecord& job : batch->record.jobs) {
+          if (job.state == v1::JOB_STATE_SUCCEEDED) {
+            jobs.push_back({TaskId(batch_id, job.index), job.spec.name(), job.profile_digest});
+          }
+        }
+      }
     } else {
       auto it = batch->job_by_name.find(job_name);
       if (it == batch->job_by_name.end()) {
@@ -607,6 +632,7 @@ absl::StatusOr<std::string> BatchManager::FetchArtifact(absl::string_view batch_
       render_options = JobRenderOptions(job.spec.name());
     }
   }
+  if (by_job) return artifacts_.FetchByJob(std::string(batch_id), format, jobs, render_options);
   return artifacts_.Fetch(std::string(batch_id), std::string(job_name), format,
                           std::move(profile_digest), render_options);
 }

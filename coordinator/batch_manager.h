@@ -6,8 +6,9 @@
 // JobScheduler and turns the scheduler's lease events into job states. When the
 // last job of a batch ends it builds the aggregate (ProfileMerger over the
 // succeeded jobs' stored profiles, each once), stores it as PROFILE and FOLDED
-// artifacts, renders the aggregate SVG through the RenderClient, and only then
-// marks the batch SUCCEEDED (every job succeeded) or FAILED.
+// artifacts (and the by-job aggregate, from the same merge, as PROFILE), renders the aggregate SVG
+// through the RenderClient, and only then marks the batch SUCCEEDED (every job succeeded) or
+// FAILED.
 //
 // It composes three parts, each with its own header: RunHistory
 // (coordinator/run_history.h: the batches held, ListBatches, the selection an
@@ -137,8 +138,11 @@ class BatchManager {
   // unknown batch or job; FailedPrecondition while the batch (for the
   // aggregate) or the job is unfinished, for a cancelled batch's aggregate, a
   // job without a profile, or an empty profile's SVG.
+  // With `view` BY_JOB it returns the by-job aggregate (each job under a root frame named after
+  // it; `job_name` must be empty, else InvalidArgument), with the aggregate's preconditions.
   absl::StatusOr<std::string> FetchArtifact(absl::string_view batch_id, absl::string_view job_name,
-                                            v1::ArtifactFormat format);
+                                            v1::ArtifactFormat format,
+                                            v1::AggregateView view = v1::AGGREGATE_VIEW_MERGED);
 
   // Merges the profiles of the succeeded jobs of every ended (SUCCEEDED or
   // FAILED) batch whose labels include request.labels() and that was created

@@ -158,17 +158,23 @@ grpc::Status CoordinatorServiceImpl::CancelBatch(grpc::ServerContext* /*context*
 grpc::Status CoordinatorServiceImpl::FetchArtifact(grpc::ServerContext* /*context*/,
                                                    const v1::FetchArtifactRequest* request,
                                                    grpc::ServerWriter<v1::ArtifactChunk>* writer) {
-  RpcLog log("FetchArtifact",
-             absl::StrCat(request->batch_id(), " ",
-                          request->job_name().empty() ? "(aggregate)" : request->job_name(), " ",
-                          v1::ArtifactFormat_Name(request->format())));
+  RpcLog log(
+      "FetchArtifact",
+      absl::StrCat(request->batch_id(), " ",
+                   request->job_name().empty()
+                       ? (request->view() == v1::AGGREGATE_VIEW_BY_JOB ? "(by job)" : "(aggregate)")
+                       : request->job_name(),
+                   " ", v1::ArtifactFormat_Name(request->format())));
   absl::Status status = RequireBatchId(request->batch_id());
   if (status.ok() && !v1::ArtifactFormat_IsValid(request->format())) {
     status = absl::InvalidArgumentError(absl::StrCat("format: unknown value ", request->format()));
   }
+  if (status.ok() && !v1::AggregateView_IsValid(request->view())) {
+    status = absl::InvalidArgumentError(absl::StrCat("view: unknown value ", request->view()));
+  }
   if (status.ok()) {
-    absl::StatusOr<std::string> data =
-        manager_->FetchArtifact(request->batch_id(), request->job_name(), request->format());
+    absl::StatusOr<std::string> data = manager_->FetchArtifact(
+        request->batch_id(), request->job_name(), request->format(), request->view());
     status = data.status();
     if (data.ok()) {
       v1::ArtifactChunk chunk;

@@ -134,7 +134,16 @@ class FakeCoordinator final : public v1::Coordinator::Service {
         return {grpc::StatusCode::NOT_FOUND, "no profile artifact"};
       }
       for (const auto& [name, folded] : it->second.jobs) {
-        if (req->job_name().empty() || req->job_name() == name) p.MergeFrom(FromFolded(folded));
+        if (req->view() == v1::AGGREGATE_VIEW_BY_JOB) {
+          // Each job under a root frame of its name, as the coordinator's by-job aggregate.
+          std::string rooted;
+          for (absl::string_view line : absl::StrSplit(folded, '\n', absl::SkipEmpty())) {
+            absl::StrAppend(&rooted, name, ";", line, "\n");
+          }
+          p.MergeFrom(FromFolded(rooted));
+        } else if (req->job_name().empty() || req->job_name() == name) {
+          p.MergeFrom(FromFolded(folded));
+        }
       }
       if (!req->job_name().empty() && !it->second.jobs.contains(req->job_name())) {
         return {grpc::StatusCode::NOT_FOUND, "no such job"};
@@ -149,7 +158,9 @@ class FakeCoordinator final : public v1::Coordinator::Service {
         chunk.set_data(Folded(p));
         break;
       default:
-        chunk.set_data(absl::StrCat("<svg>", req->job_name(), "</svg>"));
+        chunk.set_data(absl::StrCat(
+            "<svg>", req->view() == v1::AGGREGATE_VIEW_BY_JOB ? "by job" : req->job_name(),
+            "</svg>"));
         break;
     }
     writer->Write(chunk);
@@ -239,6 +250,12 @@ TEST_F(CliTest, FetchAllDefaultWritesSvgAndFolded) {
   EXPECT_EQ(ParseFoldedCounts(ReadFile(root_ / "out/jobs/suite/slow.masm.folded")),
             ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.pb.gz"));
+  // The by-job aggregate beside it: asked for with the BY_JOB view.
+  EXPECT_EQ(ReadFile(root_ / "out/aggregate-by-job.svg"), "<svg>by job</svg>");
+  EXPECT_EQ(ParseFoldedCounts(ReadFile(root_ / "out/aggregate-by-job.folded")),
+            ParseFoldedCounts("fast.masm;$exec::$main;ex::fast 100\nfast.masm;$exec::$main 10\n"
+                              "suite/slow.masm;$exec::$main;ex::slow;std::mem::copy 400\n"
+                              "suite/slow.masm;$exec::$main 20\n"));
 }
 
 TEST_F(CliTest, FetchAllPprofWritesOnlyPprofForAggregateAndJobs) {
@@ -251,7 +268,8 @@ TEST_F(CliTest, FetchAllPprofWritesOnlyPprofForAggregateAndJobs) {
             ParseFoldedCounts(kSlow));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.svg"));
   EXPECT_FALSE(fs::exists(root_ / "out/aggregate.folded"));
-  EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_PROFILE), 3);
+  EXPECT_TRUE(fs::exists(root_ / "out/aggregate-by-job.pb.gz"));
+  EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_PROFILE), 4);  // aggregate, by job, 2 jobs
   EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_FOLDED), 0);
 }
 
@@ -262,7 +280,7 @@ TEST_F(CliTest, FetchAllConvertsFoldedWhenTheCoordinatorHasNoProfiles) {
                             {profile::ProfileFormat::kSpeedscope, profile::ProfileFormat::kPprof})
                   .ok());
   EXPECT_EQ(fake_.fetches(v1::ARTIFACT_FORMAT_FOLDED),
-            3);  // one fallback per artifact
+            4);  // one fallback per artifact: aggregate, by job, 2 jobs
   EXPECT_EQ(PprofStacks(ReadFile(root_ / "out/jobs/suite/slow.masm.pb.gz")),
             ParseFoldedCounts(kSlow));
   const nlohmann::json j =
@@ -541,6 +559,107 @@ TEST_F(CliTest, DiffOfDirectoriesPrintsTheSlowerJobFirstAndExitsThree) {
   EXPECT_EQ(j["delta"], 80);
   EXPECT_EQ(j["frames"].size(), 1u);
   EXPECT_EQ(j["frames"][0]["name"], "std::mem::copy");
+}
+
+TEST_F(CliTest, ParsesGatesPerMetric) {
+  ASSERT_OK_AND_ASSIGN(Gate bare, ParseGate("5"));
+  EXPECT_EQ(bare.metric, Gate::Metric::kJobCycles);
+  EXPECT_EQ(bare.percent, 5);
+  ASSERT_OK_AND_ASSIGN(Gate cycles, ParseGate("cycles=2.5"));
+  EXPECT_EQ(cycles.MetricName(), "cycles");
+  EXPECT_EQ(cycles.percent, 2.5);
+  ASSERT_OK_AND_ASSIGN(Gate proc, ParseGate("proc:std::mem::copy=10"));
+  EXPECT_EQ(proc.metric, Gate::Metric::kProcedure);
+  EXPECT_EQ(proc.procedure, "std::mem::copy");
+  EXPECT_EQ(proc.percent, 10);
+  EXPECT_THAT(ParseGate("phase:epilogue=5"),
+              testutil::StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("unknown metric \"phase:epilogue\"")));
+  EXPECT_FALSE(ParseGate("cycles=").ok());
+  EXPECT_FALSE(ParseGate("proc:=5").ok());
+  EXPECT_FALSE(ParseGate("five").ok());
+}
+
+TEST_F(CliTest, ProcedureDeltasAndTheProcedureGate) {
+  // ex::slow's inclusive cycles: 400 -> 480 (+20%); its self: 0 -> 0; std::mem::copy self and
+  // inclusive 400 -> 480; $exec::$main inclusive 420 -> 500 (+19.05%); rec is recursive and
+  // counted once per stack: self 30 and inclusive 30 on both sides, although AFTER nests it three
+  // deep (summing every rec node would give 30 + 25 + 25).
+  DiffInput a, b;
+  a.aggregate = FromFolded(absl::StrCat(kSlow, "rec;rec 10\nrec 20\n"));
+  b.aggregate = FromFolded(absl::StrCat(kSlower, "rec;rec;rec 25\nrec 5\n"));
+  const SuiteDiff d = CompareSuites(a, b);
+  std::map<std::string, ProcedureDelta> by_name;
+  for (const ProcedureDelta& p : d.procedures) by_name[p.name] = p;
+  ASSERT_EQ(by_name.size(), 4u);
+  EXPECT_EQ(by_name["ex::slow"].inclusive.before, 400u);
+  EXPECT_EQ(by_name["ex::slow"].inclusive.after, 480u);
+  EXPECT_EQ(by_name["ex::slow"].self.after, 0u);
+  EXPECT_EQ(by_name["$exec::$main"].inclusive.delta(), 80);
+  EXPECT_EQ(by_name["$exec::$main"].self.delta(), 0);
+  EXPECT_EQ(by_name["rec"].inclusive.before, 30u);
+  EXPECT_EQ(by_name["rec"].inclusive.after, 30u);
+  EXPECT_EQ(by_name["rec"].self.before, 30u);
+  EXPECT_EQ(by_name["rec"].self.after, 30u);
+  auto gate = [&](const std::string& spec) {
+    absl::StatusOr<Gate> g = ParseGate(spec);
+    EXPECT_TRUE(g.ok()) << spec;
+    return GateRegressions(d, *g);
+  };
+  ASSERT_OK_AND_ASSIGN(std::vector<CycleDelta> over, gate("proc:ex::slow=19.9"));
+  ASSERT_EQ(over.size(), 1u);
+  EXPECT_EQ(over[0].name, "ex::slow");
+  EXPECT_EQ(over[0].delta(), 80);
+  ASSERT_OK_AND_ASSIGN(over, gate("proc:ex::slow=20"));  // exactly +20%: not above
+  EXPECT_TRUE(over.empty());
+  ASSERT_OK_AND_ASSIGN(over, gate("proc:rec=0"));
+  EXPECT_TRUE(over.empty());
+  EXPECT_THAT(gate("proc:ex::slwo=5"),
+              testutil::StatusIs(absl::StatusCode::kNotFound, HasSubstr("no procedure")));
+}
+
+TEST_F(CliTest, DiffJsonReportsProceduresAndEachGate) {
+  WriteOutputDir("a", {{"fast.masm", kFast}, {"suite/slow.masm", kSlow}});
+  WriteOutputDir("b", {{"fast.masm", kFast}, {"suite/slow.masm", kSlower}});
+  // suite/slow.masm grew 19.05%, std::mem::copy (inclusive) 20%, ex::fast 0%.
+  EXPECT_EQ(Run("diff a b -o d.svg --json --fail-above cycles=25 --fail-above proc:ex::fast=0"), 0)
+      << err_;
+  nlohmann::json j = nlohmann::json::parse(out_);
+  ASSERT_FALSE(j["procedures"].empty());
+  const nlohmann::json& first = j["procedures"][0];  // by inclusive delta: main and ex::slow +80
+  EXPECT_EQ(first["inclusive"]["delta"], 80);
+  bool saw_copy = false;
+  for (const auto& p : j["procedures"]) {
+    if (p["name"] != "std::mem::copy") continue;
+    saw_copy = true;
+    EXPECT_EQ(p["self"]["before"], 400);
+    EXPECT_EQ(p["self"]["after"], 480);
+    EXPECT_EQ(p["inclusive"]["delta"], 80);
+    EXPECT_DOUBLE_EQ(p["inclusive"]["percent"].get<double>(), 20.0);
+  }
+  EXPECT_TRUE(saw_copy) << out_;
+  ASSERT_EQ(j["gates"].size(), 2u);
+  EXPECT_EQ(j["gates"][0]["metric"], "cycles");
+  EXPECT_EQ(j["gates"][0]["failed"], false);
+  EXPECT_EQ(j["gates"][1]["metric"], "proc:ex::fast");
+  EXPECT_EQ(j["gates"][1]["failed"], false);
+
+  // One gate trips: exit 3, the others still judged; the message names the procedure.
+  EXPECT_EQ(Run("diff a b -o d.svg --json --fail-above 25 --fail-above proc:std::mem::copy=10"), 3)
+      << err_;
+  j = nlohmann::json::parse(out_);
+  EXPECT_EQ(j["gates"][0]["failed"], false);
+  EXPECT_EQ(j["gates"][1]["failed"], true);
+  EXPECT_EQ(j["gates"][1]["over"][0]["delta"], 80);
+  EXPECT_TRUE(absl::StrContains(err_, "proc:std::mem::copy (inclusive cycles) grew by more than"))
+      << err_;
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above proc:std::mem::copy=20"), 0) << err_;
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above cycles=5"), 3) << err_;  // the old meaning
+  // A misspelt procedure or an unknown metric is an error, not a pass.
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above proc:std::mem::cpy=10"), 1);
+  EXPECT_TRUE(absl::StrContains(err_, "no procedure \"std::mem::cpy\"")) << err_;
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above phase:epilogue=5"), 1);
+  EXPECT_TRUE(absl::StrContains(err_, "unknown metric")) << err_;
 }
 
 TEST_F(CliTest, IdenticalDirectoriesPassAtZeroPercent) {

@@ -1,17 +1,25 @@
 # The README demo: `flamefleet run examples/<suite> -o OUT` on the embedded local fleet succeeds and
-# writes the aggregate and one SVG + folded file per example.
+# writes the aggregate, the by-job aggregate (each example's name a root frame) and one SVG + folded
+# file per example.
 file(REMOVE_RECURSE ${OUT})
 execute_process(COMMAND ${FLAMEFLEET} run ${EXAMPLES} -o ${OUT} --workers 2
                 OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "run failed (${rc}):\n${err}")
 endif()
-foreach(f aggregate.svg aggregate.folded)
+foreach(f aggregate.svg aggregate.folded aggregate-by-job.svg aggregate-by-job.folded)
   if(NOT EXISTS ${OUT}/${f})
     message(FATAL_ERROR "missing ${f}")
   endif()
 endforeach()
 file(GLOB programs RELATIVE ${EXAMPLES} ${EXAMPLES}/*.masm)
+file(READ ${OUT}/aggregate-by-job.folded by_job)
+foreach(p IN LISTS programs)
+  string(FIND "\n${by_job}" "\n${p};" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "aggregate-by-job.folded has no stack under the root frame ${p}")
+  endif()
+endforeach()
 foreach(p IN LISTS programs)
   foreach(ext svg folded)
     if(NOT EXISTS ${OUT}/jobs/${p}.${ext})

@@ -59,6 +59,32 @@ TEST_F(ArtifactsTest, MergeStoredProfilesAddsEachTaskOnce) {
   EXPECT_EQ(ToFolded(merger.aggregate()), "$main;a 10\n$main;b 5\n");
 }
 
+TEST_F(ArtifactsTest, FetchByJobBuildsTheByJobAggregateOnceWhenNoneWasStored) {
+  // A batch that ended before by-job aggregates were stored: the first fetch builds it from
+  // the jobs (each task once), stores its profile and the derived artifact.
+  const std::string a = StoreProfile("$main;a 10\n");
+  const std::string b = StoreProfile("$main;b 5\n");
+  const std::vector<StoredJobProfile> jobs = {
+      {"6/0", "a.masm", a}, {"6/1", "b.masm", b}, {"6/0", "a.masm", a}};
+  ASSERT_OK_AND_ASSIGN(std::string folded,
+                       artifacts_.FetchByJob("6", v1::ARTIFACT_FORMAT_FOLDED, jobs, {}));
+  EXPECT_EQ(folded, "a.masm;$main;a 10\nb.masm;$main;b 5\n");
+  EXPECT_OK(store_.FindArtifact("6", kByJobArtifactKey, v1::ARTIFACT_FORMAT_PROFILE));
+  EXPECT_OK(store_.FindArtifact("6", kByJobArtifactKey, v1::ARTIFACT_FORMAT_FOLDED));
+  // The merged aggregate is not touched.
+  EXPECT_THAT(store_.FindArtifact("6", "", v1::ARTIFACT_FORMAT_PROFILE),
+              StatusIs(absl::StatusCode::kNotFound));
+  // Stored: later fetches need no job profiles.
+  ASSERT_OK_AND_ASSIGN(std::string again,
+                       artifacts_.FetchByJob("6", v1::ARTIFACT_FORMAT_FOLDED, {}, {}));
+  EXPECT_EQ(again, folded);
+  v1::RenderOptions options;
+  options.set_title("by job");
+  ASSERT_OK_AND_ASSIGN(std::string svg,
+                       artifacts_.FetchByJob("6", v1::ARTIFACT_FORMAT_SVG, {}, options));
+  EXPECT_THAT(svg, HasSubstr("a.masm"));
+}
+
 TEST_F(ArtifactsTest, MergeStoredProfilesNamesTheTaskOfAMissingProfile) {
   ProfileMerger merger;
   EXPECT_THAT(artifacts_.MergeStoredProfiles({{"4/2", std::string(64, 'f')}}, &merger),

@@ -137,6 +137,22 @@ TEST_F(BatchManagerTest, SubmitLeaseCompleteEndsTheBatchWithTheMergedProfile) {
   EXPECT_OK(store_.FindArtifact(id, "", v1::ARTIFACT_FORMAT_SVG));
   ASSERT_OK_AND_ASSIGN(std::string svg, manager_->FetchArtifact(id, "", v1::ARTIFACT_FORMAT_SVG));
   EXPECT_THAT(svg, HasSubstr("<svg"));
+
+  // The by-job aggregate, stored from the same merge: each job's name is a root frame whose
+  // cycles are the job's.
+  EXPECT_OK(store_.FindArtifact(id, kByJobArtifactKey, v1::ARTIFACT_FORMAT_PROFILE));
+  ASSERT_OK_AND_ASSIGN(
+      std::string by_job,
+      manager_->FetchArtifact(id, "", v1::ARTIFACT_FORMAT_FOLDED, v1::AGGREGATE_VIEW_BY_JOB));
+  EXPECT_EQ(by_job, absl::StrCat(ended.jobs(0).name(), ";$main;a 10\n", ended.jobs(1).name(),
+                                 ";$main;b 5\n"));
+  ASSERT_OK_AND_ASSIGN(
+      std::string by_job_svg,
+      manager_->FetchArtifact(id, "", v1::ARTIFACT_FORMAT_SVG, v1::AGGREGATE_VIEW_BY_JOB));
+  EXPECT_THAT(by_job_svg, HasSubstr(" by job"));
+  EXPECT_THAT(manager_->FetchArtifact(id, ended.jobs(0).name(), v1::ARTIFACT_FORMAT_FOLDED,
+                                      v1::AGGREGATE_VIEW_BY_JOB),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("view")));
 }
 
 TEST_F(BatchManagerTest, LeasedJobsCarryTheDialectTheyRunUnder) {

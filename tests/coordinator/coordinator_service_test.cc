@@ -172,12 +172,13 @@ class CoordinatorServiceTest : public ::testing::Test {
   }
 
   grpc::Status Fetch(const std::string& id, const std::string& job, v1::ArtifactFormat format,
-                     std::string* data) {
+                     std::string* data, v1::AggregateView view = v1::AGGREGATE_VIEW_MERGED) {
     grpc::ClientContext context;
     v1::FetchArtifactRequest request;
     request.set_batch_id(id);
     request.set_job_name(job);
     request.set_format(format);
+    request.set_view(view);
     auto reader = stub_->FetchArtifact(&context, request);
     v1::ArtifactChunk chunk;
     data->clear();
@@ -284,6 +285,17 @@ TEST_F(CoordinatorServiceTest, BatchSucceedsAndAggregateIsTheExactSum) {
   std::string job_svg;
   ASSERT_TRUE(Fetch(id, "suite/job1.masm", v1::ARTIFACT_FORMAT_SVG, &job_svg).ok());
   EXPECT_NE(job_svg.find("suite/job1.masm"), std::string::npos);
+
+  // The by-job aggregate: every job under its name, with the job's own stacks.
+  std::string by_job;
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &by_job, v1::AGGREGATE_VIEW_BY_JOB).ok());
+  EXPECT_EQ(by_job,
+            "suite/job0.masm;$main;a 10\nsuite/job0.masm;$main;b 3\n"
+            "suite/job1.masm;$main;a 5\nsuite/job1.masm;$main;c;d 100\n"
+            "suite/job2.masm;$main 1\n");
+  EXPECT_EQ(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &by_job, static_cast<v1::AggregateView>(7))
+                .error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_F(CoordinatorServiceTest, DuplicateCompletionIsIgnored) {
@@ -300,6 +312,8 @@ TEST_F(CoordinatorServiceTest, DuplicateCompletionIsIgnored) {
   std::string folded;
   ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &folded).ok());
   EXPECT_EQ(folded, "$main 5\n");
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_FOLDED, &folded, v1::AGGREGATE_VIEW_BY_JOB).ok());
+  EXPECT_EQ(folded, "suite/job0.masm;$main 5\n");  // counted once there too
 }
 
 TEST_F(CoordinatorServiceTest, ProgramFailureIsFinalAndTheBatchGoesOn) {

@@ -31,6 +31,27 @@ TEST(ProfileMergerTest, CountsEachTaskOnce) {
   EXPECT_EQ(merger.count(), 1u);
 }
 
+TEST(ProfileMergerTest, ByJobPutsEachJobUnderItsNameAndCountsItOnce) {
+  ProfileMerger merger;
+  merger.KeepByJob({{"1/0", "a.masm"}, {"1/1", "suite/b.masm"}});
+  profile::Profile a = FromFolded("main;f;f 6\nmain 1\n");
+  EXPECT_TRUE(*merger.Add("1/0", a));
+  EXPECT_FALSE(*merger.Add("1/0", a));  // a retry's second delivery
+  EXPECT_TRUE(merger.AddSerialized("1/0", profile::SerializeProfile(a)).ok());
+  EXPECT_TRUE(*merger.Add("1/1", FromFolded("main;f 4\n")));
+  EXPECT_TRUE(*merger.Add("1/2", FromFolded("main 2\n")));  // no name: its key
+  EXPECT_EQ(ToFolded(merger.by_job()),
+            "1/2;main 2\na.masm;main 1\na.masm;main;f;f 6\nsuite/b.masm;main;f 4\n");
+  EXPECT_EQ(merger.by_job().total(), merger.aggregate().total());
+  EXPECT_EQ(ToFolded(merger.aggregate()), "main 3\nmain;f 4\nmain;f;f 6\n");
+}
+
+TEST(ProfileMergerTest, ByJobStaysEmptyUnlessAsked) {
+  ProfileMerger merger;
+  EXPECT_TRUE(*merger.Add("1/0", FromFolded("main 2\n")));
+  EXPECT_EQ(merger.by_job().total(), 0u);
+}
+
 TEST(ProfileMergerTest, AddsSerializedProfiles) {
   ProfileMerger merger;
   ASSERT_TRUE(merger.AddSerialized("1/0", profile::SerializeProfile(FromFolded("x;y 3\n"))).ok());
