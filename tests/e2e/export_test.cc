@@ -29,97 +29,28 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "pprof/profile.pb.h"
+#include "tests/e2e/cli_fleet_fixture.h"
 #include "tests/testing/test_files.h"
 
 namespace flamefleet {
 namespace {
 
 namespace fs = std::filesystem;
+using testutil::NestedLoopProgram;
 using testutil::ReadFile;
 using testutil::WriteFile;
 
-// A program that loops `iterations` times through two nested procedures.
-std::string Program(int iterations) {
-  return absl::StrCat(R"(
-proc mix
-  dup.0 u32shl.3 u32xor u32wrapping_add.7
-end
-proc step
-  exec.mix
-  u32and.65535
-end
-begin
-  push.1 push.)",
-                      iterations, R"(
-  dup.0 neq.0
-  while.true
-    swap exec.step swap sub.1 dup.0 neq.0
-  end
-  drop drop
-end
-)");
-}
-
-class ExportFleetTest : public testing::Test {
+class ExportFleetTest : public testutil::CliFleetTest {
  protected:
-  void SetUp() override {
-    root_ = fs::path(testing::TempDir()) / absl::StrCat("export_fleet_", getpid());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "state");
-    renderer_ = Start({FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
-    absl::StatusOr<int> rport = renderer_->WaitForListeningPort(absl::Seconds(60));
-    ASSERT_TRUE(rport.ok()) << rport.status();
-    coordinator_ =
-        Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0", "--state-dir",
-               (root_ / "state").string(), "--renderer", absl::StrCat("127.0.0.1:", *rport)});
-    absl::StatusOr<int> cport = coordinator_->WaitForListeningPort(absl::Seconds(60));
-    ASSERT_TRUE(cport.ok()) << cport.status();
-    address_ = absl::StrCat("127.0.0.1:", *cport);
-    worker_ = Start({FLAMEFLEET_WORKER, "--coordinator", address_, "--slots", "1"});
-  }
-  void TearDown() override {
-    for (auto* p : {&worker_, &coordinator_, &renderer_}) {
-      if (*p != nullptr) (*p)->Stop(absl::Seconds(10));
-    }
-    fs::remove_all(root_);
-  }
-
-  static std::unique_ptr<Subprocess> Start(const std::vector<std::string>& argv) {
-    auto p = Subprocess::Start(argv);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? std::move(*p) : nullptr;
-  }
-
-  // Runs `flamefleet ARGS --coordinator ADDR` in root_; returns the exit code.
-  int Cli(const std::string& args) {
-    const std::string cmd = absl::StrCat("cd '", root_.string(), "' && ", FLAMEFLEET_CLI, " ", args,
-                                         " --coordinator ", address_, " > out.txt 2> err.txt");
-    const int status = std::system(cmd.c_str());
-    out_ = ReadFile(root_ / "out.txt");
-    err_ = ReadFile(root_ / "err.txt");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  // Submits the programs under `dir` and waits for the batch; returns its id.
-  std::string SubmitAndWait(const fs::path& dir) {
-    EXPECT_EQ(Cli(absl::StrCat("submit ", dir.string())), 0) << err_;
-    const std::string id(absl::StripAsciiWhitespace(out_));
-    EXPECT_EQ(Cli(absl::StrCat("watch ", id)), 0) << err_;
-    return id;
-  }
-
-  fs::path root_;
-  std::unique_ptr<Subprocess> renderer_, coordinator_, worker_;
-  std::string address_;
-  std::string out_, err_;
+  ExportFleetTest() : CliFleetTest("export_fleet", /*workers=*/1) {}
 };
 
 TEST_F(ExportFleetTest, FetchFormatsAndBatchDiffGate) {
-  WriteFile(root_ / "v1/a.masm", Program(50));
-  WriteFile(root_ / "v1/b.masm", Program(200));
-  WriteFile(root_ / "v2/a.masm", Program(50));
-  WriteFile(root_ / "v2/b.masm", Program(300));  // ~50% slower
-  WriteFile(root_ / "v2/c.masm", Program(10));   // new job: never a regression
+  WriteFile(root_ / "v1/a.masm", NestedLoopProgram(50));
+  WriteFile(root_ / "v1/b.masm", NestedLoopProgram(200));
+  WriteFile(root_ / "v2/a.masm", NestedLoopProgram(50));
+  WriteFile(root_ / "v2/b.masm", NestedLoopProgram(300));  // ~50% slower
+  WriteFile(root_ / "v2/c.masm", NestedLoopProgram(10));   // new job: never a regression
   const std::string before = SubmitAndWait(root_ / "v1");
   const std::string after = SubmitAndWait(root_ / "v2");
   ASSERT_FALSE(HasFailure());
@@ -201,11 +132,11 @@ TEST_F(ExportFleetTest, HealthCommandAsksTheHealthService) {
 }
 
 TEST_F(ExportFleetTest, NightlyAggregateAcrossBatchesAndTheResultCache) {
-  WriteFile(root_ / "n1/a.masm", Program(40));
-  WriteFile(root_ / "n1/b.masm", Program(90));
-  WriteFile(root_ / "n2/a.masm", Program(40));
-  WriteFile(root_ / "n2/b.masm", Program(120));
-  WriteFile(root_ / "other/x.masm", Program(7));
+  WriteFile(root_ / "n1/a.masm", NestedLoopProgram(40));
+  WriteFile(root_ / "n1/b.masm", NestedLoopProgram(90));
+  WriteFile(root_ / "n2/a.masm", NestedLoopProgram(40));
+  WriteFile(root_ / "n2/b.masm", NestedLoopProgram(120));
+  WriteFile(root_ / "other/x.masm", NestedLoopProgram(7));
   std::vector<std::string> nights;
   for (const std::string dir : {"n1", "n2", "n2"}) {  // the third night changed nothing
     ASSERT_EQ(Cli(absl::StrCat("submit ", (root_ / dir).string(), " --label suite=nightly")), 0)

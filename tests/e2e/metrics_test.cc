@@ -22,86 +22,20 @@
 #include "common/subprocess.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/e2e/cli_fleet_fixture.h"
 #include "tests/testing/test_files.h"
 
 namespace flamefleet {
 namespace {
 
 namespace fs = std::filesystem;
+using testutil::NestedLoopProgram;
 using testutil::ReadFile;
 using testutil::WriteFile;
 
-// A program that loops `iterations` times through two nested procedures.
-std::string Program(int iterations) {
-  return absl::StrCat(R"(
-proc mix
-  dup.0 u32shl.3 u32xor u32wrapping_add.7
-end
-proc step
-  exec.mix
-  u32and.65535
-end
-begin
-  push.1 push.)",
-                      iterations, R"(
-  dup.0 neq.0
-  while.true
-    swap exec.step swap sub.1 dup.0 neq.0
-  end
-  drop drop
-end
-)");
-}
-
-class MetricsFleetTest : public testing::Test {
+class MetricsFleetTest : public testutil::CliFleetTest {
  protected:
-  void SetUp() override {
-    root_ = fs::path(testing::TempDir()) / absl::StrCat("metrics_fleet_", getpid());
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "state");
-    renderer_ = Start({FLAMEFLEET_RENDERER, "--listen", "127.0.0.1:0"});
-    absl::StatusOr<int> rport = renderer_->WaitForListeningPort(absl::Seconds(60));
-    ASSERT_TRUE(rport.ok()) << rport.status();
-    coordinator_ =
-        Start({FLAMEFLEET_COORDINATOR, "--listen", "127.0.0.1:0", "--state-dir",
-               (root_ / "state").string(), "--renderer", absl::StrCat("127.0.0.1:", *rport)});
-    absl::StatusOr<int> cport = coordinator_->WaitForListeningPort(absl::Seconds(60));
-    ASSERT_TRUE(cport.ok()) << cport.status();
-    address_ = absl::StrCat("127.0.0.1:", *cport);
-    for (auto* w : {&worker1_, &worker2_}) {
-      *w = Start({FLAMEFLEET_WORKER, "--coordinator", address_, "--slots", "1"});
-    }
-  }
-  void TearDown() override {
-    for (auto* p : {&worker1_, &worker2_, &coordinator_, &renderer_}) {
-      if (*p != nullptr) (*p)->Stop(absl::Seconds(10));
-    }
-    fs::remove_all(root_);
-  }
-
-  static std::unique_ptr<Subprocess> Start(const std::vector<std::string>& argv) {
-    auto p = Subprocess::Start(argv);
-    EXPECT_TRUE(p.ok()) << p.status();
-    return p.ok() ? std::move(*p) : nullptr;
-  }
-
-  // Runs `flamefleet ARGS --coordinator ADDR` in root_; returns the exit code.
-  int Cli(const std::string& args) {
-    const std::string cmd = absl::StrCat("cd '", root_.string(), "' && ", FLAMEFLEET_CLI, " ", args,
-                                         " --coordinator ", address_, " > out.txt 2> err.txt");
-    const int status = std::system(cmd.c_str());
-    out_ = ReadFile(root_ / "out.txt");
-    err_ = ReadFile(root_ / "err.txt");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  // Submits the programs under `dir` and waits for the batch; returns its id.
-  std::string SubmitAndWait(const fs::path& dir) {
-    EXPECT_EQ(Cli(absl::StrCat("submit ", dir.string())), 0) << err_;
-    const std::string id(absl::StripAsciiWhitespace(out_));
-    EXPECT_EQ(Cli(absl::StrCat("watch ", id)), 0) << err_;
-    return id;
-  }
+  MetricsFleetTest() : CliFleetTest("metrics_fleet", /*workers=*/2) {}
 
   // The cycles of every job of batch `id`, from `status --json`.
   std::map<std::string, uint64_t> JobCycles(const std::string& id) {
@@ -113,18 +47,13 @@ class MetricsFleetTest : public testing::Test {
     }
     return out;
   }
-
-  fs::path root_;
-  std::unique_ptr<Subprocess> renderer_, coordinator_, worker1_, worker2_;
-  std::string address_;
-  std::string out_, err_;
 };
 
 TEST_F(MetricsFleetTest, TopAggregateByJobAndPerMetricGates) {
-  WriteFile(root_ / "v1/a.masm", Program(50));
-  WriteFile(root_ / "v1/b.masm", Program(200));
-  WriteFile(root_ / "v2/a.masm", Program(50));
-  WriteFile(root_ / "v2/b.masm", Program(300));
+  WriteFile(root_ / "v1/a.masm", NestedLoopProgram(50));
+  WriteFile(root_ / "v1/b.masm", NestedLoopProgram(200));
+  WriteFile(root_ / "v2/a.masm", NestedLoopProgram(50));
+  WriteFile(root_ / "v2/b.masm", NestedLoopProgram(300));
   const std::string before = SubmitAndWait(root_ / "v1");
   const std::string after = SubmitAndWait(root_ / "v2");
   ASSERT_FALSE(HasFailure());
