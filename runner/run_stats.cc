@@ -193,9 +193,15 @@ void CountInstructions(const vm::Program& program, const vm::RowCounts& counts, 
         pc < program.row_roles.size() ? program.row_roles[pc] : vm::RowRole::kBlock;
     const uint32_t src = pc < program.source_index.size() ? program.source_index[pc] : 0;
     if (!pseudo) {
+      // A REPEAT row whose flag ended the loop is the loop's END row.
+      const uint64_t ends =
+          op == vm::Opcode::kRepeat && pc < counts.loop_ends.size() ? counts.loop_ends[pc] : 0;
       InstructionStats& o = ops[vm::OpcodeIndex(op)];
-      o.count += runs[pc];
-      o.cycles += runs[pc];
+      o.count += runs[pc] - ends;
+      o.cycles += runs[pc] - ends;
+      InstructionStats& end = ops[vm::OpcodeIndex(vm::Opcode::kEnd)];
+      end.count += ends;
+      end.cycles += ends;
     }
     if (role == vm::RowRole::kBlock || src == 0 || src >= program.source_ops.size()) {
       if (pseudo) continue;

@@ -284,6 +284,7 @@ void Executor::CountRows(RowCounts* counts) {
   if (counts == nullptr) return;
   counts->entries.assign(program_.code.size(), 0);
   counts->stops.assign(program_.code.size(), 0);
+  counts->loop_ends.assign(program_.code.size(), 0);
 }
 
 std::vector<uint64_t> RowCounts::Executions(const Program& program) const {
@@ -1721,6 +1722,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_BINARY(c);
         FF_POP();
         FF_HEADROOM();
+        // The last REPEAT row of a loop is the loop's END row in the trace.
+        if constexpr (kCount) row_counts_->loop_ends[pc] += c.value() == 0;
         FF_ROW_TO(c.value() == 1 ? in.aux : pc + 1);
       }
 #define FF_NEW_CONTEXT(is_call)                                                               \

@@ -53,6 +53,8 @@ class CallStackObserver {
 struct RowCounts {
   std::vector<uint64_t> entries;  // by pc: arrivals by jump, and resumptions of a slice
   std::vector<uint64_t> stops;    // by pc: a slice ended (pause, trap, finish) before pc ran
+  // By pc of a REPEAT: the runs that ended the loop (flag 0), which are the loop's END row.
+  std::vector<uint64_t> loop_ends;
 
   // Returns how many times each pc ran (pseudo operations included; they cost no cycle), from
   // the counts of an executor that ran `program`. The rows of non-pseudo pcs sum to the
