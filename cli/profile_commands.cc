@@ -27,8 +27,8 @@ struct ProfileFlags {
   bool flat = false;
   std::string output = "flamegraph.svg";
   std::string title = "Miden VM Flame Graph (cycles)";
-  std::string summary;                     // --summary: summary.json path
-  std::vector<std::string> phases;         // --phase START=END
+  std::string summary;                       // --summary: summary.json path
+  std::vector<std::string> phases;           // --phase START=END
   std::vector<std::string> marker_prefixes;  // --marker PREFIX
 };
 

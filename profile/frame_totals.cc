@@ -20,7 +20,7 @@ std::vector<FrameTotal> FrameTotals(const Profile& profile) {
   for (Profile::NodeId i = 1; i < n; ++i) ++first[profile.parent(i) + 1];
   for (size_t i = 0; i < n; ++i) first[i + 1] += first[i];
   std::vector<Profile::NodeId> children(n);  // n - 1 used (the root is no child)
-  std::vector<uint32_t> fill = first;  // next free slot of each node's row
+  std::vector<uint32_t> fill = first;        // next free slot of each node's row
   for (Profile::NodeId i = 1; i < n; ++i) children[fill[profile.parent(i)]++] = i;
   // Depth-first walk keeping how many nodes of each frame are on the current path: a node
   // adds its inclusive cycles to its frame only when none of its ancestors has that frame.

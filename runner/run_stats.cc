@@ -113,7 +113,8 @@ class MarkerHost : public vm::Host {
   bool AnswersPrecompile(uint64_t event_id) const override {
     return next_ != nullptr && next_->AnswersPrecompile(event_id);
   }
-  absl::Status OnPrecompileAnswered(uint64_t event_id, uint64_t clk, std::span<const vm::Felt> pushed,
+  absl::Status OnPrecompileAnswered(uint64_t event_id, uint64_t clk,
+                                    std::span<const vm::Felt> pushed,
                                     const vm::PrecompileRequest* request) override {
     if (next_ == nullptr) return absl::OkStatus();
     return next_->OnPrecompileAnswered(event_id, clk, pushed, request);
@@ -180,58 +181,67 @@ void SortByCycles(std::vector<T>& rows, uint64_t T::*key) {
   });
 }
 
-// Per-instruction and per-operation tables from the row counts.
+// Per-instruction and per-operation tables from the row counts. The scan over the rows only adds
+// into arrays (by source instruction, by opcode); names are looked up once per distinct
+// instruction afterwards, so a fully unrolled program costs a few ns per row.
 void CountInstructions(const vm::Program& program, const vm::RowCounts& counts, RunStats& stats) {
   const std::vector<uint64_t> runs = counts.Executions(program);
-  absl::flat_hash_map<std::string, InstructionStats> instructions;
-  std::array<InstructionStats, vm::kNumOpcodes> ops{};
+  const size_t num_sources = program.source_ops.size();
+  std::vector<uint64_t> source_count(num_sources, 0), source_cycles(num_sources, 0);
+  std::array<uint64_t, vm::kNumOpcodes> op_rows{}, block_rows{};
+  const size_t roles = program.row_roles.size(), sources = program.source_index.size();
   for (size_t pc = 0; pc < runs.size(); ++pc) {
-    if (runs[pc] == 0) continue;
+    const uint64_t n = runs[pc];
+    if (n == 0) continue;
     const vm::Opcode op = program.code[pc].opcode;
     const bool pseudo = vm::IsPseudo(op);
-    const vm::RowRole role =
-        pc < program.row_roles.size() ? program.row_roles[pc] : vm::RowRole::kBlock;
-    const uint32_t src = pc < program.source_index.size() ? program.source_index[pc] : 0;
+    const vm::RowRole role = pc < roles ? program.row_roles[pc] : vm::RowRole::kBlock;
+    const uint32_t src = pc < sources ? program.source_index[pc] : 0;
     if (!pseudo) {
       // A REPEAT row whose flag ended the loop is the loop's END row.
       const uint64_t ends =
           op == vm::Opcode::kRepeat && pc < counts.loop_ends.size() ? counts.loop_ends[pc] : 0;
-      InstructionStats& o = ops[vm::OpcodeIndex(op)];
-      o.count += runs[pc] - ends;
-      o.cycles += runs[pc] - ends;
-      InstructionStats& end = ops[vm::OpcodeIndex(vm::Opcode::kEnd)];
-      end.count += ends;
-      end.cycles += ends;
+      op_rows[vm::OpcodeIndex(op)] += n - ends;
+      op_rows[vm::OpcodeIndex(vm::Opcode::kEnd)] += ends;
     }
-    if (role == vm::RowRole::kBlock || src == 0 || src >= program.source_ops.size()) {
-      if (pseudo) continue;
-      // Block overhead, named after its operation: "(SPAN)", "(END)", "(NOOP)" (padding).
-      InstructionStats& row = instructions[absl::StrCat("(", std::string(vm::OpcodeName(op)), ")")];
-      row.count += runs[pc];
-      row.cycles += runs[pc];
+    if (role == vm::RowRole::kBlock || src == 0 || src >= num_sources) {
+      if (!pseudo) block_rows[vm::OpcodeIndex(op)] += n;
       continue;
     }
+    if (role == vm::RowRole::kStart) source_count[src] += n;
+    if (!pseudo) source_cycles[src] += n;
+  }
+  absl::flat_hash_map<std::string, InstructionStats> instructions;
+  for (size_t src = 1; src < num_sources; ++src) {
+    if (source_count[src] == 0 && source_cycles[src] == 0) continue;
     InstructionStats& row = instructions[std::string(program.source_ops[src].mnemonic())];
-    if (role == vm::RowRole::kStart) row.count += runs[pc];
-    if (!pseudo) row.cycles += runs[pc];
+    row.count += source_count[src];
+    row.cycles += source_cycles[src];
+  }
+  // Rows of no instruction, named after their operation: "(SPAN)", "(END)", "(NOOP)" (padding).
+  for (size_t i = 0; i < vm::kNumOpcodes; ++i) {
+    if (block_rows[i] == 0) continue;
+    InstructionStats& row =
+        instructions[absl::StrCat("(", std::string(vm::OpcodeName(vm::kAllOpcodes[i])), ")")];
+    row.count += block_rows[i];
+    row.cycles += block_rows[i];
   }
   for (auto& [name, row] : instructions) {
     row.name = name;
     stats.instructions.push_back(std::move(row));
   }
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].count == 0) continue;
-    ops[i].name = std::string(vm::OpcodeName(vm::kAllOpcodes[i]));
-    // Distinct opcodes with one MAST name (LOOP and the v0.25 LOOP that enters without popping)
-    // are one operation to the user.
-    auto same = std::find_if(stats.operations.begin(), stats.operations.end(),
-                             [&](const InstructionStats& o) { return o.name == ops[i].name; });
-    if (same != stats.operations.end()) {
-      same->count += ops[i].count;
-      same->cycles += ops[i].cycles;
-    } else {
-      stats.operations.push_back(ops[i]);
-    }
+  // Distinct opcodes with one MAST name (LOOP and the LOOP that enters without popping) are
+  // one operation to the user.
+  absl::flat_hash_map<std::string, InstructionStats> operations;
+  for (size_t i = 0; i < vm::kNumOpcodes; ++i) {
+    if (op_rows[i] == 0) continue;
+    InstructionStats& row = operations[std::string(vm::OpcodeName(vm::kAllOpcodes[i]))];
+    row.count += op_rows[i];
+    row.cycles += op_rows[i];
+  }
+  for (auto& [name, row] : operations) {
+    row.name = name;
+    stats.operations.push_back(std::move(row));
   }
   SortByCycles(stats.instructions, &InstructionStats::cycles);
   SortByCycles(stats.operations, &InstructionStats::cycles);
@@ -263,8 +273,7 @@ absl::StatusOr<PhasePair> ParsePhasePair(absl::string_view flag) {
 
 uint64_t EventIdOfName(absl::string_view name) {
   uint64_t id = 0;
-  if (!name.empty() && name[0] >= '0' && name[0] <= '9' &&
-      absl::SimpleAtoi(name, &id)) {
+  if (!name.empty() && name[0] >= '0' && name[0] <= '9' && absl::SimpleAtoi(name, &id)) {
     return id;
   }
   // As the v0.25 parser evaluates event("name"): the first 8 bytes of BLAKE3(name),
@@ -312,8 +321,7 @@ absl::StatusOr<StatsRun> ProfileProgramWithStats(const vm::Program& program,
                                                  const vm::ProgramInputs& inputs,
                                                  const vm::ExecutionOptions& options,
                                                  const StatsOptions& stats,
-                                                 const std::atomic<bool>* cancel,
-                                                 vm::Host* host) {
+                                                 const std::atomic<bool>* cancel, vm::Host* host) {
   vm::ExecutionOptions opts = options;
   if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
     opts.max_cycles = *inputs.max_cycles;

@@ -78,7 +78,7 @@ struct MastSize {
 };
 
 struct RunStats {
-  std::vector<ProcedureStats> procedures;    // by inclusive cycles, descending
+  std::vector<ProcedureStats> procedures;      // by inclusive cycles, descending
   std::vector<InstructionStats> instructions;  // by cycles, descending (empty: not counted)
   std::vector<InstructionStats> operations;    // by cycles, descending (empty: not counted)
   std::vector<PhaseStats> phases;  // explicit pairs in flag order, then markers in first order
@@ -120,7 +120,7 @@ std::string InputsDigest(const vm::ProgramInputs& inputs);
 
 // What summary.json describes; the pointers must be valid for the call.
 struct SummaryInput {
-  std::string job;                               // the job's name
+  std::string job;  // the job's name
   const vm::Program* program = nullptr;
   const vm::ProgramInputs* inputs = nullptr;
   const StatsRun* run = nullptr;

@@ -215,8 +215,7 @@ TEST(RunStatsTest, CountingOffLeavesTheTablesEmptyAndTheProfileAlone) {
   ASSERT_OK(run.status);
   EXPECT_TRUE(run.stats.instructions.empty());
   EXPECT_TRUE(run.stats.operations.empty());
-  ASSERT_OK_AND_ASSIGN(ProfiledRun plain,
-                       ProfileProgram(program, {}, {}, StackMode::kNested));
+  ASSERT_OK_AND_ASSIGN(ProfiledRun plain, ProfileProgram(program, {}, {}, StackMode::kNested));
   EXPECT_EQ(run.result.cycles, plain.result.cycles);
   EXPECT_EQ(run.profile.total(), plain.profile.total());
 }
@@ -270,9 +269,9 @@ std::vector<CorpusCase> Corpus() {
   std::vector<CorpusCase> out;
   for (vm::Dialect d : {vm::Dialect::kV0_16, vm::Dialect::kV0_25}) {
     const fs::path root = d == vm::Dialect::kV0_25 ? data / "v0_25" : data;
-    const std::vector<std::string> excluded =
-        d == vm::Dialect::kV0_16 ? std::vector<std::string>{"v0_16", "v0_25"}
-                                 : std::vector<std::string>{"oracles", "corelib"};
+    const std::vector<std::string> excluded = d == vm::Dialect::kV0_16
+                                                  ? std::vector<std::string>{"v0_16", "v0_25"}
+                                                  : std::vector<std::string>{"oracles", "corelib"};
     std::error_code ec;
     for (auto it = fs::recursive_directory_iterator(root, ec);
          it != fs::recursive_directory_iterator(); it.increment(ec)) {
@@ -289,9 +288,8 @@ std::vector<CorpusCase> Corpus() {
       }
     }
   }
-  std::sort(out.begin(), out.end(), [](const CorpusCase& a, const CorpusCase& b) {
-    return a.program < b.program;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const CorpusCase& a, const CorpusCase& b) { return a.program < b.program; });
   return out;
 }
 

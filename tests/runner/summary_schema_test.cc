@@ -61,7 +61,8 @@ void Validate(const json& root, const json& schema, const json& v, const std::st
     } else if (key == "required") {
       if (!v.is_object()) continue;
       for (const json& name : rule) {
-        if (!v.contains(name.get<std::string>())) errors.push_back(path + ": missing " + name.dump());
+        if (!v.contains(name.get<std::string>()))
+          errors.push_back(path + ": missing " + name.dump());
       }
     } else if (key == "properties") {
       if (!v.is_object()) continue;
@@ -83,7 +84,8 @@ void Validate(const json& root, const json& schema, const json& v, const std::st
     } else if (key == "maximum") {
       if (v.is_number() && v.get<double>() > rule.get<double>()) errors.push_back(path + ": > max");
     } else if (key == "pattern") {
-      if (v.is_string() && !std::regex_search(v.get<std::string>(), std::regex(rule.get<std::string>()))) {
+      if (v.is_string() &&
+          !std::regex_search(v.get<std::string>(), std::regex(rule.get<std::string>()))) {
         errors.push_back(path + ": does not match " + rule.get<std::string>());
       }
     } else {
@@ -108,8 +110,8 @@ json Summary(vm::Dialect dialect, const std::string& source, const StatsOptions&
   inputs.stack = {vm::Felt(3)};
   absl::StatusOr<StatsRun> run = ProfileProgramWithStats(*program, inputs, {}, options);
   EXPECT_TRUE(run.ok()) << run.status();
-  return json::parse(SummaryJson({.job = "t", .program = &*program, .inputs = &inputs,
-                                  .run = &*run}));
+  return json::parse(
+      SummaryJson({.job = "t", .program = &*program, .inputs = &inputs, .run = &*run}));
 }
 
 TEST(SummarySchemaTest, ASuccessfulRunWithPhasesMatchesTheSchema) {

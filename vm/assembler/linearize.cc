@@ -113,12 +113,12 @@ class Linearizer {
   }
 
   uint32_t Emit(Opcode op, uint32_t aux, uint64_t imm, uint32_t source,
-               RowRole role = RowRole::kBlock) {
+                RowRole role = RowRole::kBlock) {
     // A construct that opens with two rows of one instruction (a loop wrapped in a SPLIT, as
     // some dialects compile while.true) starts it once.
     if (role == RowRole::kStart && !program_->code.empty() &&
-        program_->row_roles.back() == RowRole::kStart &&
-        program_->source_index.back() == source && IsControl(program_->code.back().opcode)) {
+        program_->row_roles.back() == RowRole::kStart && program_->source_index.back() == source &&
+        IsControl(program_->code.back().opcode)) {
       role = RowRole::kPart;
     }
     Instruction in;

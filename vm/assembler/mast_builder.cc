@@ -204,7 +204,7 @@ MastBuilder::BodyContext MastBuilder::MakeContext(uint32_t id) {
 }
 
 uint32_t MastBuilder::AddSource(const ast::SourceLocation& loc, std::string text,
-                               size_t mnemonic_size) {
+                                size_t mnemonic_size) {
   const auto size = static_cast<uint32_t>(std::min(mnemonic_size, text.size()));
   program_->source_ops.push_back(SourceOp{loc, std::move(text), size});
   return static_cast<uint32_t>(program_->source_ops.size() - 1);
@@ -612,8 +612,8 @@ absl::StatusOr<std::vector<MastItem>> MastBuilder::MergeBlocks(std::vector<MastI
       uint32_t prefix = items[i].chain;
       ops.insert(ops.end(), block.ops.begin(), block.ops.end());
       for (const OpOrigin& o : block.origins) {
-        origins.push_back(
-            OpOrigin{prefix == 0 ? o.chain : forest_.ConcatChain(prefix, o.chain), o.source, o.starts});
+        origins.push_back(OpOrigin{prefix == 0 ? o.chain : forest_.ConcatChain(prefix, o.chain),
+                                   o.source, o.starts});
       }
     }
     FLAMEFLEET_RETURN_IF_ERROR(flush());

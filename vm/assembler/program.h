@@ -83,7 +83,8 @@ struct SourceOp {
   uint32_t mnemonic_size = 0;
 
   std::string_view mnemonic() const {
-    return mnemonic_size == 0 ? std::string_view(text) : std::string_view(text).substr(0, mnemonic_size);
+    return mnemonic_size == 0 ? std::string_view(text)
+                              : std::string_view(text).substr(0, mnemonic_size);
   }
 };
 

@@ -952,9 +952,9 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
   const uint64_t limit = std::min(stop_clk, cap);
   State result = State::kPaused;
   // Counts an arrival at pc by a jump (RowCounts; compiled out of the uncounted loop).
-#define FF_COUNT_ARRIVAL()                 \
-  do {                                     \
-    if constexpr (kCount) ++entries[pc];   \
+#define FF_COUNT_ARRIVAL()               \
+  do {                                   \
+    if constexpr (kCount) ++entries[pc]; \
   } while (false)
   FF_COUNT_ARRIVAL();  // resuming at pc
 
