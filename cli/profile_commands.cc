@@ -1,13 +1,17 @@
 #include "cli/profile_commands.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/command.h"
 #include "cli/program_flags.h"
+#include "common/file.h"
 #include "common/status_macros.h"
 #include "profile/export.h"
 #include "renderer/flamegraph.h"
@@ -23,6 +27,9 @@ struct ProfileFlags {
   bool flat = false;
   std::string output = "flamegraph.svg";
   std::string title = "Miden VM Flame Graph (cycles)";
+  std::string summary;                       // --summary: summary.json path
+  std::vector<std::string> phases;           // --phase START=END
+  std::vector<std::string> marker_prefixes;  // --marker PREFIX
 };
 
 struct Loaded {
@@ -63,9 +70,47 @@ absl::StatusOr<runner::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) 
   return runner::ProfileProgram(loaded.program, loaded.inputs, p.ExecutionOptions(), mode);
 }
 
+// `profile --summary`: the profile and the job's accounting from one run, and summary.json.
+absl::StatusOr<runner::ProfiledRun> ProfileWithSummary(const ProfileFlags& flags) {
+  const ProgramFlags& p = flags.program;
+  if (!p.replay.empty()) {
+    return UsageError(absl::InvalidArgumentError("--summary cannot be used with --replay"));
+  }
+  if (flags.flat) {
+    return UsageError(absl::InvalidArgumentError(
+        "--summary needs the nested call stacks (drop --flat): inclusive cycles and calls are "
+        "per call stack"));
+  }
+  runner::StatsOptions stats;
+  for (const std::string& phase : flags.phases) {
+    absl::StatusOr<runner::PhasePair> pair = runner::ParsePhasePair(phase);
+    if (!pair.ok()) return UsageError(pair.status());
+    stats.phases.push_back(*std::move(pair));
+  }
+  stats.marker_prefixes = flags.marker_prefixes;
+  FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded, Load(p));
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      runner::StatsRun run,
+      runner::ProfileProgramWithStats(loaded.program, loaded.inputs, p.ExecutionOptions(), stats));
+  const std::string json = runner::SummaryJson({.job = std::filesystem::path(p.program).stem(),
+                                                .program = &loaded.program,
+                                                .inputs = &loaded.inputs,
+                                                .run = &run});
+  FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(flags.summary, json));
+  std::cerr << "Wrote summary to " << flags.summary << "\n";
+  // The summary records a failed run too; the command still fails as `profile` does.
+  FLAMEFLEET_RETURN_IF_ERROR(run.status);
+  return runner::ProfiledRun{std::move(run.result), std::move(run.profile)};
+}
+
 absl::Status RunProfile(const ProfileFlags& flags) {
   if (absl::Status usage = flags.program.CheckReplay(); !usage.ok()) return UsageError(usage);
-  FLAMEFLEET_ASSIGN_OR_RETURN(runner::ProfiledRun run, ProfileFromFlags(flags));
+  if (flags.summary.empty() && (!flags.phases.empty() || !flags.marker_prefixes.empty())) {
+    return UsageError(absl::InvalidArgumentError("--phase and --marker need --summary"));
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(runner::ProfiledRun run, flags.summary.empty()
+                                                           ? ProfileFromFlags(flags)
+                                                           : ProfileWithSummary(flags));
   std::cerr << "Executed " << run.result.cycles << " cycles across " << UniqueStacks(run.profile)
             << " unique stack paths\n";
   renderer::RenderOptions options;
@@ -112,6 +157,15 @@ void AddProfileCommands(CLI::App& app, int* exit_code) {
   cmd->add_flag("--flat", flags->flat,
                 "miden-debug compatible stacks: one frame, the executing op's procedure");
   cmd->add_option("--title", flags->title, "flamegraph title");
+  cmd->add_option("--summary", flags->summary,
+                  "also write the job's summary as JSON (calls, instructions, phases, MAST size; "
+                  "docs/summary.md)");
+  cmd->add_option("--phase", flags->phases,
+                  "a phase from event START to event END, as START=END (repeatable; needs "
+                  "--summary)");
+  cmd->add_option("--marker", flags->marker_prefixes,
+                  "events whose names start with PREFIX are phase markers (repeatable; needs "
+                  "--summary)");
   SetCommand(cmd, exit_code, [flags] { return RunProfile(*flags); });
 }
 

@@ -28,7 +28,8 @@ CycleRecorder::CycleRecorder(const vm::Program& program, profile::Profile* profi
     : program_(program),
       profile_(profile),
       frames_(program.procedures.size(), kNoFrame),
-      cache_(kCacheSize) {
+      cache_(kCacheSize),
+      calls_(program.procedures.size(), 0) {
   path_.reserve(64);
   path_.push_back(profile::Profile::kRoot);
 }
@@ -57,6 +58,7 @@ profile::Profile::NodeId CycleRecorder::ChildOf(profile::Profile::NodeId parent,
 }
 
 void CycleRecorder::OnEnter(uint32_t procedure, uint64_t clk) {
+  ++calls_[procedure];
   Charge(clk);
   path_.push_back(ChildOf(path_.back(), procedure));
 }

@@ -30,7 +30,8 @@ enum class StackMode : uint8_t {
 };
 
 // Builds a Profile from the executor's frame changes. Each cycle costs nothing: cycles are
-// charged in bulk at every frame change (clk deltas). Not thread-safe; one per run.
+// charged in bulk at every frame change (clk deltas), and every entry of a procedure (exec,
+// call, syscall, dynexec, dyncall, an inlined procedure) is counted. Not thread-safe; one per run.
 class CycleRecorder : public vm::CallStackObserver {
  public:
   // `profile` is kept and must outlive the recorder; `program` names the procedures.
@@ -40,6 +41,8 @@ class CycleRecorder : public vm::CallStackObserver {
   void OnLeave(uint64_t clk) override;
   // Charges the cycles up to `clk` (the total) to the current stack. Call once at the end.
   void Finish(uint64_t clk);
+  // How many times each procedure (by Program::procedures id) was entered.
+  const std::vector<uint64_t>& calls() const { return calls_; }
 
  private:
   profile::Profile::FrameId Frame(uint32_t procedure);
@@ -60,6 +63,7 @@ class CycleRecorder : public vm::CallStackObserver {
   std::vector<profile::Profile::FrameId> frames_;  // by procedure id, kNoFrame until used
   std::vector<profile::Profile::NodeId> path_;     // current node path, root first
   std::vector<CacheEntry> cache_;
+  std::vector<uint64_t> calls_;  // by procedure id
   uint64_t last_clk_ = 0;
 };
 

@@ -112,14 +112,32 @@ class Linearizer {
     }
   }
 
-  uint32_t Emit(Opcode op, uint32_t aux, uint64_t imm, uint32_t source) {
+  uint32_t Emit(Opcode op, uint32_t aux, uint64_t imm, uint32_t source,
+                RowRole role = RowRole::kBlock) {
+    // A construct that opens with two rows of one instruction (a loop wrapped in a SPLIT, as
+    // some dialects compile while.true) starts it once.
+    if (role == RowRole::kStart && !program_->code.empty() &&
+        program_->row_roles.back() == RowRole::kStart && program_->source_index.back() == source &&
+        IsControl(program_->code.back().opcode)) {
+      role = RowRole::kPart;
+    }
     Instruction in;
     in.opcode = op;
     in.aux = aux;
     in.imm = imm;
     program_->code.push_back(in);
     program_->source_index.push_back(source);
+    program_->row_roles.push_back(role);
     return static_cast<uint32_t>(program_->code.size() - 1);
+  }
+
+  // Roles of a construct's rows: its opening row starts its instruction, the others continue
+  // it; a construct without a source instruction is block overhead.
+  static RowRole Opening(const MastNode& n) {
+    return n.source == 0 ? RowRole::kBlock : RowRole::kStart;
+  }
+  static RowRole Closing(const MastNode& n) {
+    return n.source == 0 ? RowRole::kBlock : RowRole::kPart;
   }
 
   uint32_t here() const { return static_cast<uint32_t>(program_->code.size()); }
@@ -199,7 +217,8 @@ class Linearizer {
         Transition(chain, o.chain);
         chain = o.chain;
         src = o.source;
-        Emit(n.ops[r].opcode, 0, n.ops[r].imm, src);
+        Emit(n.ops[r].opcode, 0, n.ops[r].imm, src,
+             src == 0 ? RowRole::kBlock : (o.starts ? RowRole::kStart : RowRole::kPart));
       } else if (r == kRowPadNoop) {
         Emit(Opcode::kNoop, 0, 0, src);
       } else {
@@ -225,26 +244,26 @@ class Linearizer {
         Emit(Opcode::kEnd, 0, kEndPlain, n.source);
         return CheckSize();
       case MastKind::kSplit: {
-        uint32_t split = Emit(Opcode::kSplit, 0, 0, n.source);
+        uint32_t split = Emit(Opcode::kSplit, 0, 0, n.source, Opening(n));
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
-        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
-        uint32_t jump = Emit(Opcode::kJump, 0, 0, n.source);
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source, Closing(n));
+        uint32_t jump = Emit(Opcode::kJump, 0, 0, n.source, Closing(n));
         program_->code[split].aux = here();
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.second));
-        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source, Closing(n));
         program_->code[jump].aux = here();
         return CheckSize();
       }
       case MastKind::kLoop: {
         const Opcode loop_op = forest_.rules().loop_op;
-        uint32_t loop = Emit(loop_op, 0, 0, n.source);
+        uint32_t loop = Emit(loop_op, 0, 0, n.source, Opening(n));
         uint32_t body = here();
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
-        Emit(Opcode::kRepeat, body, 0, n.source);
+        Emit(Opcode::kRepeat, body, 0, n.source, Closing(n));
         if (loop_op == Opcode::kLoopDo) return CheckSize();  // always entered: no skip path
-        uint32_t jump = Emit(Opcode::kJump, 0, 0, n.source);
+        uint32_t jump = Emit(Opcode::kJump, 0, 0, n.source, Closing(n));
         program_->code[loop].aux = here();
-        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source, Closing(n));
         program_->code[jump].aux = here();
         return CheckSize();
       }
@@ -252,26 +271,26 @@ class Linearizer {
       case MastKind::kSyscall:
         // aux: the callee procedure (its MAST root is what `caller` reports in the context).
         Emit(n.kind == MastKind::kCall ? forest_.rules().call_op : forest_.rules().syscall_op,
-             n.procedure == kNoProcedure ? 0 : n.procedure, 0, n.source);
+             n.procedure == kNoProcedure ? 0 : n.procedure, 0, n.source, Opening(n));
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
-        Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
+        Emit(Opcode::kEnd, 0, kEndOfCall, n.source, Closing(n));
         return CheckSize();
       case MastKind::kDyn:
-        Emit(Opcode::kDyn, 0, 0, n.source);
-        Emit(Opcode::kDynEnter, 0, 0, n.source);
-        Emit(Opcode::kEnd, 0, kEndPlain, n.source);
+        Emit(Opcode::kDyn, 0, 0, n.source, Opening(n));
+        Emit(Opcode::kDynEnter, 0, 0, n.source, Closing(n));
+        Emit(Opcode::kEnd, 0, kEndPlain, n.source, Closing(n));
         return CheckSize();
       case MastKind::kDynCall:
-        Emit(forest_.rules().dyncall_op, 0, 0, n.source);
-        Emit(Opcode::kDynEnter, 0, 0, n.source);
-        Emit(Opcode::kEnd, 0, kEndOfCall, n.source);
+        Emit(forest_.rules().dyncall_op, 0, 0, n.source, Opening(n));
+        Emit(Opcode::kDynEnter, 0, 0, n.source, Closing(n));
+        Emit(Opcode::kEnd, 0, kEndOfCall, n.source, Closing(n));
         return CheckSize();
       case MastKind::kExternal: {
         // A MAST-root literal (library EXTERNALs are entered through their item's chain).
         if (n.procedure == kNoProcedure) {
           std::array<uint64_t, 4> root;
           for (int i = 0; i < 4; ++i) root[i] = n.digest[i].value();
-          Emit(Opcode::kNoForest, 0, program_->unresolved_roots.size(), n.source);
+          Emit(Opcode::kNoForest, 0, program_->unresolved_roots.size(), n.source, Opening(n));
           program_->unresolved_roots.push_back(root);
           return CheckSize();
         }

@@ -73,6 +73,8 @@ enum class MastKind : uint8_t {
 struct OpOrigin {
   uint32_t chain = 0;   // inline chain (see MastForest::chains); 0 = the block's owner itself
   uint32_t source = 0;  // index into Program::source_ops
+  // The first op of one lowering of `source` (per-instruction counts: Program::row_roles).
+  bool starts = false;
 };
 
 struct MastNode {

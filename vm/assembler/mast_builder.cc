@@ -174,7 +174,8 @@ MastBuilder::BodyContext MastBuilder::MakeContext(uint32_t id) {
       const uint32_t rounded = (num_locals + align - 1) / align * align;
       if (rounded == 0) break;
       ctx.locals_source =
-          AddSource(program_->procedures[id].loc, absl::StrCat("proc locals (", num_locals, ")"));
+          AddSource(program_->procedures[id].loc, absl::StrCat("proc locals (", num_locals, ")"),
+                    /*mnemonic_size=*/11);
       ctx.prologue.insert(ctx.prologue.end(), {{Opcode::kPush, rounded}, {Opcode::kFmpUpdate, 0}});
       ctx.epilogue = {{Opcode::kPush, Felt::kModulus - rounded}, {Opcode::kFmpUpdate, 0}};
       break;
@@ -184,7 +185,8 @@ MastBuilder::BodyContext MastBuilder::MakeContext(uint32_t id) {
       const uint32_t rounded = (num_locals + align - 1) / align * align;
       if (rounded == 0) break;
       ctx.locals_source =
-          AddSource(program_->procedures[id].loc, absl::StrCat("proc locals (", num_locals, ")"));
+          AddSource(program_->procedures[id].loc, absl::StrCat("proc locals (", num_locals, ")"),
+                    /*mnemonic_size=*/11);
       // mem[fmp] <- mem[fmp] + delta: PUSH(delta) PUSH(fmp) MLOAD ADD PUSH(fmp) MSTORE DROP.
       const uint64_t fmp = rules_.fmp_address;
       auto adjust = [fmp](uint64_t delta) -> std::vector<LoweredOp> {
@@ -201,8 +203,10 @@ MastBuilder::BodyContext MastBuilder::MakeContext(uint32_t id) {
   return ctx;
 }
 
-uint32_t MastBuilder::AddSource(const ast::SourceLocation& loc, std::string text) {
-  program_->source_ops.push_back(SourceOp{loc, std::move(text)});
+uint32_t MastBuilder::AddSource(const ast::SourceLocation& loc, std::string text,
+                                size_t mnemonic_size) {
+  const auto size = static_cast<uint32_t>(std::min(mnemonic_size, text.size()));
+  program_->source_ops.push_back(SourceOp{loc, std::move(text), size});
   return static_cast<uint32_t>(program_->source_ops.size() - 1);
 }
 
@@ -256,7 +260,8 @@ absl::StatusOr<MastItem> MastBuilder::CompileBody(const ast::Block& body, const 
   if (is_root) {
     for (const LoweredOp& op : ctx.prologue) {
       parts.ops.push_back(op);
-      parts.origins.push_back(OpOrigin{0, ctx.locals_source});
+      // The prologue starts the `proc locals` pseudo instruction; the epilogue continues it.
+      parts.origins.push_back(OpOrigin{0, ctx.locals_source, parts.ops.size() == 1});
     }
   }
   FLAMEFLEET_RETURN_IF_ERROR(CompileNodes(body, ctx, parts));
@@ -322,7 +327,7 @@ absl::Status MastBuilder::CompileInstruction(const ast::Instruction& inst, const
     FLAMEFLEET_RETURN_IF_ERROR(CloseBlock(parts));
     MastNode dyn;
     dyn.kind = name == "dynexec" ? MastKind::kDyn : MastKind::kDynCall;
-    dyn.source = AddSource(inst.loc, InstructionText(inst));
+    dyn.source = AddSource(inst.loc, InstructionText(inst), inst.name.size());
     FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(dyn)));
     parts.items.push_back(MastItem{id, 0});
     has_dyn_ = true;
@@ -342,8 +347,9 @@ absl::Status MastBuilder::CompileInstruction(const ast::Instruction& inst, const
     return Error(inst.loc, "basic block too large (program too large)");
   }
   if (parts.ops.size() > before) {
-    uint32_t src = AddSource(inst.loc, InstructionText(inst));
+    uint32_t src = AddSource(inst.loc, InstructionText(inst), inst.name.size());
     parts.origins.resize(parts.ops.size(), OpOrigin{0, src});
+    parts.origins[before].starts = true;
   }
   RecordErrorMessage(inst, ctx);
   return absl::OkStatus();
@@ -370,7 +376,7 @@ absl::Status MastBuilder::CompileInvocation(const ast::Instruction& inst, const 
   call.procedure = forest_.nodes[callee.node].kind == MastKind::kExternal
                        ? forest_.nodes[callee.node].procedure
                        : forest_.Outermost(callee.chain);
-  call.source = AddSource(inst.loc, InstructionText(inst));
+  call.source = AddSource(inst.loc, InstructionText(inst), inst.name.size());
   FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(call)));
   parts.items.push_back(MastItem{id, 0});
   return absl::OkStatus();
@@ -383,11 +389,11 @@ absl::Status MastBuilder::CompileProcRef(const ast::Instruction& inst, const Bod
   FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t target, linker_.Resolve(ctx.module, inst.target, inst.loc));
   FLAMEFLEET_ASSIGN_OR_RETURN(MastItem root, CompileProcedure(target, inst.loc));
   const Word& digest = forest_.nodes[root.node].digest;
-  uint32_t src = AddSource(inst.loc, InstructionText(inst));
+  uint32_t src = AddSource(inst.loc, InstructionText(inst), inst.name.size());
   for (int i = 0; i < 4; ++i) {
     const Felt& e = digest[rules_.procref_element0_on_top ? 3 - i : i];
     parts.ops.push_back(LoweredOp{Opcode::kPush, e.value()});
-    parts.origins.push_back(OpOrigin{0, src});
+    parts.origins.push_back(OpOrigin{0, src, i == 0});
   }
   return absl::OkStatus();
 }
@@ -510,7 +516,7 @@ absl::StatusOr<MastItem> MastBuilder::Invoke(const BodyContext& ctx, const ast::
     MastNode ext;
     ext.kind = MastKind::kExternal;
     for (int i = 0; i < 4; ++i) ext.digest[i] = Felt(inst.args[0].word[i]);
-    ext.source = AddSource(inst.loc, InstructionText(inst));
+    ext.source = AddSource(inst.loc, InstructionText(inst), inst.name.size());
     FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(ext)));
     root_literals_.push_back(RootLiteral{id, inst.name == "syscall"});
     return MastItem{id, 0};
@@ -606,8 +612,8 @@ absl::StatusOr<std::vector<MastItem>> MastBuilder::MergeBlocks(std::vector<MastI
       uint32_t prefix = items[i].chain;
       ops.insert(ops.end(), block.ops.begin(), block.ops.end());
       for (const OpOrigin& o : block.origins) {
-        origins.push_back(
-            OpOrigin{prefix == 0 ? o.chain : forest_.ConcatChain(prefix, o.chain), o.source});
+        origins.push_back(OpOrigin{prefix == 0 ? o.chain : forest_.ConcatChain(prefix, o.chain),
+                                   o.source, o.starts});
       }
     }
     FLAMEFLEET_RETURN_IF_ERROR(flush());

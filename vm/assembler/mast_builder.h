@@ -104,7 +104,8 @@ class MastBuilder {
   absl::Status Error(const ast::SourceLocation& loc, absl::string_view message) const;
   ProcedureState& StateOf(uint32_t id);
   BodyContext MakeContext(uint32_t id);
-  uint32_t AddSource(const ast::SourceLocation& loc, std::string text);
+  // Adds a source op; its mnemonic is text's first `mnemonic_size` characters (0: all of it).
+  uint32_t AddSource(const ast::SourceLocation& loc, std::string text, size_t mnemonic_size = 0);
   absl::Status CountWork();
   absl::StatusOr<uint32_t> AddNode(MastNode node);
   absl::StatusOr<uint32_t> MakeBlock(std::vector<LoweredOp> ops, std::vector<OpOrigin> origins);

@@ -45,6 +45,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -77,6 +78,28 @@ inline constexpr uint64_t kNoFrame = ~uint64_t{0};
 struct SourceOp {
   ast::SourceLocation loc;
   std::string text;  // the MASM instruction, e.g. "u32assert2" or "if.true"
+  // The mnemonic is text.substr(0, mnemonic_size) ("push" of "push.1", "exec" of "exec.foo"),
+  // or all of `text` when 0 ("if.true", "while.true").
+  uint32_t mnemonic_size = 0;
+
+  std::string_view mnemonic() const {
+    return mnemonic_size == 0 ? std::string_view(text)
+                              : std::string_view(text).substr(0, mnemonic_size);
+  }
+};
+
+// How a row of Program::code counts in per-instruction statistics.
+enum class RowRole : uint8_t {
+  // A row of no single MASM instruction: SPAN, RESPAN and END of a basic block, the padding
+  // NOOPs of its op groups, JOIN and its END, a GOSUB of an `exec`, pseudo operations without a
+  // source, the NOOP of an empty body.
+  kBlock,
+  // The first row of one execution of source_ops[source_index[pc]]: the first operation of its
+  // lowering, or the opening row of a construct (SPLIT of if.true, LOOP of while.true, CALL,
+  // SYSCALL, DYN, DYNCALL).
+  kStart,
+  // A further row of that instruction (the rest of its lowering; a construct's END, REPEAT).
+  kPart,
 };
 
 // A procedure known to the program. Ids index Program::procedures.
@@ -102,6 +125,8 @@ struct Program {
   std::vector<Instruction> code;
   // source_index[pc] indexes source_ops (0 = unknown).
   std::vector<uint32_t> source_index;
+  // row_roles[pc]: how row pc counts per MASM instruction (parallel to code).
+  std::vector<RowRole> row_roles;
   std::vector<SourceOp> source_ops;
   std::vector<ProcedureInfo> procedures;
   uint32_t entry_procedure = 0;  // id of $exec::$main
@@ -119,7 +144,9 @@ struct Program {
 
   // Statistics.
   uint32_t num_mast_nodes = 0;
-  uint32_t num_basic_blocks = 0;
+  uint32_t num_basic_blocks = 0;  // basic blocks linearised (a shared block counts once per copy)
+  // Operations in the basic-block nodes of the MAST forest (padding NOOPs excluded).
+  uint64_t num_mast_ops = 0;
 };
 
 }  // namespace flamefleet::vm

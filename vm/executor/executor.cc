@@ -279,15 +279,53 @@ void Executor::SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t
   trap_.frames = frames_;
 }
 
+void Executor::CountRows(RowCounts* counts) {
+  row_counts_ = counts;
+  if (counts == nullptr) return;
+  counts->entries.assign(program_.code.size(), 0);
+  counts->stops.assign(program_.code.size(), 0);
+  counts->loop_ends.assign(program_.code.size(), 0);
+}
+
+std::vector<uint64_t> RowCounts::Executions(const Program& program) const {
+  // Control leaves these rows only by a jump (counted in `entries` at the target); every other
+  // row falls through to the next pc. Keep in sync with Execute's uses of FF_ROW_TO and `pc =`.
+  auto falls_through = [](Opcode op) {
+    switch (op) {
+      case Opcode::kSplit:
+      case Opcode::kLoop:
+      case Opcode::kRepeat:
+      case Opcode::kJump:
+      case Opcode::kGosub:
+      case Opcode::kReturn:
+      case Opcode::kDynEnter:
+      case Opcode::kFinish:
+      case Opcode::kNoForest:
+        return false;
+      default:
+        return true;
+    }
+  };
+  const size_t n = std::min({program.code.size(), entries.size(), stops.size()});
+  std::vector<uint64_t> runs(n, 0);
+  uint64_t carried = 0;  // executions of pc - 1 that fell through to pc
+  for (size_t pc = 0; pc < n; ++pc) {
+    const uint64_t arrivals = entries[pc] + carried;
+    runs[pc] = arrivals - std::min(arrivals, stops[pc]);
+    carried = falls_through(program.code[pc].opcode) ? runs[pc] : 0;
+  }
+  return runs;
+}
+
 Executor::State Executor::Run(uint64_t max_cycles) {
   if (state_ != State::kPaused) return state_;
   uint64_t stop = max_cycles > ~uint64_t{0} - clk_ ? ~uint64_t{0} : clk_ + max_cycles;
-  return Execute(stop);
+  return row_counts_ != nullptr ? Execute<true>(stop) : Execute<false>(stop);
 }
 
 Executor::State Executor::Step() {
   if (state_ != State::kPaused) return state_;
-  return Execute(clk_ + 1);
+  return row_counts_ != nullptr ? Execute<true>(clk_ + 1) : Execute<false>(clk_ + 1);
 }
 
 // Moves the current context's window so that there is room to grow in both directions,
@@ -894,8 +932,10 @@ void Executor::LogPrecompile(Felt* sp) {
   for (int i = 0; i < kHasherStateWidth; ++i) sp[-i] = state[i];
 }
 
+template <bool kCount>
 Executor::State Executor::Execute(uint64_t stop_clk) {
   const Instruction* const code = program_.code.data();
+  uint64_t* const entries = kCount ? row_counts_->entries.data() : nullptr;
   Felt* base = buffer_.data();
   Felt* sp = base + sp_;
   Felt* bot = base + bot_;
@@ -911,6 +951,12 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       options_.max_cycles == ~uint64_t{0} ? options_.max_cycles : options_.max_cycles + 1;
   const uint64_t limit = std::min(stop_clk, cap);
   State result = State::kPaused;
+  // Counts an arrival at pc by a jump (RowCounts; compiled out of the uncounted loop).
+#define FF_COUNT_ARRIVAL()               \
+  do {                                   \
+    if constexpr (kCount) ++entries[pc]; \
+  } while (false)
+  FF_COUNT_ARRIVAL();  // resuming at pc
 
 #define FF_S(i) sp[-(i)]
 #define FF_PUSH(v) (*++sp = (v))
@@ -989,6 +1035,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
 #define FF_ROW_TO(target)            \
   row = pc;                          \
   pc = (target);                     \
+  FF_COUNT_ARRIVAL();                \
   if (++clk >= limit) [[unlikely]] { \
     goto at_limit;                   \
   }                                  \
@@ -1675,6 +1722,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_BINARY(c);
         FF_POP();
         FF_HEADROOM();
+        // The last REPEAT row of a loop is the loop's END row in the trace.
+        if constexpr (kCount) row_counts_->loop_ends[pc] += c.value() == 0;
         FF_ROW_TO(c.value() == 1 ? in.aux : pc + 1);
       }
 #define FF_NEW_CONTEXT(is_call)                                                               \
@@ -1797,6 +1846,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           if (observer_ != nullptr) observer_->OnEnter(static_cast<uint32_t>(in.imm), clk);
         }
         pc = in.aux;
+        FF_COUNT_ARRIVAL();
         continue;
       }
       case Opcode::kReturn: {
@@ -1807,6 +1857,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           if (observer_ != nullptr) observer_->OnLeave(clk);
         }
         pc = r.pc;
+        FF_COUNT_ARRIVAL();
         continue;
       }
       case Opcode::kDynEnter: {
@@ -1818,10 +1869,12 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         frames_.push_back(proc);
         if (observer_ != nullptr) observer_->OnEnter(proc, clk);
         pc = program_.procedures[proc].entry_pc;
+        FF_COUNT_ARRIVAL();
         continue;
       }
       case Opcode::kJump:
         pc = in.aux;
+        FF_COUNT_ARRIVAL();
         continue;
       case Opcode::kNoForest:
         SetTrap(TrapKind::kProcedureNotFound,
@@ -1851,6 +1904,7 @@ trapped:
   result = State::kTrapped;
 
 done:
+  if constexpr (kCount) ++row_counts_->stops[pc];
   base = buffer_.data();
   sp_ = static_cast<size_t>(sp - base);
   bot_ = static_cast<size_t>(bot - base);
@@ -1876,6 +1930,7 @@ done:
 #undef FF_ROW_TO
 #undef FF_WRITABLE
 #undef FF_CALL_ROOM
+#undef FF_COUNT_ARRIVAL
 }
 
 }  // namespace flamefleet::vm

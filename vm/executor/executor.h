@@ -45,6 +45,23 @@ class CallStackObserver {
   virtual void OnLeave(uint64_t clk) = 0;
 };
 
+// How often each row of a program ran, counted cheaply: instead of a counter per cycle, the
+// executor counts only where control arrives by a jump (SPLIT, LOOP, REPEAT, JUMP, GOSUB,
+// RETURN, DYNENTER, including a jump to the next row) and where it enters and leaves Execute
+// (each Run/Step slice, a trap). Straight-line runs in between are derived by Executions(), so
+// the hot loop pays one increment per taken branch or call, none per row.
+struct RowCounts {
+  std::vector<uint64_t> entries;  // by pc: arrivals by jump, and resumptions of a slice
+  std::vector<uint64_t> stops;    // by pc: a slice ended (pause, trap, finish) before pc ran
+  // By pc of a REPEAT: the runs that ended the loop (flag 0), which are the loop's END row.
+  std::vector<uint64_t> loop_ends;
+
+  // Returns how many times each pc ran (pseudo operations included; they cost no cycle), from
+  // the counts of an executor that ran `program`. The rows of non-pseudo pcs sum to the
+  // executor's clk(). O(program size).
+  std::vector<uint64_t> Executions(const Program& program) const;
+};
+
 // The advice provider: non-deterministic inputs the program reads.
 struct AdviceProvider {
   // Creates empty advice whose Merkle store hashes with `hasher`, which must be the hasher of
@@ -162,6 +179,11 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
+  // Counts row executions into `counts` (kept; must outlive the executor) from now on; null
+  // stops counting. Call before the first Run/Step: it resets `counts` to the program's size.
+  // Without it the executor runs its uncounted loop (no cost at all).
+  void CountRows(RowCounts* counts);
+
   // Runs until the program finishes or traps, or `max_cycles` more cycles have run.
   State Run(uint64_t max_cycles = ~uint64_t{0});
   // Runs exactly one cycle (plus the zero-cycle bookkeeping around it). After it, frames()
@@ -197,6 +219,9 @@ class Executor {
   class Memory;
   struct Context;
 
+  // The dispatch loop; kCount also counts jumps into *row_counts_ (a second instance, so the
+  // uncounted loop stays as it was).
+  template <bool kCount>
   State Execute(uint64_t stop_clk);
   // false: stack overflow or memory budget (trap set at pc, clk).
   bool Rebase(Felt*& sp, Felt*& bot, Felt*& floor, uint32_t pc, uint64_t clk);
@@ -244,6 +269,7 @@ class Executor {
   ExecutionOptions options_;
   Host* host_;
   CallStackObserver* observer_;
+  RowCounts* row_counts_ = nullptr;
   AdviceProvider advice_;
 
   std::vector<Felt> buffer_;

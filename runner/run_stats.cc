@@ -1,0 +1,446 @@
+#include "runner/run_stats.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "profile/frame_totals.h"
+#include "runner/profile_run.h"
+#include "runner/snapshot.h"
+#include "vm/crypto/blake3.h"
+
+namespace flamefleet::runner {
+namespace {
+
+// Cycles run between two polls of the cancel flag (as ProfileProgram).
+constexpr uint64_t kCancelSlice = uint64_t{1} << 20;
+
+// A marker event seen during the run.
+struct MarkerHit {
+  uint64_t clk;
+  uint32_t marker;  // index into Markers::names
+};
+
+// The events that are markers: by id, with their names and roles.
+struct Markers {
+  std::vector<std::string> names;
+  std::vector<bool> sequential;  // matched by a --marker prefix
+  absl::flat_hash_map<uint64_t, uint32_t> by_id;
+
+  uint32_t Add(uint64_t id, absl::string_view name) {
+    auto [it, inserted] = by_id.try_emplace(id, static_cast<uint32_t>(names.size()));
+    if (inserted) {
+      names.emplace_back(name);
+      sequential.push_back(false);
+    }
+    return it->second;
+  }
+};
+
+// Every `event("NAME")` literal of the program's sources (constants included): the names the
+// program can emit by name.
+std::vector<std::string> EventNamesInSources(const vm::Program& program) {
+  std::vector<std::string> names;
+  if (program.sources == nullptr) return names;
+  constexpr absl::string_view kOpen = "event(\"";
+  for (uint32_t id = 0; id < program.sources->size(); ++id) {
+    absl::string_view text = program.sources->text(id);
+    for (size_t at = text.find(kOpen); at != absl::string_view::npos;
+         at = text.find(kOpen, at + 1)) {
+      const size_t begin = at + kOpen.size();
+      const size_t end = text.find('"', begin);
+      if (end == absl::string_view::npos) break;
+      names.emplace_back(text.substr(begin, end - begin));
+    }
+  }
+  return names;
+}
+
+Markers CollectMarkers(const vm::Program& program, const StatsOptions& options) {
+  Markers markers;
+  for (const PhasePair& p : options.phases) {
+    markers.Add(EventIdOfName(p.start), p.start);
+    markers.Add(EventIdOfName(p.end), p.end);
+  }
+  if (!options.marker_prefixes.empty()) {
+    for (const std::string& name : EventNamesInSources(program)) {
+      for (const std::string& prefix : options.marker_prefixes) {
+        if (absl::StartsWith(name, prefix)) {
+          markers.sequential[markers.Add(EventIdOfName(name), name)] = true;
+          break;
+        }
+      }
+    }
+  }
+  return markers;
+}
+
+// Accepts the marker events (recording when they happened) and passes every other event on:
+// to `next`, or, without one, answers it as the executor would without a host (an error
+// where the dialect refuses unknown events).
+class MarkerHost : public vm::Host {
+ public:
+  MarkerHost(const Markers* markers, vm::Host* next, bool unknown_events_fail)
+      : markers_(markers), next_(next), unknown_events_fail_(unknown_events_fail) {}
+
+  absl::Status OnEvent(uint64_t event_id, uint64_t clk, const vm::Executor& executor,
+                       vm::AdviceProvider& advice) override {
+    if (auto it = markers_->by_id.find(event_id); it != markers_->by_id.end()) {
+      hits_.push_back(MarkerHit{clk, it->second});
+      return absl::OkStatus();
+    }
+    if (next_ != nullptr) return next_->OnEvent(event_id, clk, executor, advice);
+    if (unknown_events_fail_) {
+      return absl::NotFoundError(
+          absl::StrCat("no event handler registered for event id ", event_id));
+    }
+    return absl::OkStatus();
+  }
+  bool AnswersPrecompile(uint64_t event_id) const override {
+    return next_ != nullptr && next_->AnswersPrecompile(event_id);
+  }
+  absl::Status OnPrecompileAnswered(uint64_t event_id, uint64_t clk,
+                                    std::span<const vm::Felt> pushed,
+                                    const vm::PrecompileRequest* request) override {
+    if (next_ == nullptr) return absl::OkStatus();
+    return next_->OnPrecompileAnswered(event_id, clk, pushed, request);
+  }
+
+  const std::vector<MarkerHit>& hits() const { return hits_; }
+
+ private:
+  const Markers* markers_;
+  vm::Host* next_;
+  bool unknown_events_fail_;
+  std::vector<MarkerHit> hits_;
+};
+
+void AddSpan(PhaseStats& phase, uint64_t cycles, bool open) {
+  phase.min = phase.count == 0 ? cycles : std::min(phase.min, cycles);
+  phase.max = phase.count == 0 ? cycles : std::max(phase.max, cycles);
+  ++phase.count;
+  phase.total += cycles;
+  phase.open = phase.open || open;
+}
+
+std::vector<PhaseStats> Phases(const StatsOptions& options, const Markers& markers,
+                               const std::vector<MarkerHit>& hits, uint64_t end_clk) {
+  std::vector<PhaseStats> phases;
+  for (const PhasePair& pair : options.phases) {
+    PhaseStats phase{.name = absl::StrCat(pair.start, "..", pair.end)};
+    const uint32_t start = markers.by_id.at(EventIdOfName(pair.start));
+    const uint32_t end = markers.by_id.at(EventIdOfName(pair.end));
+    std::vector<uint64_t> open;  // clks of the START markers not yet closed, innermost last
+    for (const MarkerHit& hit : hits) {
+      // START == END: each marker closes the open span, or opens one.
+      if (hit.marker == end && !open.empty()) {
+        AddSpan(phase, hit.clk - open.back(), false);
+        open.pop_back();
+      } else if (hit.marker == start) {
+        open.push_back(hit.clk);
+      }
+    }
+    for (uint64_t clk : open) AddSpan(phase, end_clk - clk, true);
+    phases.push_back(std::move(phase));
+  }
+  // Sequential markers: each runs until the next one.
+  absl::flat_hash_map<uint32_t, size_t> index;  // marker -> phases index
+  const MarkerHit* current = nullptr;
+  auto close = [&](uint64_t clk, bool open) {
+    auto [it, inserted] = index.try_emplace(current->marker, phases.size());
+    if (inserted) phases.push_back(PhaseStats{.name = markers.names[current->marker]});
+    AddSpan(phases[it->second], clk - current->clk, open);
+  };
+  for (const MarkerHit& hit : hits) {
+    if (!markers.sequential[hit.marker]) continue;
+    if (current != nullptr) close(hit.clk, false);
+    current = &hit;
+  }
+  if (current != nullptr) close(end_clk, true);
+  return phases;
+}
+
+template <typename T>
+void SortByCycles(std::vector<T>& rows, uint64_t T::*key) {
+  std::sort(rows.begin(), rows.end(), [key](const T& a, const T& b) {
+    return a.*key != b.*key ? a.*key > b.*key : a.name < b.name;
+  });
+}
+
+// Per-instruction and per-operation tables from the row counts. The scan over the rows only adds
+// into arrays (by source instruction, by opcode); names are looked up once per distinct
+// instruction afterwards, so a fully unrolled program costs a few ns per row.
+void CountInstructions(const vm::Program& program, const vm::RowCounts& counts, RunStats& stats) {
+  const std::vector<uint64_t> runs = counts.Executions(program);
+  const size_t num_sources = program.source_ops.size();
+  std::vector<uint64_t> source_count(num_sources, 0), source_cycles(num_sources, 0);
+  std::array<uint64_t, vm::kNumOpcodes> op_rows{}, block_rows{};
+  const size_t roles = program.row_roles.size(), sources = program.source_index.size();
+  for (size_t pc = 0; pc < runs.size(); ++pc) {
+    const uint64_t n = runs[pc];
+    if (n == 0) continue;
+    const vm::Opcode op = program.code[pc].opcode;
+    const bool pseudo = vm::IsPseudo(op);
+    const vm::RowRole role = pc < roles ? program.row_roles[pc] : vm::RowRole::kBlock;
+    const uint32_t src = pc < sources ? program.source_index[pc] : 0;
+    if (!pseudo) {
+      // A REPEAT row whose flag ended the loop is the loop's END row.
+      const uint64_t ends =
+          op == vm::Opcode::kRepeat && pc < counts.loop_ends.size() ? counts.loop_ends[pc] : 0;
+      op_rows[vm::OpcodeIndex(op)] += n - ends;
+      op_rows[vm::OpcodeIndex(vm::Opcode::kEnd)] += ends;
+    }
+    if (role == vm::RowRole::kBlock || src == 0 || src >= num_sources) {
+      if (!pseudo) block_rows[vm::OpcodeIndex(op)] += n;
+      continue;
+    }
+    if (role == vm::RowRole::kStart) source_count[src] += n;
+    if (!pseudo) source_cycles[src] += n;
+  }
+  absl::flat_hash_map<std::string, InstructionStats> instructions;
+  for (size_t src = 1; src < num_sources; ++src) {
+    if (source_count[src] == 0 && source_cycles[src] == 0) continue;
+    InstructionStats& row = instructions[std::string(program.source_ops[src].mnemonic())];
+    row.count += source_count[src];
+    row.cycles += source_cycles[src];
+  }
+  // Rows of no instruction, named after their operation: "(SPAN)", "(END)", "(NOOP)" (padding).
+  for (size_t i = 0; i < vm::kNumOpcodes; ++i) {
+    if (block_rows[i] == 0) continue;
+    InstructionStats& row =
+        instructions[absl::StrCat("(", std::string(vm::OpcodeName(vm::kAllOpcodes[i])), ")")];
+    row.count += block_rows[i];
+    row.cycles += block_rows[i];
+  }
+  for (auto& [name, row] : instructions) {
+    row.name = name;
+    stats.instructions.push_back(std::move(row));
+  }
+  // Distinct opcodes with one MAST name (LOOP and the LOOP that enters without popping) are
+  // one operation to the user.
+  absl::flat_hash_map<std::string, InstructionStats> operations;
+  for (size_t i = 0; i < vm::kNumOpcodes; ++i) {
+    if (op_rows[i] == 0) continue;
+    InstructionStats& row = operations[std::string(vm::OpcodeName(vm::kAllOpcodes[i]))];
+    row.count += op_rows[i];
+    row.cycles += op_rows[i];
+  }
+  for (auto& [name, row] : operations) {
+    row.name = name;
+    stats.operations.push_back(std::move(row));
+  }
+  SortByCycles(stats.instructions, &InstructionStats::cycles);
+  SortByCycles(stats.operations, &InstructionStats::cycles);
+}
+
+void AppendU64(std::string& out, uint64_t v) {
+  for (int b = 0; b < 8; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xFF));
+}
+
+void AppendFelts(std::string& out, const std::vector<vm::Felt>& felts) {
+  AppendU64(out, felts.size());
+  for (const vm::Felt& f : felts) AppendU64(out, f.value());
+}
+
+void AppendWord(std::string& out, const vm::Word& w) {
+  for (const vm::Felt& f : w) AppendU64(out, f.value());
+}
+
+}  // namespace
+
+absl::StatusOr<PhasePair> ParsePhasePair(absl::string_view flag) {
+  const size_t eq = flag.find('=');
+  if (eq == absl::string_view::npos || eq == 0 || eq + 1 == flag.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--phase '", flag, "': expected START=END (two event names)"));
+  }
+  return PhasePair{std::string(flag.substr(0, eq)), std::string(flag.substr(eq + 1))};
+}
+
+uint64_t EventIdOfName(absl::string_view name) {
+  uint64_t id = 0;
+  if (!name.empty() && name[0] >= '0' && name[0] <= '9' && absl::SimpleAtoi(name, &id)) {
+    return id;
+  }
+  // As the v0.25 parser evaluates event("name"): the first 8 bytes of BLAKE3(name),
+  // little-endian, reduced mod p.
+  const std::array<uint8_t, 32> digest = vm::Blake3(name);
+  uint64_t v = 0;
+  for (size_t k = 0; k < 8; ++k) v |= static_cast<uint64_t>(digest[k]) << (8 * k);
+  return vm::Felt::FromU64(v).value();
+}
+
+std::string ProgramDigest(const vm::Program& program) {
+  std::string out = "0x";
+  if (program.entry_procedure >= program.procedures.size()) return out;
+  for (const vm::Felt& e : program.procedures[program.entry_procedure].mast_root) {
+    for (int b = 0; b < 8; ++b) {
+      absl::StrAppend(&out, absl::Hex((e.value() >> (8 * b)) & 0xFF, absl::kZeroPad2));
+    }
+  }
+  return out;
+}
+
+std::string InputsDigest(const vm::ProgramInputs& inputs) {
+  std::string bytes = "flamefleet.inputs/1";
+  AppendFelts(bytes, inputs.stack);
+  AppendFelts(bytes, inputs.advice_stack);
+  AppendU64(bytes, inputs.advice_map.size());
+  for (const auto& [key, values] : inputs.advice_map) {
+    AppendWord(bytes, key);
+    AppendFelts(bytes, values);
+  }
+  AppendU64(bytes, inputs.merkle_store.size());
+  for (const vm::MerkleStoreInput& m : inputs.merkle_store) {
+    AppendU64(bytes, static_cast<uint64_t>(m.kind));
+    AppendU64(bytes, m.indices.size());
+    for (uint64_t i : m.indices) AppendU64(bytes, i);
+    AppendU64(bytes, m.leaves.size());
+    for (const vm::Word& w : m.leaves) AppendWord(bytes, w);
+  }
+  AppendU64(bytes, inputs.max_cycles.has_value() ? 1 : 0);
+  AppendU64(bytes, inputs.max_cycles.value_or(0));
+  return SourceDigest(bytes);
+}
+
+absl::StatusOr<StatsRun> ProfileProgramWithStats(const vm::Program& program,
+                                                 const vm::ProgramInputs& inputs,
+                                                 const vm::ExecutionOptions& options,
+                                                 const StatsOptions& stats,
+                                                 const std::atomic<bool>* cancel, vm::Host* host) {
+  vm::ExecutionOptions opts = options;
+  if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
+    opts.max_cycles = *inputs.max_cycles;
+  }
+  if (inputs.stack.size() > 16) {
+    return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice,
+                              vm::MakeAdvice(inputs, *program.dialect->hasher));
+  const Markers markers = CollectMarkers(program, stats);
+  MarkerHost marker_host(&markers, host, program.dialect->events->layout().unknown_events_fail);
+  // Without markers the host is the caller's, so events behave exactly as in ProfileProgram.
+  vm::Host* run_host = markers.names.empty() ? host : &marker_host;
+
+  StatsRun run;
+  CycleRecorder recorder(program, &run.profile);
+  vm::RowCounts counts;
+  vm::Executor exec(program, inputs.stack, std::move(advice), opts, run_host, &recorder);
+  if (stats.count_instructions) exec.CountRows(&counts);
+  if (cancel == nullptr) {
+    exec.Run();
+  } else {
+    while (exec.Run(kCancelSlice) == vm::Executor::State::kPaused) {
+      if (cancel->load(std::memory_order_relaxed)) {
+        return absl::CancelledError(absl::StrCat("stopped after ", exec.clk(), " cycles"));
+      }
+    }
+  }
+  recorder.Finish(exec.clk());
+  absl::StatusOr<vm::RunResult> result = vm::FinishRun(exec);
+  if (result.ok()) {
+    run.result = *std::move(result);
+  } else {
+    run.status = result.status();
+    run.result.cycles = exec.clk();
+    run.result.stack = exec.StackTop(16);
+  }
+
+  RunStats& s = run.stats;
+  std::vector<profile::FrameTotal> totals = profile::FrameTotals(run.profile);
+  absl::flat_hash_map<absl::string_view, const profile::FrameTotal*> by_name;
+  for (const profile::FrameTotal& t : totals) by_name[run.profile.frame_name(t.frame)] = &t;
+  for (uint32_t p = 0; p < program.procedures.size(); ++p) {
+    const uint64_t calls = recorder.calls()[p];
+    auto it = by_name.find(program.procedures[p].name);
+    if (calls == 0 && it == by_name.end()) continue;
+    ProcedureStats row{.name = program.procedures[p].name, .calls = calls};
+    if (it != by_name.end()) {
+      row.self = it->second->self;
+      row.inclusive = it->second->inclusive;
+      by_name.erase(it);  // two procedures with one name (never in practice) count once
+    }
+    s.procedures.push_back(std::move(row));
+  }
+  SortByCycles(s.procedures, &ProcedureStats::inclusive);
+  if (stats.count_instructions) CountInstructions(program, counts, s);
+  s.phases = Phases(stats, markers, marker_host.hits(), exec.clk());
+  s.mast = MastSize{program.num_mast_nodes, program.num_mast_ops};
+  return run;
+}
+
+std::string SummaryJson(const SummaryInput& summary) {
+  using nlohmann::ordered_json;
+  const vm::Program& program = *summary.program;
+  const StatsRun& run = *summary.run;
+  const uint64_t cycles = run.result.cycles;
+  auto share = [cycles](uint64_t part) {
+    return cycles == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(cycles);
+  };
+  ordered_json j;
+  j["schema"] = "flamefleet.summary/1";
+  j["job"] = summary.job;
+  j["program_digest"] = ProgramDigest(program);
+  j["dialect"] = std::string(program.dialect->name);
+  j["inputs_digest"] = InputsDigest(*summary.inputs);
+  j["status"] = run.status.ok() ? "ok" : "error";
+  if (run.status.ok()) {
+    j["error"] = nullptr;
+  } else {
+    j["error"] = {{"code", absl::StatusCodeToString(run.status.code())},
+                  {"message", std::string(run.status.message())}};
+  }
+  j["cycles"] = cycles;
+  ordered_json stack = ordered_json::array();
+  for (const vm::Felt& f : run.result.stack) stack.push_back(absl::StrCat(f.value()));
+  j["final_stack"] = std::move(stack);
+  j["mast"] = {{"nodes", run.stats.mast.nodes},
+               {"basic_block_ops", run.stats.mast.basic_block_ops}};
+  ordered_json procs = ordered_json::array();
+  for (const ProcedureStats& p : run.stats.procedures) {
+    procs.push_back({{"name", p.name},
+                     {"calls", p.calls},
+                     {"self", p.self},
+                     {"inclusive", p.inclusive},
+                     {"self_share", share(p.self)},
+                     {"inclusive_share", share(p.inclusive)}});
+  }
+  j["procedures"] = std::move(procs);
+  auto table = [&](const std::vector<InstructionStats>& rows) {
+    ordered_json out = ordered_json::array();
+    for (const InstructionStats& r : rows) {
+      out.push_back(
+          {{"name", r.name}, {"count", r.count}, {"cycles", r.cycles}, {"share", share(r.cycles)}});
+    }
+    return out;
+  };
+  j["instructions"] = table(run.stats.instructions);
+  j["operations"] = table(run.stats.operations);
+  ordered_json phases = ordered_json::array();
+  for (const PhaseStats& p : run.stats.phases) {
+    phases.push_back({{"name", p.name},
+                      {"count", p.count},
+                      {"total", p.total},
+                      {"min", p.min},
+                      {"max", p.max},
+                      {"open", p.open}});
+  }
+  j["phases"] = std::move(phases);
+  return j.dump(2) + "\n";
+}
+
+}  // namespace flamefleet::runner

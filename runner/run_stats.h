@@ -1,0 +1,135 @@
+// Per-job accounting beside the flamegraph: calls, self and inclusive cycles per procedure,
+// executions and cycles per MASM instruction and per native operation, phases between named
+// markers, and the program's MAST size; and `summary.json`, the machine-readable summary of a
+// job (schema "flamefleet.summary/1", docs/summary.md). The fleet's worker can build the same
+// summary from the same run.
+//
+//   StatsOptions stats{.phases = {{"prologue_start", "prologue_end"}},
+//                      .marker_prefixes = {"myapp::phase::"}};
+//   FLAMEFLEET_ASSIGN_OR_RETURN(StatsRun run,
+//       ProfileProgramWithStats(program, inputs, vm::ExecutionOptions{}, stats));
+//   std::string json = SummaryJson({.job = "fib", .program = &program, .inputs = &inputs,
+//                                   .run = &run});
+//
+// Every table adds up: the procedures' self cycles, the instructions' cycles and the
+// operations' cycles each sum to run.result.cycles.
+#ifndef FLAMEFLEET_RUNNER_RUN_STATS_H_
+#define FLAMEFLEET_RUNNER_RUN_STATS_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "profile/profile.h"
+#include "vm/vm.h"
+
+namespace flamefleet::runner {
+
+// `--phase START=END`: the spans from a START marker to the next END marker (nested pairs
+// match innermost first), named "START..END".
+struct PhasePair {
+  std::string start;
+  std::string end;
+};
+
+// Parses "START=END" (both non-empty). InvalidArgument otherwise.
+absl::StatusOr<PhasePair> ParsePhasePair(absl::string_view flag);
+
+struct StatsOptions {
+  // Count executions per row (instructions and operations). Off: the executor's uncounted loop.
+  bool count_instructions = true;
+  // Explicit phases; their START and END events become markers.
+  std::vector<PhasePair> phases;
+  // Every event whose name starts with one of these is a marker: a phase named after it runs
+  // from it to the next such marker (or the end of the run).
+  std::vector<std::string> marker_prefixes;
+};
+
+struct ProcedureStats {
+  std::string name;
+  uint64_t calls = 0;      // entries of its frame
+  uint64_t self = 0;       // cycles in which it was the innermost frame
+  uint64_t inclusive = 0;  // cycles in which it was on the stack (recursion counted once)
+};
+
+// A MASM instruction (by mnemonic) or a native operation (by name).
+struct InstructionStats {
+  std::string name;
+  uint64_t count = 0;   // executions
+  uint64_t cycles = 0;  // rows it ran
+};
+
+struct PhaseStats {
+  std::string name;
+  uint64_t count = 0;  // spans
+  uint64_t total = 0;  // cycles of all spans
+  uint64_t min = 0;
+  uint64_t max = 0;
+  bool open = false;  // a span was still open when the run ended (closed at the last cycle)
+};
+
+struct MastSize {
+  uint64_t nodes = 0;            // MAST nodes of the forest as assembled
+  uint64_t basic_block_ops = 0;  // operations in its basic blocks (padding NOOPs excluded)
+};
+
+struct RunStats {
+  std::vector<ProcedureStats> procedures;      // by inclusive cycles, descending
+  std::vector<InstructionStats> instructions;  // by cycles, descending (empty: not counted)
+  std::vector<InstructionStats> operations;    // by cycles, descending (empty: not counted)
+  std::vector<PhaseStats> phases;  // explicit pairs in flag order, then markers in first order
+  MastSize mast;
+};
+
+struct StatsRun {
+  // The program's own outcome: OK or the error vm::RunProgram returns (a trap, the cycle cap).
+  absl::Status status;
+  // The final stack (top 16, top first) and cycles; after an error, those at the trap.
+  vm::RunResult result;
+  profile::Profile profile;  // nested call stacks (StackMode::kNested)
+  RunStats stats;
+};
+
+// Runs `program` like ProfileProgram (StackMode::kNested) and also collects `stats`. Markers
+// named by `stats` are accepted as events with no other effect; other events go to `host` (may
+// be null; not kept). An error of the program itself is returned in StatsRun::status with the
+// numbers up to the trap; the call fails only for bad inputs or options (InvalidArgument) or
+// `cancel` (Cancelled; polled as in ProfileProgram).
+absl::StatusOr<StatsRun> ProfileProgramWithStats(const vm::Program& program,
+                                                 const vm::ProgramInputs& inputs,
+                                                 const vm::ExecutionOptions& options,
+                                                 const StatsOptions& stats,
+                                                 const std::atomic<bool>* cancel = nullptr,
+                                                 vm::Host* host = nullptr);
+
+// Returns the id of the event `name`: a decimal number is the id itself (v0.16 `emit.N`), any
+// other name hashes as `event("name")` does (the low felt of BLAKE3(name)).
+uint64_t EventIdOfName(absl::string_view name);
+
+// Returns "0x" and the 64 hex digits of the program's MAST root (its entry procedure's digest,
+// element 0 first, each element as 8 little-endian bytes, as miden prints program hashes).
+std::string ProgramDigest(const vm::Program& program);
+
+// Returns "blake3:<hex>" of the inputs in a canonical byte form (operand stack, advice stack,
+// advice map in file order, Merkle store sources; docs/summary.md).
+std::string InputsDigest(const vm::ProgramInputs& inputs);
+
+// What summary.json describes; the pointers must be valid for the call.
+struct SummaryInput {
+  std::string job;  // the job's name
+  const vm::Program* program = nullptr;
+  const vm::ProgramInputs* inputs = nullptr;
+  const StatsRun* run = nullptr;
+};
+
+// Returns summary.json (schema "flamefleet.summary/1", docs/summary.schema.json), pretty-printed
+// with a trailing newline.
+std::string SummaryJson(const SummaryInput& summary);
+
+}  // namespace flamefleet::runner
+
+#endif  // FLAMEFLEET_RUNNER_RUN_STATS_H_
