@@ -437,7 +437,6 @@ size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last, size_t
     ParseLine(data + pos, nl, readable_end, batch);
     pos = static_cast<size_t>(nl - data) + 1;
   }
-  ResolveBatch(batch);
   return pos;
 }
 
@@ -561,11 +560,12 @@ void FoldedReader::AddStack(Target& target, const Line& line, const Frame* frame
   AddCount(target, line, node, line.after_count);
 }
 
-void FoldedReader::AddBatch(const Batch& batch) {
-  const size_t num_lines = batch.lines.size();
+void FoldedReader::AddBatch(Batch* batch) {
+  ResolveBatch(batch);
+  const size_t num_lines = batch->lines.size();
   for (size_t i = 0; i < num_lines; ++i) {
-    const Line& line = batch.lines[i];
-    const Frame* frames = batch.frames.data() + line.first_frame;
+    const Line& line = batch->lines[i];
+    const Frame* frames = batch->frames.data() + line.first_frame;
     if (line.two_column && before_.profile != nullptr) {
       Line before = line;
       before.after_count = line.before_count;
@@ -604,7 +604,7 @@ absl::Status FoldedReader::ReadString(absl::string_view text, absl::string_view 
   size_t pos = 0;
   while (pos < text.size()) {
     pos += ParseChunk(text.data() + pos, text.size() - pos, /*last=*/true, kBatchBytes, &batch);
-    AddBatch(batch);
+    AddBatch(&batch);
   }
   MaybePrune();
   return TakeOverflow();
@@ -636,7 +636,7 @@ absl::Status FoldedReader::ReadChunks(ReadFn read) {
     size_t used = 0;
     while (used < filled) {
       const size_t n = ParseChunk(buffer.data() + used, filled - used, eof, kBatchBytes, &batch);
-      AddBatch(batch);
+      AddBatch(&batch);
       if (n == 0) break;
       used += n;
     }
@@ -674,7 +674,7 @@ bool FoldedReader::ReadMapped(int fd, uint64_t size, uint64_t* pos) {
     while (used < mapped.size()) {
       const size_t n =
           ParseChunk(mapped.data() + used, mapped.size() - used, eof, kBatchBytes, &batch);
-      AddBatch(batch);
+      AddBatch(&batch);
       if (n == 0) break;
       used += n;
     }
@@ -771,7 +771,7 @@ bool FoldedReader::ReadMappedThreaded(int fd, uint64_t size, uint64_t* pos) {
       }
     }
     Slot& slot = slots[next % kSlots];
-    AddBatch(slot.batch);
+    AddBatch(&slot.batch);
     if (slot.chunk_done != nullptr) {
       slot.chunk_done.reset();
       MaybePrune();

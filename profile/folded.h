@@ -194,10 +194,10 @@ class FoldedReader {
   // As ReadMapped, with parsing on a helper thread.
   bool ReadMappedThreaded(int fd, uint64_t size, uint64_t* pos);
 
-  // Parsing: text -> Batch (touches only stats_, source_, line_number_ and the targets' prefixes
-  // and next_node of the reader's state). Parses whole lines in [data, data+size) into `batch`
-  // (cleared first) and resolves them (ResolveBatch), stopping once `max_bytes` are consumed;
-  // returns the bytes consumed (up to and including the last newline, or everything if `last`).
+  // Parsing: text -> Batch (touches only stats_, source_ and line_number_ of the reader's state).
+  // Parses whole lines in [data, data+size) into `batch` (cleared first), stopping once
+  // `max_bytes` are consumed; returns the bytes consumed (up to and including the last newline,
+  // or everything if `last`).
   size_t ParseChunk(const char* data, size_t size, bool last, size_t max_bytes, Batch* batch);
   void ParseLine(const char* begin, const char* end, const char* readable_end, Batch* batch);
   // Appends the frames of the non-empty stack [begin, end) to `batch`, hashed; returns how many.
@@ -205,14 +205,15 @@ class FoldedReader {
   uint32_t ScanFrames(const char* begin, const char* end, const char* readable_end, Batch* batch);
   void Malformed(absl::string_view message);
   // For each target with a prefix index, finds every line's deepest existing prefix (Line::known)
-  // and enters the prefixes its adding will create, numbered as they will be. This is the
-  // random-access half of adding a stack to an empty kByName profile; done while parsing, it runs
-  // on the parsing thread when there is one.
+  // and enters the prefixes its adding will create, numbered as they will be: the random-access
+  // half of adding stacks to an empty kByName profile, done for a whole batch before its lines are
+  // added so that the probes of lines ahead can be prefetched. (Done while parsing instead, on the
+  // parsing thread, it made that thread the slower one on large inputs.)
   void ResolveBatch(Batch* batch);
   void ResolveStack(Target& target, Line& line, const Frame* frames);
 
-  // Adding: Batch -> profiles.
-  void AddBatch(const Batch& batch);
+  // Adding: Batch -> profiles (resolves it first).
+  void AddBatch(Batch* batch);
   void AddStack(Target& target, const Line& line, const Frame* frames);
   void AddStackFast(Target& target, const Line& line, const Frame* frames);
   void AddStackAdjacent(Target& target, const Line& line, const Frame* frames);
