@@ -77,16 +77,15 @@ inline uint64_t Fold(uint64_t a, uint64_t b) {
   return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
 }
 
-inline uint64_t Load64(const char* p) {
-  uint64_t w;
-  std::memcpy(&w, p, sizeof(w));
-  return w;
+// The low and high 8 bytes of a block as little-endian words.
+inline uint64_t Low64(__m128i v) { return static_cast<uint64_t>(_mm_cvtsi128_si64(v)); }
+inline uint64_t High64(__m128i v) {
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_srli_si128(v, 8)));
 }
 
-// Returns a mask of the low `n` bytes of a word (n <= 8).
-inline uint64_t LowBytes(unsigned n) {
-  return n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
-}
+// 16 bytes of 0xff then 16 of 0: the 16 bytes at kKeep + 16 - r keep the low r bytes of a block.
+alignas(16) constexpr uint8_t kKeep[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                           0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 // Frame and prefix hash constants: lane 1 (the table key) and lane 2 (the check) are independent
 // functions.
@@ -327,31 +326,27 @@ uint32_t FoldedReader::ScanFrames(const char* begin, const char* end, const char
     uint64_t h1 = kA0, h2 = kB0;
     while (true) {
       const auto avail = static_cast<size_t>(end - p);
-      uint64_t lo, hi;
-      unsigned stop;
+      __m128i v;
       if (readable_end - p >= 16) [[likely]] {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
-        lo = Load64(p);
-        hi = Load64(p + 8);
+        v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       } else {  // near the end of the buffer: never read past it
         char block[16] = {};
         std::memcpy(block, p, std::min<size_t>(avail, 16));
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
-        stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
-        lo = Load64(block);
-        hi = Load64(block + 8);
+        v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
       }
+      unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
       if (avail < 16) stop |= 1u << avail;  // the stack ends inside the block
       if (stop == 0) {
+        const uint64_t lo = Low64(v), hi = High64(v);
         h1 = Fold(lo ^ kA1 ^ h1, hi ^ kA2);
         h2 = Fold(lo ^ kB1 ^ h2, hi ^ kB2);
         p += 16;
         continue;
       }
       const auto r = static_cast<unsigned>(__builtin_ctz(stop));  // 0..16
-      lo &= LowBytes(r);
-      hi &= r > 8 ? LowBytes(r - 8) : 0;
+      // Keep the frame's r bytes: a mask from a table rather than branches on r.
+      v = _mm_and_si128(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - r)));
+      const uint64_t lo = Low64(v), hi = High64(v);
       p += r;
       const auto n = static_cast<uint64_t>(p - frame_begin);
       h1 = Fold(lo ^ kA1 ^ h1, hi ^ kA2 ^ (n * kA3));
