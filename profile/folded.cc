@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -76,16 +77,15 @@ inline uint64_t Fold(uint64_t a, uint64_t b) {
   return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
 }
 
-inline uint64_t Load64(const char* p) {
-  uint64_t w;
-  std::memcpy(&w, p, sizeof(w));
-  return w;
+// The low and high 8 bytes of a block as little-endian words.
+inline uint64_t Low64(__m128i v) { return static_cast<uint64_t>(_mm_cvtsi128_si64(v)); }
+inline uint64_t High64(__m128i v) {
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(_mm_srli_si128(v, 8)));
 }
 
-// Returns a mask of the low `n` bytes of a word (n <= 8).
-inline uint64_t LowBytes(unsigned n) {
-  return n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
-}
+// 16 bytes of 0xff then 16 of 0: the 16 bytes at kKeep + 16 - r keep the low r bytes of a block.
+alignas(16) constexpr uint8_t kKeep[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                           0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 // Frame and prefix hash constants: lane 1 (the table key) and lane 2 (the check) are independent
 // functions.
@@ -200,30 +200,47 @@ class HashIndex {
     uint32_t check;
     uint32_t value;
   };
+  // Frees what AllocateSlots returned: `bytes` of them (a power of two), mapped if kHugePage or
+  // more.
   struct FreeSlots {
-    void operator()(Slot* slots) const { std::free(slots); }
+    size_t bytes = 0;
+    void operator()(Slot* slots) const {
+      if (bytes >= kHugePage) {
+        munmap(slots, bytes);
+      } else {
+        std::free(slots);
+      }
+    }
   };
   using Slots = std::unique_ptr<Slot[], FreeSlots>;
   // Small, so that reading a small input stays cheap (a fresh table is zeroed, and pages of a new
   // mapping fault in); tables double as they fill.
   static constexpr size_t kInitial = 1 << 10;
+  static constexpr size_t kHugePage = 2 << 20;
 
-  // Returns `n` zeroed slots. Large arrays go on transparent huge pages: the table is probed at
-  // random, and with 4 KiB pages nearly every probe would also miss the TLB.
+  // Returns `n` zeroed slots. Large arrays are fresh anonymous mappings aligned to, and advised
+  // onto, transparent huge pages: the table is probed at random, and with 4 KiB pages nearly every
+  // probe would also miss the TLB. The kernel hands those pages out zeroed, so they are not cleared
+  // a second time (a memset would touch every page of a table that is mostly written later).
   static Slots AllocateSlots(size_t n) {
-    constexpr size_t kHugePage = 2 << 20;
     const size_t bytes = n * sizeof(Slot);  // a power of two
-    void* memory = nullptr;
-    if (bytes >= kHugePage) {
-      memory = std::aligned_alloc(kHugePage, bytes);
-      // Advisory: if it fails, the table only gets slower.
-      if (memory != nullptr) madvise(memory, bytes, MADV_HUGEPAGE);
-    } else {
-      memory = std::malloc(bytes);
+    if (bytes < kHugePage) {
+      void* memory = std::calloc(n, sizeof(Slot));
+      if (memory == nullptr) std::abort();  // out of memory, as operator new
+      return Slots(static_cast<Slot*>(memory), FreeSlots{bytes});
     }
-    if (memory == nullptr) std::abort();  // out of memory, as operator new
-    std::memset(memory, 0, bytes);
-    return Slots(static_cast<Slot*>(memory));
+    // Map one huge page more than needed and unmap the unaligned head and tail.
+    void* mapped = mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED) std::abort();  // out of memory, as operator new
+    const auto base = reinterpret_cast<uintptr_t>(mapped);
+    const uintptr_t aligned = (base + kHugePage - 1) & ~(uintptr_t{kHugePage} - 1);
+    if (aligned != base) munmap(mapped, aligned - base);
+    const uintptr_t tail = base + bytes + kHugePage - (aligned + bytes);
+    if (tail != 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+    // Advisory: if it fails, the table only gets slower.
+    madvise(reinterpret_cast<void*>(aligned), bytes, MADV_HUGEPAGE);
+    return Slots(reinterpret_cast<Slot*>(aligned), FreeSlots{bytes});
   }
   static uint64_t Fix(uint64_t key) { return key == 0 ? 1 : key; }
 
@@ -269,12 +286,18 @@ FoldedReader::FoldedReader(Profile* after, Profile* before, FoldedReadOptions op
     : options_(options) {
   after_.profile = after;
   before_.profile = before;
+  before_.slot = 1;
+  // The fast paths assume this reader alone adds to each profile; one profile given as both
+  // targets gets neither.
+  const bool distinct = after != before;
   for (Target* t : {&after_, &before_}) {
     if (t->profile == nullptr) continue;
     t->frames = std::make_unique<internal::HashIndex>();
-    if (t->profile->child_matching() == Profile::ChildMatching::kByName &&
+    t->new_frames = distinct && t->profile->num_frames() == 0;
+    if (distinct && t->profile->child_matching() == Profile::ChildMatching::kByName &&
         t->profile->num_nodes() == 1) {
       t->prefixes = std::make_unique<internal::HashIndex>();
+      t->next_node = static_cast<Profile::NodeId>(t->profile->num_nodes());
       chain_prefixes_ = true;
     }
   }
@@ -303,31 +326,27 @@ uint32_t FoldedReader::ScanFrames(const char* begin, const char* end, const char
     uint64_t h1 = kA0, h2 = kB0;
     while (true) {
       const auto avail = static_cast<size_t>(end - p);
-      uint64_t lo, hi;
-      unsigned stop;
+      __m128i v;
       if (readable_end - p >= 16) [[likely]] {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
-        lo = Load64(p);
-        hi = Load64(p + 8);
+        v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       } else {  // near the end of the buffer: never read past it
         char block[16] = {};
         std::memcpy(block, p, std::min<size_t>(avail, 16));
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
-        stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
-        lo = Load64(block);
-        hi = Load64(block + 8);
+        v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
       }
+      unsigned stop = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, semicolons)));
       if (avail < 16) stop |= 1u << avail;  // the stack ends inside the block
       if (stop == 0) {
+        const uint64_t lo = Low64(v), hi = High64(v);
         h1 = Fold(lo ^ kA1 ^ h1, hi ^ kA2);
         h2 = Fold(lo ^ kB1 ^ h2, hi ^ kB2);
         p += 16;
         continue;
       }
       const auto r = static_cast<unsigned>(__builtin_ctz(stop));  // 0..16
-      lo &= LowBytes(r);
-      hi &= r > 8 ? LowBytes(r - 8) : 0;
+      // Keep the frame's r bytes: a mask from a table rather than branches on r.
+      v = _mm_and_si128(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(kKeep + 16 - r)));
+      const uint64_t lo = Low64(v), hi = High64(v);
       p += r;
       const auto n = static_cast<uint64_t>(p - frame_begin);
       h1 = Fold(lo ^ kA1 ^ h1, hi ^ kA2 ^ (n * kA3));
@@ -336,7 +355,8 @@ uint32_t FoldedReader::ScanFrames(const char* begin, const char* end, const char
     }
     if (p != frame_begin) [[likely]] {  // empty frames (`;;`) are skipped
       if (k == batch->frames.size()) batch->frames.resize(2 * k + 1024);
-      batch->frames[k++] = Frame{h1, 0, static_cast<uint32_t>(h2), 0};
+      batch->frames[k++] = Frame{h1, 0,           static_cast<uint32_t>(h2),
+                                 0,  frame_begin, static_cast<size_t>(p - frame_begin)};
     }
     if (p == end) break;
     ++p;  // the `;`
@@ -415,40 +435,14 @@ size_t FoldedReader::ParseChunk(const char* data, size_t size, bool last, size_t
   return pos;
 }
 
-Profile::FrameId FoldedReader::FrameOf(Target& target, const Line& line, const Frame* frames,
-                                       size_t k) {
-  const Frame& f = frames[k];
+Profile::FrameId FoldedReader::FrameOf(Target& target, const Frame& f) {
   uint32_t id = target.frames->Find(f.hash, f.hash_check);
   if (id == internal::HashIndex::kAbsent) {  // once per distinct name
-    id = target.profile->InternFrame(FrameName(line, k));
+    const absl::string_view name(f.name, f.name_size);
+    id = target.new_frames ? target.profile->AddNewFrame(name) : target.profile->InternFrame(name);
     target.frames->Insert(f.hash, f.hash_check, id);
   }
   return id;
-}
-
-absl::string_view FoldedReader::FrameName(const Line& line, size_t k) {
-  // Callers ask for the frames of a line in increasing order, so resuming from the previous answer
-  // finds every name of a line in one pass over it (a line of n distinct frames costs O(length),
-  // not O(n * length)).
-  const char* p = line.begin;
-  size_t i = 0;
-  if (name_line_ == line.begin && name_index_ <= k) {
-    p = name_pos_;
-    i = name_index_;
-  } else {
-    while (p < line.end && *p == ';') ++p;  // leading empty frames
-  }
-  for (; i < k; ++i) {
-    p = static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(line.end - p))) + 1;
-    while (p < line.end && *p == ';') ++p;  // empty frames were not counted
-  }
-  name_line_ = line.begin;
-  name_index_ = k;
-  name_pos_ = p;
-  const char* end =
-      static_cast<const char*>(std::memchr(p, ';', static_cast<size_t>(line.end - p)));
-  if (end == nullptr) end = line.end;
-  return absl::string_view(p, static_cast<size_t>(end - p));
 }
 
 void FoldedReader::AddCount(Target& target, const Line& line, Profile::NodeId node,
@@ -463,8 +457,7 @@ void FoldedReader::AddCount(Target& target, const Line& line, Profile::NodeId no
   }
 }
 
-void FoldedReader::AddStackFast(Target& target, const Line& line, const Frame* frames) {
-  Profile& profile = *target.profile;
+void FoldedReader::ResolveStack(Target& target, Line& line, const Frame* frames) {
   internal::HashIndex& table = *target.prefixes;
   const size_t depth = line.depth;
   // Deepest existing prefix: `lo` frames long, ending at `node` (the root always exists).
@@ -478,9 +471,44 @@ void FoldedReader::AddStackFast(Target& target, const Line& line, const Frame* f
       break;
     }
   }
+  line.known[target.slot] = static_cast<uint32_t>(lo);
+  line.known_node[target.slot] = node;
   for (size_t k = lo; k < depth; ++k) {
-    node = profile.AddNewChild(node, FrameOf(target, line, frames, k));
-    table.Insert(frames[k].prefix, frames[k].prefix_check, node);
+    table.Insert(frames[k].prefix, frames[k].prefix_check, target.next_node++);
+  }
+}
+
+void FoldedReader::ResolveBatch(Batch* batch) {
+  if (!chain_prefixes_) return;
+  // The prefix-table probes of a line are cache misses at random places; start those of the line
+  // two ahead (its deepest prefixes, where the search begins) while this one is resolved.
+  constexpr size_t kAhead = 4, kPrefetchDepth = 3;
+  const internal::HashIndex* prefixes = after_.prefixes.get();
+  const bool before = before_.prefixes != nullptr;
+  const size_t num_lines = batch->lines.size();
+  for (size_t i = 0; i < num_lines; ++i) {
+    Line& line = batch->lines[i];
+    if (prefixes != nullptr && i + kAhead < num_lines) {
+      const Line& ahead = batch->lines[i + kAhead];
+      const Frame* f = batch->frames.data() + ahead.first_frame;
+      for (size_t k = ahead.depth; k > 0 && ahead.depth - k < kPrefetchDepth; --k) {
+        prefixes->Prefetch(f[k - 1].prefix);
+      }
+    }
+    if (line.depth == 0) continue;
+    const Frame* frames = batch->frames.data() + line.first_frame;
+    // The same targets, in the same order, as AddBatch.
+    if (before && line.two_column) ResolveStack(before_, line, frames);
+    if (prefixes != nullptr) ResolveStack(after_, line, frames);
+  }
+}
+
+void FoldedReader::AddStackFast(Target& target, const Line& line, const Frame* frames) {
+  // ResolveBatch found the deepest existing prefix; the rest is new.
+  Profile& profile = *target.profile;
+  Profile::NodeId node = line.known_node[target.slot];
+  for (size_t k = line.known[target.slot]; k < line.depth; ++k) {
+    node = profile.AddNewChild(node, FrameOf(target, frames[k]));
   }
   AddCount(target, line, node, line.after_count);
 }
@@ -501,7 +529,7 @@ void FoldedReader::AddStackAdjacent(Target& target, const Line& line, const Fram
   target.path_nodes.resize(depth);
   target.path_frames.resize(depth);
   for (size_t k = shared; k < depth; ++k) {
-    node = profile.Child(node, FrameOf(target, line, frames, k));
+    node = profile.Child(node, FrameOf(target, frames[k]));
     target.path_nodes[k] = node;
     target.path_frames[k] = frames[k];
   }
@@ -523,28 +551,16 @@ void FoldedReader::AddStack(Target& target, const Line& line, const Frame* frame
     return;
   }
   Profile::NodeId node = Profile::kRoot;
-  for (size_t k = 0; k < line.depth; ++k)
-    node = profile.Child(node, FrameOf(target, line, frames, k));
+  for (size_t k = 0; k < line.depth; ++k) node = profile.Child(node, FrameOf(target, frames[k]));
   AddCount(target, line, node, line.after_count);
 }
 
-void FoldedReader::AddBatch(const Batch& batch) {
-  // The prefix-table probes of a line are cache misses at random places; start those of the line
-  // two ahead (its deepest prefixes, where the search begins) while this one is added.
-  constexpr size_t kAhead = 2, kPrefetchDepth = 3;
-  const internal::HashIndex* prefixes = after_.prefixes.get();
-  const size_t num_lines = batch.lines.size();
-  name_line_ = nullptr;  // the batch's text may sit where an older batch's was
+void FoldedReader::AddBatch(Batch* batch) {
+  ResolveBatch(batch);
+  const size_t num_lines = batch->lines.size();
   for (size_t i = 0; i < num_lines; ++i) {
-    const Line& line = batch.lines[i];
-    if (prefixes != nullptr && i + kAhead < num_lines) {
-      const Line& ahead = batch.lines[i + kAhead];
-      const Frame* f = batch.frames.data() + ahead.first_frame;
-      for (size_t k = ahead.depth; k > 0 && ahead.depth - k < kPrefetchDepth; --k) {
-        prefixes->Prefetch(f[k - 1].prefix);
-      }
-    }
-    const Frame* frames = batch.frames.data() + line.first_frame;
+    const Line& line = batch->lines[i];
+    const Frame* frames = batch->frames.data() + line.first_frame;
     if (line.two_column && before_.profile != nullptr) {
       Line before = line;
       before.after_count = line.before_count;
@@ -583,7 +599,7 @@ absl::Status FoldedReader::ReadString(absl::string_view text, absl::string_view 
   size_t pos = 0;
   while (pos < text.size()) {
     pos += ParseChunk(text.data() + pos, text.size() - pos, /*last=*/true, kBatchBytes, &batch);
-    AddBatch(batch);
+    AddBatch(&batch);
   }
   MaybePrune();
   return TakeOverflow();
@@ -615,7 +631,7 @@ absl::Status FoldedReader::ReadChunks(ReadFn read) {
     size_t used = 0;
     while (used < filled) {
       const size_t n = ParseChunk(buffer.data() + used, filled - used, eof, kBatchBytes, &batch);
-      AddBatch(batch);
+      AddBatch(&batch);
       if (n == 0) break;
       used += n;
     }
@@ -653,7 +669,7 @@ bool FoldedReader::ReadMapped(int fd, uint64_t size, uint64_t* pos) {
     while (used < mapped.size()) {
       const size_t n =
           ParseChunk(mapped.data() + used, mapped.size() - used, eof, kBatchBytes, &batch);
-      AddBatch(batch);
+      AddBatch(&batch);
       if (n == 0) break;
       used += n;
     }
@@ -750,7 +766,7 @@ bool FoldedReader::ReadMappedThreaded(int fd, uint64_t size, uint64_t* pos) {
       }
     }
     Slot& slot = slots[next % kSlots];
-    AddBatch(slot.batch);
+    AddBatch(&slot.batch);
     if (slot.chunk_done != nullptr) {
       slot.chunk_done.reset();
       MaybePrune();

@@ -127,14 +127,16 @@ class FoldedReader {
   const FoldedReadStats& stats() const { return stats_; }
 
  private:
-  // One frame of a line: its hash (64-bit key and 32-bit check) and, when a target has a prefix
-  // index, the hash of the stack prefix ending with it. Names are found again from the line's text
-  // only when a frame is new.
+  // One frame of a line: its hash (64-bit key and 32-bit check), when a target has a prefix
+  // index the hash of the stack prefix ending with it, and where its name is in the line's text
+  // (read only when a frame is new; kept so that finding it costs no second scan of the line).
   struct Frame {
     uint64_t hash;
     uint64_t prefix;
     uint32_t hash_check;
     uint32_t prefix_check;
+    const char* name;
+    size_t name_size;
   };
   // One parsed line: its stack [begin, end) has the frames [first_frame, first_frame + depth) of
   // the batch (depth 0: empty stack).
@@ -147,6 +149,11 @@ class FoldedReader {
     uint64_t before_count;
     uint64_t number;  // 1-based line number in source_
     bool two_column;
+    // For each target with a prefix index (Target::slot): the stack's deepest prefix that exists
+    // once the lines before it are added (`known` frames long, 0: the root), ending at node
+    // `known_node`; set by ResolveBatch.
+    uint32_t known[2] = {0, 0};
+    Profile::NodeId known_node[2] = {Profile::kRoot, Profile::kRoot};
   };
   // Lines parsed from part of a chunk, ready to be added to the profiles. Points into the chunk's
   // bytes, which must outlive it.
@@ -160,10 +167,16 @@ class FoldedReader {
     Target();
     ~Target();
     Profile* profile = nullptr;
+    int slot = 0;  // 0: after_, 1: before_ (index into Line::known)
     // Frame hash -> FrameId of `profile` (a cache in front of InternFrame).
     std::unique_ptr<internal::HashIndex> frames;
-    // kByName: stack-prefix hash -> node; null: no fast path.
+    // `profile` had no frames when the reader was made: every name is new to it the first time
+    // `frames` misses, so it is added with AddNewFrame (no second hashing of the name).
+    bool new_frames = false;
+    // kByName: stack-prefix hash -> node; null: no fast path. Used by ResolveBatch only, which
+    // numbers the nodes to come from `next_node` (as AddNewChild will: ids are dense).
     std::unique_ptr<internal::HashIndex> prefixes;
+    Profile::NodeId next_node = 0;
     // kAdjacent: the previous line's frames and nodes, root first. Cleared when pruning renumbers
     // the nodes.
     std::vector<Frame> path_frames;
@@ -191,17 +204,21 @@ class FoldedReader {
   // Reads ahead up to 16 bytes, never at or past `readable_end`.
   uint32_t ScanFrames(const char* begin, const char* end, const char* readable_end, Batch* batch);
   void Malformed(absl::string_view message);
+  // For each target with a prefix index, finds every line's deepest existing prefix (Line::known)
+  // and enters the prefixes its adding will create, numbered as they will be: the random-access
+  // half of adding stacks to an empty kByName profile, done for a whole batch before its lines are
+  // added so that the probes of lines ahead can be prefetched. (Done while parsing instead, on the
+  // parsing thread, it made that thread the slower one on large inputs.)
+  void ResolveBatch(Batch* batch);
+  void ResolveStack(Target& target, Line& line, const Frame* frames);
 
-  // Adding: Batch -> profiles.
-  void AddBatch(const Batch& batch);
+  // Adding: Batch -> profiles (resolves it first).
+  void AddBatch(Batch* batch);
   void AddStack(Target& target, const Line& line, const Frame* frames);
   void AddStackFast(Target& target, const Line& line, const Frame* frames);
   void AddStackAdjacent(Target& target, const Line& line, const Frame* frames);
-  // Returns the FrameId in `target` of frame `k` of `line`.
-  Profile::FrameId FrameOf(Target& target, const Line& line, const Frame* frames, size_t k);
-  // Returns the text of non-empty frame `k` of `line`. Amortised O(1) per frame when a line's
-  // frames are asked for in increasing k (the callers do), O(k) otherwise.
-  absl::string_view FrameName(const Line& line, size_t k);
+  // Returns the FrameId in `target` of `frame`, interning its name on first sight.
+  Profile::FrameId FrameOf(Target& target, const Frame& frame);
   // Adds `count` to `node` of `target` unless the total would overflow 64 bits; then the line is
   // skipped and the first such line is remembered in overflow_ (source:line).
   void AddCount(Target& target, const Line& line, Profile::NodeId node, uint64_t count);
@@ -217,11 +234,6 @@ class FoldedReader {
 
   Target after_;
   Target before_;
-  // FrameName's place: frame `name_index_` of the line starting at `name_line_` (null: none; reset
-  // for every batch) starts at `name_pos_`.
-  const char* name_line_ = nullptr;
-  size_t name_index_ = 0;
-  const char* name_pos_ = nullptr;
   // The first count that would have overflowed a total in this Read* call.
   absl::Status overflow_;
   uint64_t next_prune_nodes_ = 1 << 20;

@@ -41,6 +41,7 @@ Profile& Profile::operator=(const Profile& other) {
   block_size_ = 0;
   names_.clear();
   frame_ids_.clear();
+  frames_indexed_ = 0;
   names_.reserve(other.names_.size());
   for (absl::string_view name : other.names_) InternFrame(name);
   return *this;
@@ -51,13 +52,21 @@ Profile& Profile::operator=(Profile&&) noexcept = default;
 Profile::~Profile() = default;
 
 Profile::FrameId Profile::InternFrame(absl::string_view name) {
+  if (frames_indexed_ != names_.size()) SyncFrameIndex();
   auto it = frame_ids_.find(name);
   if (it != frame_ids_.end()) return it->second;
-  if (name.empty()) {
-    // Needs no arena bytes (and there may be no block yet to point into).
-    const FrameId id = static_cast<FrameId>(names_.size());
+  const FrameId id = StoreName(name);
+  frame_ids_.emplace(names_[id], id);
+  frames_indexed_ = names_.size();
+  return id;
+}
+
+Profile::FrameId Profile::AddNewFrame(absl::string_view name) { return StoreName(name); }
+
+Profile::FrameId Profile::StoreName(absl::string_view name) {
+  const FrameId id = static_cast<FrameId>(names_.size());
+  if (name.empty()) {  // needs no arena bytes (and there may be no block yet to point into)
     names_.push_back(absl::string_view());
-    frame_ids_.emplace(absl::string_view(), id);
     return id;
   }
   if (block_used_ + name.size() > block_size_) {
@@ -69,11 +78,18 @@ Profile::FrameId Profile::InternFrame(absl::string_view name) {
   char* dst = blocks_.back().get() + block_used_;
   std::memcpy(dst, name.data(), name.size());
   block_used_ += name.size();
-  absl::string_view stored(dst, name.size());
-  const FrameId id = static_cast<FrameId>(names_.size());
-  names_.push_back(stored);
-  frame_ids_.emplace(stored, id);
+  names_.push_back(absl::string_view(dst, name.size()));
   return id;
+}
+
+void Profile::SyncFrameIndex() {
+  if (frame_ids_.empty()) frame_ids_.reserve(names_.size());
+  for (size_t f = frames_indexed_; f < names_.size(); ++f) {
+    [[maybe_unused]] const bool inserted =
+        frame_ids_.emplace(names_[f], static_cast<FrameId>(f)).second;
+    assert(inserted);
+  }
+  frames_indexed_ = names_.size();
 }
 
 Profile::NodeId Profile::NewNode(NodeId parent, FrameId frame) {

@@ -70,6 +70,12 @@ class Profile {
   // (decoders decide whether it is valid).
   FrameId InternFrame(absl::string_view name);
 
+  // Appends `name` as a new frame that the caller KNOWS is not interned yet (bulk loaders that
+  // keep their own index, such as FoldedReader). Cheaper than InternFrame(): the name -> id index
+  // is brought up to date lazily, by the next InternFrame() call. Adding a name twice this way is
+  // a caller bug (asserted when the index catches up).
+  FrameId AddNewFrame(absl::string_view name);
+
   // Returns the child of `parent` with `frame`, creating it if needed (see ChildMatching).
   // Amortised O(1); does not allocate when the child exists. `parent` must be a valid node and
   // `frame` a valid frame id (checked with assert).
@@ -171,6 +177,10 @@ class Profile {
   NodeId NewNode(NodeId parent, FrameId frame);
   // Adds nodes [indexed_, num_nodes()) to children_ (kByName).
   void SyncIndex();
+  // Stores `name` in the arena as frame num_frames() (not indexed); returns its id.
+  FrameId StoreName(absl::string_view name);
+  // Adds frames [frames_indexed_, num_frames()) to frame_ids_.
+  void SyncFrameIndex();
 
   ChildMatching matching_;
   std::vector<NodeId> parent_;
@@ -189,7 +199,9 @@ class Profile {
   size_t block_used_ = 0;
   size_t block_size_ = 0;
   std::vector<absl::string_view> names_;
+  // Name -> id for frames [0, frames_indexed_) (see AddNewFrame).
   absl::flat_hash_map<absl::string_view, FrameId> frame_ids_;
+  size_t frames_indexed_ = 0;
 };
 
 }  // namespace flamefleet::profile

@@ -366,10 +366,11 @@ absl::Status RenderTree(const Profile& tree, const std::vector<uint64_t>& incl,
   // Hidden descendants of visible nodes: whole subtrees below invisible children.
   std::vector<uint64_t> hidden_nodes(m, 0), hidden_cycles(m, 0);
   {
-    std::vector<uint64_t> below(n,
-                                0);  // subtree size excluding the node itself
+    std::vector<uint64_t> below(n, 0);  // subtree size excluding the node itself
+    // hidden() is a hash lookup: skip it for the (usual) profile that has none.
+    const bool any_hidden = tree.has_hidden();
     for (size_t i = n - 1; i > 0; --i) {
-      below[i] += tree.hidden(static_cast<NodeId>(i)).nodes;
+      if (any_hidden) below[i] += tree.hidden(static_cast<NodeId>(i)).nodes;
       below[tree.parent(static_cast<NodeId>(i))] += below[i] + 1;
     }
     for (size_t i = 1; i < n; ++i) {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -439,6 +440,101 @@ TEST(FoldedTest, CountsThatOverflowTheTotalAreAnError) {
   EXPECT_THAT(std::string(file_status.message()), HasSubstr(path + ":2:"));
   EXPECT_EQ(after.total(), 2u);
   std::remove(path.c_str());
+}
+
+// Builds the two profiles a reader makes of well-formed `text` (one- or two-column lines) the plain
+// way, adding to `before` first as the reader does; `before` may be `after`.
+void ReadTwoColumnByChildWalk(const std::string& text, Profile* after, Profile* before) {
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    if (absl::EndsWith(line, "\r")) line.remove_suffix(1);
+    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ');
+    ASSERT_GE(fields.size(), 2u) << line;
+    std::vector<uint64_t> counts;
+    for (size_t i = 1; i < fields.size(); ++i) {
+      uint64_t c = 0;
+      ASSERT_TRUE(absl::SimpleAtoi(fields[i], &c)) << line;
+      counts.push_back(c);
+    }
+    auto add = [&](Profile* p, uint64_t count) {
+      Profile::NodeId node = Profile::kRoot;
+      for (absl::string_view frame : absl::StrSplit(fields[0], ';', absl::SkipEmpty()))
+        node = p->Child(node, p->InternFrame(frame));
+      p->AddSelf(node, count);
+    };
+    if (counts.size() == 2) add(before, counts[0]);
+    add(after, counts.back());
+  }
+}
+
+// The fast path for empty kByName profiles finds each line's deepest existing prefix while parsing
+// and numbers the nodes still to come; the node ids must be those of a plain walk for unsorted
+// lines, lines that are prefixes or extensions of earlier ones, CRLF, two-column lines (two
+// targets, each numbered on its own) and every way of reading (chunks splitting lines, mapped,
+// parsed on a second thread).
+TEST(FoldedTest, FastPathNumbersNodesAsChildWalk) {
+  std::string text =
+      "a;b;c 1\na;b 2\r\nx;b;c 3 4\na;b;c;d 5\na 6 7\r\nx;b 8\na;b;c 9\n;;a;;b;e 10 11\n";
+  size_t i = 0;
+  for (absl::string_view line : absl::StrSplit(RandomFolded(7, 300), '\n')) {
+    // Every third line two-column, every fifth CRLF.
+    ++i;
+    const size_t space = line.rfind(' ');
+    absl::StrAppend(&text, line.substr(0, space), i % 3 == 0 ? " 3" : "", line.substr(space),
+                    i % 5 == 0 ? "\r\n" : "\n");
+  }
+  Profile want_after, want_before;
+  ReadTwoColumnByChildWalk(text, &want_after, &want_before);
+  const std::string path = ::testing::TempDir() + "/folded_test_fast_path.folded";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+  }
+  for (const size_t chunk : {size_t{1}, size_t{7}, size_t{64}, size_t{4} << 20}) {
+    for (const int how : {0, 1, 2, 3}) {  // string, stream, file on one thread, on two
+      FoldedReadOptions options;
+      options.chunk_size = chunk;
+      options.threads = how == 3 ? 2 : 1;
+      Profile after, before;
+      FoldedReader reader(&after, &before, options);
+      std::istringstream in(text);
+      const absl::Status status = how == 0   ? reader.ReadString(text)
+                                  : how == 1 ? reader.ReadStream(in, "stream")
+                                             : reader.ReadFile(path);
+      ASSERT_TRUE(status.ok()) << status;
+      const std::string label = absl::StrCat("chunk ", chunk, " how ", how);
+      EXPECT_EQ(DumpNodes(after), DumpNodes(want_after)) << label;
+      EXPECT_EQ(DumpNodes(before), DumpNodes(want_before)) << label;
+      EXPECT_EQ(reader.stats().malformed_lines, 0u) << label;
+    }
+  }
+  std::remove(path.c_str());
+}
+
+// One profile given as both targets gets both counts of a two-column line (the fast path, which
+// numbers each target's nodes on its own, is not taken).
+TEST(FoldedTest, OneProfileAsBothTargetsGetsBothCounts) {
+  const std::string text = "a;b 1 2\na;c 4\nd 8 16\na;b;e 32 64\n";
+  Profile want;
+  ReadTwoColumnByChildWalk(text, &want, &want);
+  Profile p;
+  FoldedReader reader(&p, &p);
+  ASSERT_TRUE(reader.ReadString(text).ok());
+  EXPECT_EQ(DumpNodes(p), DumpNodes(want));
+  EXPECT_EQ(p.total(), 127u);
+}
+
+// A profile that already has frames (but no nodes) keeps their ids, and a name it has is not added
+// twice.
+TEST(FoldedTest, ProfileWithFramesKeepsTheirIds) {
+  Profile p;
+  const Profile::FrameId b = p.InternFrame("b");
+  FoldedReader reader(&p);
+  ASSERT_TRUE(reader.ReadString("a;b 1\nb;c 2\n").ok());
+  EXPECT_EQ(p.num_frames(), 3u);
+  EXPECT_EQ(p.InternFrame("b"), b);
+  EXPECT_EQ(p.frame_name(p.InternFrame("a")), "a");
+  EXPECT_EQ(p.num_frames(), 3u);
+  EXPECT_EQ(ToFolded(p), "a;b 1\nb;c 2\n");
 }
 
 // Issue #12: names of a deep stack were found again by rescanning the line

@@ -48,6 +48,25 @@ TEST(ProfileTest, InternReturnsSameIdForSameName) {
   EXPECT_EQ(p.num_frames(), 2u);
 }
 
+TEST(ProfileTest, AddNewFrameIsFoundByLaterInterning) {
+  Profile p;
+  const auto a = p.InternFrame("a");
+  const auto b = p.AddNewFrame("b");
+  const auto empty = p.AddNewFrame("");
+  EXPECT_EQ(p.num_frames(), 3u);
+  EXPECT_EQ(p.frame_name(b), "b");
+  EXPECT_EQ(p.InternFrame("b"), b);
+  EXPECT_EQ(p.InternFrame(""), empty);
+  EXPECT_EQ(p.InternFrame("a"), a);
+  const auto c = p.InternFrame("c");
+  EXPECT_EQ(c, 3u);
+  const auto d = p.AddNewFrame("d");
+  Profile copy = p;  // copies re-intern every name
+  EXPECT_EQ(copy.InternFrame("d"), d);
+  EXPECT_EQ(copy.InternFrame("b"), b);
+  EXPECT_EQ(copy.num_frames(), 5u);
+}
+
 TEST(ProfileTest, InternedNamesSurviveManyInsertionsAndMoves) {
   Profile p;
   std::vector<Profile::FrameId> ids;
