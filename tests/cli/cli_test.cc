@@ -751,6 +751,57 @@ TEST_F(CliTest, ProfileWritesEveryFormatByName) {
                                 "Miden VM Flame Graph"));
 }
 
+// `profile --summary`: the numbers add up to the job's cycles, and phases follow the markers.
+TEST_F(CliTest, ProfileSummaryAddsUpAndFollowsTheMarkers) {
+  WriteFile(root_ / "phases.masm", R"(begin
+  emit.event("demo::phase::setup")
+  push.1 push.2 add drop
+  emit.event("demo::phase::work")
+  repeat.3 push.5 push.6 mul drop end
+  emit.event("demo::phase::done")
+  push.7 drop
+end
+)");
+  // An event nobody named is an error, as without --summary.
+  EXPECT_NE(Run("profile phases.masm -o p.svg --summary s.json"), 0);
+  EXPECT_TRUE(absl::StrContains(err_, "demo::phase::setup")) << err_;
+
+  ASSERT_EQ(Run("profile phases.masm -o p.folded --summary s.json --marker demo::phase:: "
+                "--phase demo::phase::setup=demo::phase::done"),
+            0)
+      << err_;
+  const nlohmann::json s = nlohmann::json::parse(ReadFile(root_ / "s.json"));
+  EXPECT_EQ(s["schema"], "flamefleet.summary/1");
+  EXPECT_EQ(s["status"], "ok");
+  const uint64_t cycles = s["cycles"].get<uint64_t>();
+  uint64_t folded_total = 0;
+  for (const auto& [stack, n] : ParseFoldedCounts(ReadFile(root_ / "p.folded"))) {
+    folded_total += n;
+  }
+  EXPECT_EQ(cycles, folded_total);
+  for (const char* list : {"procedures", "instructions", "operations"}) {
+    const char* field = std::string(list) == "procedures" ? "self" : "cycles";
+    uint64_t sum = 0;
+    for (const auto& row : s[list]) sum += row[field].get<uint64_t>();
+    EXPECT_EQ(sum, cycles) << list;
+  }
+  std::map<std::string, nlohmann::json> phases;
+  for (const auto& p : s["phases"]) phases[p["name"].get<std::string>()] = p;
+  ASSERT_TRUE(phases.contains("demo::phase::setup")) << s["phases"].dump();
+  ASSERT_TRUE(phases.contains("demo::phase::work"));
+  ASSERT_TRUE(phases.contains("demo::phase::done"));
+  ASSERT_TRUE(phases.contains("demo::phase::setup..demo::phase::done"));
+  EXPECT_EQ(phases["demo::phase::setup"]["count"], 1);
+  // The work phase runs three times the setup's arithmetic; the pair spans both.
+  const uint64_t setup = phases["demo::phase::setup"]["total"].get<uint64_t>();
+  const uint64_t work = phases["demo::phase::work"]["total"].get<uint64_t>();
+  EXPECT_GT(work, setup);
+  EXPECT_EQ(phases["demo::phase::setup..demo::phase::done"]["total"].get<uint64_t>(), setup + work);
+  EXPECT_TRUE(phases["demo::phase::done"]["open"].get<bool>());  // the program ends inside it
+  EXPECT_FALSE(phases["demo::phase::work"]["open"].get<bool>());
+  EXPECT_LT(setup + work + phases["demo::phase::done"]["total"].get<uint64_t>(), cycles);
+}
+
 TEST_F(CliTest, RenderExportsFoldedInputByName) {
   WriteFile(root_ / "in.folded", absl::StrCat(kFast, kSlow));
   ASSERT_EQ(Run("render in.folded -o r.pb.gz"), 0) << err_;
