@@ -6,20 +6,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "runner/internal/execution.h"
 
 namespace flamefleet::runner {
 namespace {
 
+using internal::CancelledAt;
+using internal::kCancelSlice;
+
 constexpr profile::Profile::FrameId kNoFrame = ~profile::Profile::FrameId{0};
-// Cycles run between two polls of the cancel flag.
-constexpr uint64_t kCancelSlice = uint64_t{1} << 20;
 
 bool Cancelled(const std::atomic<bool>* cancel) {
   return cancel != nullptr && cancel->load(std::memory_order_relaxed);
-}
-
-absl::Status CancelledAt(uint64_t clk) {
-  return absl::CancelledError(absl::StrCat("stopped after ", clk, " cycles"));
 }
 
 }  // namespace
@@ -77,13 +75,9 @@ bool IsControlRow(vm::Opcode op) { return vm::IsControl(op); }
 absl::StatusOr<ProfiledRun> ProfileFlat(const vm::Program& program, const vm::ProgramInputs& inputs,
                                         const vm::ExecutionOptions& options,
                                         const std::atomic<bool>* cancel, vm::Host* host) {
-  vm::ExecutionOptions opts = options;
-  if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
-    opts.max_cycles = *inputs.max_cycles;
-  }
-  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice,
-                              vm::MakeAdvice(inputs, *program.dialect->hasher));
-  vm::Executor exec(program, inputs.stack, std::move(advice), opts, host);
+  FLAMEFLEET_ASSIGN_OR_RETURN(internal::ExecutionSetup setup,
+                              internal::PrepareExecution(program, inputs, options));
+  vm::Executor exec(program, inputs.stack, std::move(setup.advice), setup.options, host);
   ProfiledRun run;
   std::vector<profile::Profile::NodeId> node_of(program.procedures.size(),
                                                 profile::Profile::kNoNode);
@@ -121,23 +115,10 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
   if (mode == StackMode::kFlat) return ProfileFlat(program, inputs, options, cancel, host);
   ProfiledRun run;
   CycleRecorder recorder(program, &run.profile);
-  vm::ExecutionOptions opts = options;
-  if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
-    opts.max_cycles = *inputs.max_cycles;
-  }
-  if (inputs.stack.size() > 16) {
-    return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
-  }
-  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice,
-                              vm::MakeAdvice(inputs, *program.dialect->hasher));
-  vm::Executor exec(program, inputs.stack, std::move(advice), opts, host, &recorder);
-  if (cancel == nullptr) {
-    exec.Run();
-  } else {
-    while (exec.Run(kCancelSlice) == vm::Executor::State::kPaused) {
-      if (Cancelled(cancel)) return CancelledAt(exec.clk());
-    }
-  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(internal::ExecutionSetup setup,
+                              internal::PrepareExecution(program, inputs, options));
+  vm::Executor exec(program, inputs.stack, std::move(setup.advice), setup.options, host, &recorder);
+  FLAMEFLEET_RETURN_IF_ERROR(internal::RunCancellable(exec, cancel));
   FLAMEFLEET_ASSIGN_OR_RETURN(run.result, vm::FinishRun(exec));
   recorder.Finish(exec.clk());
   return run;

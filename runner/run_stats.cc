@@ -19,15 +19,13 @@
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "profile/frame_totals.h"
+#include "runner/internal/execution.h"
 #include "runner/profile_run.h"
 #include "runner/snapshot.h"
 #include "vm/crypto/blake3.h"
 
 namespace flamefleet::runner {
 namespace {
-
-// Cycles run between two polls of the cancel flag (as ProfileProgram).
-constexpr uint64_t kCancelSlice = uint64_t{1} << 20;
 
 // A marker event seen during the run.
 struct MarkerHit {
@@ -322,15 +320,8 @@ absl::StatusOr<StatsRun> ProfileProgramWithStats(const vm::Program& program,
                                                  const vm::ExecutionOptions& options,
                                                  const StatsOptions& stats,
                                                  const std::atomic<bool>* cancel, vm::Host* host) {
-  vm::ExecutionOptions opts = options;
-  if (inputs.max_cycles.has_value() && *inputs.max_cycles < opts.max_cycles) {
-    opts.max_cycles = *inputs.max_cycles;
-  }
-  if (inputs.stack.size() > 16) {
-    return absl::InvalidArgumentError("at most 16 initial stack values are allowed");
-  }
-  FLAMEFLEET_ASSIGN_OR_RETURN(vm::AdviceProvider advice,
-                              vm::MakeAdvice(inputs, *program.dialect->hasher));
+  FLAMEFLEET_ASSIGN_OR_RETURN(internal::ExecutionSetup setup,
+                              internal::PrepareExecution(program, inputs, options));
   const Markers markers = CollectMarkers(program, stats);
   MarkerHost marker_host(&markers, host, program.dialect->events->layout().unknown_events_fail);
   // Without markers the host is the caller's, so events behave exactly as in ProfileProgram.
@@ -339,17 +330,10 @@ absl::StatusOr<StatsRun> ProfileProgramWithStats(const vm::Program& program,
   StatsRun run;
   CycleRecorder recorder(program, &run.profile);
   vm::RowCounts counts;
-  vm::Executor exec(program, inputs.stack, std::move(advice), opts, run_host, &recorder);
+  vm::Executor exec(program, inputs.stack, std::move(setup.advice), setup.options, run_host,
+                    &recorder);
   if (stats.count_instructions) exec.CountRows(&counts);
-  if (cancel == nullptr) {
-    exec.Run();
-  } else {
-    while (exec.Run(kCancelSlice) == vm::Executor::State::kPaused) {
-      if (cancel->load(std::memory_order_relaxed)) {
-        return absl::CancelledError(absl::StrCat("stopped after ", exec.clk(), " cycles"));
-      }
-    }
-  }
+  FLAMEFLEET_RETURN_IF_ERROR(internal::RunCancellable(exec, cancel));
   recorder.Finish(exec.clk());
   absl::StatusOr<vm::RunResult> result = vm::FinishRun(exec);
   if (result.ok()) {
