@@ -89,6 +89,22 @@ absl::Status CheckDialect(const std::string& field, const std::string& dialect,
   return absl::OkStatus();
 }
 
+// Checks a LibraryFile's path (`field` names the file, e.g. "jobs[0].kernel"): not empty, within
+// the name limit, relative without "." or ".." components.
+absl::Status CheckFilePath(absl::string_view field, const v1::LibraryFile& file,
+                           const SubmitLimits& limits) {
+  if (file.path().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".path: empty"));
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(
+      CheckName(absl::StrCat(field, ".path"), "", file.path().size(), limits.max_name_bytes));
+  if (std::string problem = LibraryPathProblem(file.path()); !problem.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".path: \"", file.path(), "\" ", problem));
+  }
+  return absl::OkStatus();
+}
+
 // A job's kernel module: a program job only, a usable relative path, a non-empty source within
 // the source limit.
 absl::Status CheckKernel(absl::string_view field, const v1::JobSpec& job,
@@ -98,15 +114,7 @@ absl::Status CheckKernel(absl::string_view field, const v1::JobSpec& job,
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".kernel: a snapshot job takes no kernel (the snapshot has its own)"));
   }
-  if (kernel.path().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ".kernel.path: empty"));
-  }
-  FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(field, ".kernel.path"), "",
-                                       kernel.path().size(), limits.max_name_bytes));
-  if (std::string problem = LibraryPathProblem(kernel.path()); !problem.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".kernel.path: \"", kernel.path(), "\" ", problem));
-  }
+  FLAMEFLEET_RETURN_IF_ERROR(CheckFilePath(absl::StrCat(field, ".kernel"), kernel, limits));
   if (kernel.source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(field, ".kernel.source: empty"));
   }
@@ -223,15 +231,7 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
     for (int j = 0; j < library.files_size(); ++j) {
       const v1::LibraryFile& file = library.files(j);
       std::string file_field = absl::StrCat(field, ".files[", j, "]");
-      if (file.path().empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(file_field, ".path: empty"));
-      }
-      FLAMEFLEET_RETURN_IF_ERROR(CheckName(absl::StrCat(file_field, ".path"), "",
-                                           file.path().size(), limits.max_name_bytes));
-      if (std::string problem = LibraryPathProblem(file.path()); !problem.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(file_field, ".path: \"", file.path(), "\" ", problem));
-      }
+      FLAMEFLEET_RETURN_IF_ERROR(CheckFilePath(file_field, file, limits));
       if (!paths.insert(file.path()).second) {
         return absl::InvalidArgumentError(
             absl::StrCat(file_field, ".path: duplicate path \"", file.path(), "\""));
