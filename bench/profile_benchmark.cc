@@ -1,8 +1,9 @@
 // Cost of profiling: VM cycles per second with no observer, with flamefleet's nested
 // CycleRecorder, with everything of summary.json on (calls, instruction and operation counts,
-// a phase's markers: *Stats; issue #16 budgets it at 10 % over *Nested), with --flat sampling, and
-// with the miden-debug approach (a `;`-joined stack string built and inserted into an ordered map
-// every cycle), on the same programs.
+// a phase's markers: *Stats; issue #16 budgets it at 10 % over *Nested), with the executor's row
+// counting alone (*CountOnly: the counted dispatch loop against *NoProfile), with --flat sampling,
+// and with the miden-debug approach (a `;`-joined stack string built and inserted into an ordered
+// map every cycle), on the same programs.
 //
 //   ./build/bench/profile_benchmark
 #include <cstdint>
@@ -26,7 +27,7 @@ vm::Program Assemble(const std::string& source) {
   return *vm::Assembler(options).AssembleSource("b.masm", source);
 }
 
-enum class Mode { kNone, kNested, kFlat, kSeedStyle, kStats };
+enum class Mode { kNone, kNested, kFlat, kSeedStyle, kStats, kCountOnly };
 
 void Run(benchmark::State& state, const std::string& source, Mode mode) {
   vm::Program program = Assemble(source);
@@ -35,6 +36,14 @@ void Run(benchmark::State& state, const std::string& source, Mode mode) {
     if (mode == Mode::kNone) {
       auto r = vm::RunProgram(program, vm::ProgramInputs{}, vm::ExecutionOptions{});
       cycles += r->cycles;
+    } else if (mode == Mode::kCountOnly) {
+      vm::RowCounts counts;
+      vm::Executor exec(program, {}, vm::AdviceProvider(*program.dialect->hasher),
+                        vm::ExecutionOptions{});
+      exec.CountRows(&counts);
+      exec.Run();
+      cycles += exec.clk();
+      benchmark::DoNotOptimize(counts.entries.size());
     } else if (mode == Mode::kStats) {
       // Everything of summary.json on: calls, row counts, and a marker (none fires in these
       // programs, so the marker host is installed but the programs' cycles are unchanged).
@@ -75,6 +84,7 @@ void Run(benchmark::State& state, const std::string& source, Mode mode) {
 void BM_FibLikeNoProfile(benchmark::State& s) { Run(s, FibLike(), Mode::kNone); }
 void BM_FibLikeNested(benchmark::State& s) { Run(s, FibLike(), Mode::kNested); }
 void BM_FibLikeStats(benchmark::State& s) { Run(s, FibLike(), Mode::kStats); }
+void BM_FibLikeCountOnly(benchmark::State& s) { Run(s, FibLike(), Mode::kCountOnly); }
 void BM_FibLikeFlat(benchmark::State& s) { Run(s, FibLike(), Mode::kFlat); }
 void BM_FibLikeSeedStyle(benchmark::State& s) { Run(s, FibLike(), Mode::kSeedStyle); }
 void BM_CallHeavyNoProfile(benchmark::State& s) { Run(s, CallHeavy(), Mode::kNone); }
@@ -86,6 +96,7 @@ void BM_CallHeavySeedStyle(benchmark::State& s) { Run(s, CallHeavy(), Mode::kSee
 BENCHMARK(BM_FibLikeNoProfile);
 BENCHMARK(BM_FibLikeNested);
 BENCHMARK(BM_FibLikeStats);
+BENCHMARK(BM_FibLikeCountOnly);
 BENCHMARK(BM_FibLikeFlat);
 BENCHMARK(BM_FibLikeSeedStyle);
 BENCHMARK(BM_CallHeavyNoProfile);

@@ -57,6 +57,10 @@ profile::Profile::NodeId CycleRecorder::ChildOf(profile::Profile::NodeId parent,
 
 void CycleRecorder::OnEnter(uint32_t procedure, uint64_t clk) {
   ++calls_[procedure];
+  OnResume(procedure, clk);
+}
+
+void CycleRecorder::OnResume(uint32_t procedure, uint64_t clk) {
   Charge(clk);
   path_.push_back(ChildOf(path_.back(), procedure));
 }

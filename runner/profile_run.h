@@ -38,10 +38,12 @@ class CycleRecorder : public vm::CallStackObserver {
   CycleRecorder(const vm::Program& program, profile::Profile* profile);
 
   void OnEnter(uint32_t procedure, uint64_t clk) override;
+  void OnResume(uint32_t procedure, uint64_t clk) override;
   void OnLeave(uint64_t clk) override;
   // Charges the cycles up to `clk` (the total) to the current stack. Call once at the end.
   void Finish(uint64_t clk);
-  // How many times each procedure (by Program::procedures id) was entered.
+  // How many times each procedure (by Program::procedures id) was called: frame entries
+  // (OnEnter), not resumptions of an inlined execution after its block's RESPAN (OnResume).
   const std::vector<uint64_t>& calls() const { return calls_; }
 
  private:

@@ -179,50 +179,27 @@ void SortByCycles(std::vector<T>& rows, uint64_t T::*key) {
   });
 }
 
-// Per-instruction and per-operation tables from the row counts. The scan over the rows only adds
-// into arrays (by source instruction, by opcode); names are looked up once per distinct
-// instruction afterwards, so a fully unrolled program costs a few ns per row.
+// Per-instruction and per-operation tables from the row counts: the executor's per-segment
+// tally (vm::RowCounts::Tally), named here, once per distinct instruction and operation.
 void CountInstructions(const vm::Program& program, const vm::RowCounts& counts, RunStats& stats) {
-  const std::vector<uint64_t> runs = counts.Executions(program);
-  const size_t num_sources = program.source_ops.size();
-  std::vector<uint64_t> source_count(num_sources, 0), source_cycles(num_sources, 0);
-  std::array<uint64_t, vm::kNumOpcodes> op_rows{}, block_rows{};
-  const size_t roles = program.row_roles.size(), sources = program.source_index.size();
-  for (size_t pc = 0; pc < runs.size(); ++pc) {
-    const uint64_t n = runs[pc];
-    if (n == 0) continue;
-    const vm::Opcode op = program.code[pc].opcode;
-    const bool pseudo = vm::IsPseudo(op);
-    const vm::RowRole role = pc < roles ? program.row_roles[pc] : vm::RowRole::kBlock;
-    const uint32_t src = pc < sources ? program.source_index[pc] : 0;
-    if (!pseudo) {
-      // A REPEAT row whose flag ended the loop is the loop's END row.
-      const uint64_t ends =
-          op == vm::Opcode::kRepeat && pc < counts.loop_ends.size() ? counts.loop_ends[pc] : 0;
-      op_rows[vm::OpcodeIndex(op)] += n - ends;
-      op_rows[vm::OpcodeIndex(vm::Opcode::kEnd)] += ends;
-    }
-    if (role == vm::RowRole::kBlock || src == 0 || src >= num_sources) {
-      if (!pseudo) block_rows[vm::OpcodeIndex(op)] += n;
-      continue;
-    }
-    if (role == vm::RowRole::kStart) source_count[src] += n;
-    if (!pseudo) source_cycles[src] += n;
-  }
+  const vm::InstructionTally tally = counts.Tally(program);
+  const std::vector<std::string>& mnemonics = program.row_tally.segments.empty()
+                                                  ? vm::BuildRowTally(program).mnemonics
+                                                  : program.row_tally.mnemonics;
   absl::flat_hash_map<std::string, InstructionStats> instructions;
-  for (size_t src = 1; src < num_sources; ++src) {
-    if (source_count[src] == 0 && source_cycles[src] == 0) continue;
-    InstructionStats& row = instructions[std::string(program.source_ops[src].mnemonic())];
-    row.count += source_count[src];
-    row.cycles += source_cycles[src];
+  for (size_t m = 0; m < tally.count.size() && m < mnemonics.size(); ++m) {
+    if (tally.count[m] == 0 && tally.cycles[m] == 0) continue;
+    InstructionStats& row = instructions[mnemonics[m]];
+    row.count += tally.count[m];
+    row.cycles += tally.cycles[m];
   }
   // Rows of no instruction, named after their operation: "(SPAN)", "(END)", "(NOOP)" (padding).
   for (size_t i = 0; i < vm::kNumOpcodes; ++i) {
-    if (block_rows[i] == 0) continue;
+    if (tally.block_rows[i] == 0) continue;
     InstructionStats& row =
         instructions[absl::StrCat("(", std::string(vm::OpcodeName(vm::kAllOpcodes[i])), ")")];
-    row.count += block_rows[i];
-    row.cycles += block_rows[i];
+    row.count += tally.block_rows[i];
+    row.cycles += tally.block_rows[i];
   }
   for (auto& [name, row] : instructions) {
     row.name = name;
@@ -232,10 +209,10 @@ void CountInstructions(const vm::Program& program, const vm::RowCounts& counts, 
   // one operation to the user.
   absl::flat_hash_map<std::string, InstructionStats> operations;
   for (size_t i = 0; i < vm::kNumOpcodes; ++i) {
-    if (op_rows[i] == 0) continue;
+    if (tally.op_rows[i] == 0) continue;
     InstructionStats& row = operations[std::string(vm::OpcodeName(vm::kAllOpcodes[i]))];
-    row.count += op_rows[i];
-    row.cycles += op_rows[i];
+    row.count += tally.op_rows[i];
+    row.cycles += tally.op_rows[i];
   }
   for (auto& [name, row] : operations) {
     row.name = name;

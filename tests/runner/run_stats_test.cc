@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "runner/profile_run.h"
@@ -102,8 +103,8 @@ TEST(RunStatsTest, DynamicRecursionCountsEveryEntryButInclusiveCyclesOnce) {
   EXPECT_EQ(main->calls, 1u);
   EXPECT_EQ(main->inclusive, 102u);
   EXPECT_EQ(main->self, 102u - 72u - 2u);
-  // Both inlined copies of leaf sit in one block with one frame entry.
-  EXPECT_EQ(Proc(run.stats, "$exec::leaf")->calls, 1u);
+  // Both inlined copies of leaf sit next to each other in one block: two calls all the same.
+  EXPECT_EQ(Proc(run.stats, "$exec::leaf")->calls, 2u);
   EXPECT_EQ(Proc(run.stats, "$exec::leaf")->self, 2u);
   // dynexec: a DYN row and its END per call; if.true: SPLIT and END per test; neq.0: EQZ NOT.
   EXPECT_EQ(Row(run.stats.instructions, "dynexec")->count, 4u);
@@ -120,6 +121,46 @@ TEST(RunStatsTest, DynamicRecursionCountsEveryEntryButInclusiveCyclesOnce) {
   EXPECT_TRUE(phase->open);
   EXPECT_EQ(run.stats.mast.nodes, program.num_mast_nodes);
   EXPECT_GT(run.stats.mast.basic_block_ops, 0u);
+}
+
+// `long` (100 ops: it spans op batches, so its inlined copies meet RESPAN rows) and `inner`
+// (exec'd by long) are inlined into main's block, back to back.
+constexpr char kInlinedCopies[] = R"(
+proc.inner
+    add.1 add.1
+end
+proc.long
+    repeat.49 add.1 end
+    exec.inner
+    repeat.49 add.1 end
+end
+begin
+    push.0
+    repeat.3
+        exec.long
+    end
+    exec.inner exec.inner
+    drop
+end
+)";
+
+TEST(RunStatsTest, InlinedCopiesBackToBackAndAcrossRespanCountOneCallEach) {
+  for (vm::Dialect dialect : {vm::Dialect::kV0_16, vm::Dialect::kV0_25}) {
+    SCOPED_TRACE(vm::GetDialectSpec(dialect).name);
+    std::string source = kInlinedCopies;  // v0.16 syntax; v0.25 writes `proc NAME`
+    if (dialect == vm::Dialect::kV0_25) source = absl::StrReplaceAll(source, {{"proc.", "proc "}});
+    ASSERT_OK_AND_ASSIGN(vm::Program program, Assemble(dialect, source));
+    bool respan = false;
+    for (const vm::Instruction& in : program.code) respan |= in.opcode == vm::Opcode::kRespan;
+    ASSERT_TRUE(respan);  // the copies do cross batch boundaries
+    ASSERT_OK_AND_ASSIGN(StatsRun run, ProfileProgramWithStats(program, {}, {}, {}));
+    ASSERT_OK(run.status);
+    EXPECT_EQ(Proc(run.stats, "$exec::long")->calls, 3u);
+    EXPECT_EQ(Proc(run.stats, "$exec::inner")->calls, 5u);  // 3 from long, 2 from main
+    EXPECT_EQ(Proc(run.stats, "$exec::long")->inclusive, 3u * 100u);
+    EXPECT_EQ(Proc(run.stats, "$exec::inner")->self, 5u * 2u);
+    EXPECT_EQ(Row(run.stats.instructions, "add")->count, 3u * 100u + 2u * 2u);
+  }
 }
 
 // Markers in a loop, v0.25: t::a once, t::b once per iteration; the run ends inside t::b.
@@ -254,6 +295,7 @@ class EnterCounter : public vm::CallStackObserver {
  public:
   explicit EnterCounter(size_t procedures) : entries(procedures, 0) {}
   void OnEnter(uint32_t procedure, uint64_t) override { ++entries[procedure]; }
+  void OnResume(uint32_t, uint64_t) override {}  // the same call going on
   void OnLeave(uint64_t) override {}
   std::vector<uint64_t> entries;
 };
@@ -291,6 +333,56 @@ std::vector<CorpusCase> Corpus() {
   std::sort(out.begin(), out.end(),
             [](const CorpusCase& a, const CorpusCase& b) { return a.program < b.program; });
   return out;
+}
+
+// The tables from the per-pc executions (RowCounts::Executions), row by row: what the
+// per-segment RowCounts::Tally must equal.
+vm::InstructionTally RowByRowTally(const vm::Program& program, const vm::RowCounts& counts) {
+  vm::InstructionTally t;
+  const vm::RowTally& rt = program.row_tally;
+  t.count.assign(rt.mnemonics.size(), 0);
+  t.cycles.assign(rt.mnemonics.size(), 0);
+  const std::vector<uint64_t> runs = counts.Executions(program);
+  for (uint32_t pc = 0; pc < runs.size(); ++pc) {
+    vm::ForEachRowKey(program, rt, pc, [&](uint32_t key, uint32_t count, uint32_t cycles) {
+      if (key >= vm::RowTally::kOpBase) {
+        t.op_rows[key - vm::RowTally::kOpBase] += cycles * runs[pc];
+      } else if (key >= vm::RowTally::kBlockBase) {
+        t.block_rows[key - vm::RowTally::kBlockBase] += cycles * runs[pc];
+      } else {
+        t.count[key] += count * runs[pc];
+        t.cycles[key] += cycles * runs[pc];
+      }
+    });
+  }
+  for (uint32_t pc : rt.repeats) {
+    t.op_rows[vm::OpcodeIndex(vm::Opcode::kRepeat)] -= counts.loop_ends[pc];
+    t.op_rows[vm::OpcodeIndex(vm::Opcode::kEnd)] += counts.loop_ends[pc];
+  }
+  return t;
+}
+
+void ExpectSameTally(const vm::InstructionTally& a, const vm::InstructionTally& b) {
+  EXPECT_EQ(a.count, b.count);
+  EXPECT_EQ(a.cycles, b.cycles);
+  EXPECT_EQ(a.block_rows, b.block_rows);
+  EXPECT_EQ(a.op_rows, b.op_rows);
+}
+
+TEST(RunStatsTest, ATrapInTheMiddleOfAStraightLineCountsOnlyTheRowsThatRan) {
+  ASSERT_OK_AND_ASSIGN(vm::Program program,
+                       Assemble(vm::Dialect::kV0_16, "begin repeat.1000 swap dup.1 add end end"));
+  vm::ExecutionOptions options;
+  options.max_cycles = 1234;  // stops inside the one long basic block
+  ASSERT_OK_AND_ASSIGN(StatsRun run, ProfileProgramWithStats(program, {}, options, {}));
+  EXPECT_FALSE(run.status.ok());
+  EXPECT_EQ(run.result.cycles, 1235u);
+  EXPECT_EQ(Sum(run.stats.instructions, &InstructionStats::cycles), run.result.cycles);
+  EXPECT_EQ(Sum(run.stats.operations, &InstructionStats::count), run.result.cycles);
+  const InstructionStats* add = Row(run.stats.instructions, "add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_GT(add->count, 400u);
+  EXPECT_LT(add->count, 420u);
 }
 
 TEST(RunStatsCorpusTest, EveryTableAddsUpToTheJobsCyclesAndCallsAreFrameEntries) {
@@ -339,6 +431,18 @@ TEST(RunStatsCorpusTest, EveryTableAddsUpToTheJobsCyclesAndCallsAreFrameEntries)
     EXPECT_EQ(Sum(run->stats.instructions, &InstructionStats::cycles), cycles);
     EXPECT_EQ(Sum(run->stats.operations, &InstructionStats::cycles), cycles);
     EXPECT_EQ(Sum(run->stats.operations, &InstructionStats::count), cycles);
+    // The per-segment tally equals the row-by-row one, run whole and in slices of 13 cycles
+    // (pauses inside segments).
+    for (uint64_t slice : {~uint64_t{0}, uint64_t{13}}) {
+      vm::RowCounts counts;
+      absl::StatusOr<vm::AdviceProvider> advice = vm::MakeAdvice(inputs, *program->dialect->hasher);
+      ASSERT_OK(advice.status());
+      vm::Executor exec(*program, inputs.stack, *std::move(advice), exec_options);
+      exec.CountRows(&counts);
+      while (exec.state() == vm::Executor::State::kPaused) exec.Run(slice);
+      SCOPED_TRACE(slice);
+      ExpectSameTally(counts.Tally(*program), RowByRowTally(*program, counts));
+    }
     // Frame entries seen by a second, independent observer.
     EnterCounter counter(program->procedures.size());
     (void)vm::RunProgram(*program, inputs, exec_options, nullptr, &counter);

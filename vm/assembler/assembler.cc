@@ -74,6 +74,7 @@ absl::StatusOr<Program> Assemble(const AssemblerOptions& options, const Assemble
   if (builder.has_dyn()) CollectDynTargets(builder, &program);
   MastItem entry{builder.root(main_id).node, builder.forest().ExtendChain(0, main_id)};
   FLAMEFLEET_RETURN_IF_ERROR(Linearize(forest, roots, entry, &program));
+  program.row_tally = BuildRowTally(program);
   program.sources = std::move(sources);
   return program;
 }

@@ -179,29 +179,40 @@ class Linearizer {
     return EmitNode(item.node);
   }
 
-  // Emits LEAVE/ENTER pseudo ops to move the inline frame chain from `from` to `to`.
-  void Transition(uint32_t from, uint32_t to) {
-    if (from == to) return;
+  // Returns the ancestor of `chain` (itself included) of depth at most `depth`.
+  uint32_t Ancestor(uint32_t chain, uint32_t depth) const {
+    while (forest_.chains[chain].depth > depth) chain = forest_.chains[chain].parent;
+    return chain;
+  }
+
+  // Returns the longest chain both `a` and `b` start with.
+  uint32_t Common(uint32_t a, uint32_t b) const {
     const auto& chains = forest_.chains;
-    uint32_t a = from, b = to;
-    uint32_t leave = 0;
-    path_.clear();
-    while (chains[a].depth > chains[b].depth) {
-      a = chains[a].parent;
-      ++leave;
-    }
-    while (chains[b].depth > chains[a].depth) {
-      path_.push_back(chains[b].procedure);
-      b = chains[b].parent;
-    }
+    while (chains[a].depth > chains[b].depth) a = chains[a].parent;
+    while (chains[b].depth > chains[a].depth) b = chains[b].parent;
     while (a != b) {
       a = chains[a].parent;
-      ++leave;
-      path_.push_back(chains[b].procedure);
       b = chains[b].parent;
     }
-    for (uint32_t i = 0; i < leave; ++i) Emit(Opcode::kLeaveProc, 0, 0, 0);
-    for (auto it = path_.rbegin(); it != path_.rend(); ++it) Emit(Opcode::kEnterProc, *it, 0, 0);
+    return a;
+  }
+
+  // Emits LEAVE/ENTER pseudo ops to move the inline frame chain from `from` to `to`. The frames
+  // both have in common stay, down to depth `keep` (deeper ones are left and entered again: new
+  // inlined executions). Frames entered at depth <= `resume` continue an execution suspended by
+  // the block's RESPAN row (ENTER imm = kEnterResume: not a new call).
+  void Transition(uint32_t from, uint32_t to, uint32_t keep = kNoReenter, uint32_t resume = 0) {
+    const auto& chains = forest_.chains;
+    const uint32_t base = Ancestor(Common(from, to), keep);
+    path_.clear();
+    for (uint32_t c = to; c != base; c = chains[c].parent) path_.push_back(c);
+    for (uint32_t i = chains[base].depth; i < chains[from].depth; ++i) {
+      Emit(Opcode::kLeaveProc, 0, 0, 0);
+    }
+    for (auto it = path_.rbegin(); it != path_.rend(); ++it) {
+      Emit(Opcode::kEnterProc, chains[*it].procedure,
+           chains[*it].depth <= resume ? kEnterResume : kEnterCall, 0);
+    }
   }
 
   absl::Status EmitBlock(const MastNode& n) {
@@ -211,18 +222,24 @@ class Linearizer {
     uint32_t src = n.origins.empty() ? 0 : n.origins[0].source;
     Emit(Opcode::kSpan, 0, 0, src);
     uint32_t chain = 0;
+    uint32_t suspended = 0;  // the chain left at the last RESPAN, until the next op
     for (int32_t r : rows_) {
       if (r >= 0) {
         const OpOrigin& o = n.origins[r];
-        Transition(chain, o.chain);
+        const uint32_t resume =
+            std::min(forest_.chains[Common(suspended, o.chain)].depth, o.reenter);
+        Transition(chain, o.chain, o.reenter, resume);
         chain = o.chain;
+        suspended = 0;
         src = o.source;
         Emit(n.ops[r].opcode, 0, n.ops[r].imm, src,
              src == 0 ? RowRole::kBlock : (o.starts ? RowRole::kStart : RowRole::kPart));
       } else if (r == kRowPadNoop) {
         Emit(Opcode::kNoop, 0, 0, src);
       } else {
+        // The RESPAN row is the block's own; the inlined executions it interrupts go on after it.
         Transition(chain, 0);
+        if (chain != 0) suspended = chain;
         chain = 0;
         Emit(Opcode::kRespan, 0, 0, src);
       }

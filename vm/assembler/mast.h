@@ -69,12 +69,19 @@ enum class MastKind : uint8_t {
   kDynCall,   // dyncall: as kDyn, in a new context
 };
 
+// OpOrigin::reenter when the op continues the inlined executions of the op before it.
+inline constexpr uint32_t kNoReenter = ~uint32_t{0};
+
 // Per-operation attribution inside a block.
 struct OpOrigin {
   uint32_t chain = 0;   // inline chain (see MastForest::chains); 0 = the block's owner itself
   uint32_t source = 0;  // index into Program::source_ops
   // The first op of one lowering of `source` (per-instruction counts: Program::row_roles).
   bool starts = false;
+  // The first op of a new inlined execution: the frames of `chain` below this depth go on,
+  // the deeper ones are new calls even when the op before had the same chain (`exec.p exec.p`
+  // with p inlined). kNoReenter: no execution starts here.
+  uint32_t reenter = kNoReenter;
 };
 
 struct MastNode {

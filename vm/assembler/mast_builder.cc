@@ -610,10 +610,16 @@ absl::StatusOr<std::vector<MastItem>> MastBuilder::MergeBlocks(std::vector<MastI
         return absl::ResourceExhaustedError("program too large: basic block over 2^24 ops");
       }
       uint32_t prefix = items[i].chain;
+      const uint32_t prefix_depth = forest_.chains[prefix].depth;
       ops.insert(ops.end(), block.ops.begin(), block.ops.end());
-      for (const OpOrigin& o : block.origins) {
-        origins.push_back(OpOrigin{prefix == 0 ? o.chain : forest_.ConcatChain(prefix, o.chain),
-                                   o.source, o.starts});
+      for (size_t k = 0; k < block.origins.size(); ++k) {
+        const OpOrigin& o = block.origins[k];
+        OpOrigin merged_origin{prefix == 0 ? o.chain : forest_.ConcatChain(prefix, o.chain),
+                               o.source, o.starts};
+        if (o.reenter != kNoReenter) merged_origin.reenter = prefix_depth + o.reenter;
+        // The item's procedures are entered anew at its first op.
+        if (k == 0 && prefix != 0) merged_origin.reenter = 0;
+        origins.push_back(merged_origin);
       }
     }
     FLAMEFLEET_RETURN_IF_ERROR(flush());

@@ -35,7 +35,7 @@
 //   | opcode | pad | aux (u32) | imm (u64)            |
 //   +--------+-----+-----------+----------------------+
 //   imm: PUSH value (canonical felt), EMIT event id, error code of ASSERT / U32ASSERT2 /
-//        MPVERIFY, END flags, GOSUB frame (procedure id or kNoFrame).
+//        MPVERIFY, END flags, GOSUB frame (procedure id or kNoFrame), ENTER flags.
 //   aux: jump targets (SPLIT, LOOP, REPEAT, JUMP, GOSUB), procedure id (ENTER), source index
 //        otherwise unused.
 #ifndef FLAMEFLEET_VM_ASSEMBLER_PROGRAM_H_
@@ -73,6 +73,11 @@ inline constexpr uint64_t kEndPlain = 0;
 inline constexpr uint64_t kEndOfCall = 1;  // END of CALL / SYSCALL: depth check, restore context
 // GOSUB imm when the subroutine is not a procedure (a shared subtree, e.g. a repeat body).
 inline constexpr uint64_t kNoFrame = ~uint64_t{0};
+// ENTER flags (Instruction::imm of an ENTER row): a new execution of the inlined procedure, or
+// the same one going on after its block's RESPAN row (the row is the block's, not the
+// procedure's; CallStackObserver::OnResume).
+inline constexpr uint64_t kEnterCall = 0;
+inline constexpr uint64_t kEnterResume = 1;
 
 // Where an instruction came from, for error messages.
 struct SourceOp {
@@ -118,6 +123,35 @@ struct DynTarget {
   friend bool operator<(const DynTarget& a, const DynTarget& b) { return a.digest < b.digest; }
 };
 
+// The straight-line segments of Program::code and what one pass through each adds to the
+// per-instruction and per-operation tables, so that a run's tables come from one count per
+// segment (RowCounts::Tally) instead of one per row. A segment starts at pc 0, at every pc
+// control can arrive at by a jump (a jump or branch target, a procedure's entry, a return
+// address) and after every row control cannot fall through; inside it every row runs as often
+// as its first.
+struct RowTally {
+  // Table keys: an instruction by mnemonic (index into `mnemonics`); kBlockBase + OpcodeIndex:
+  // a row of no instruction, by operation; kOpBase + OpcodeIndex: a row of that operation.
+  static constexpr uint32_t kBlockBase = uint32_t{1} << 30;
+  static constexpr uint32_t kOpBase = uint32_t{1} << 31;
+  struct Entry {
+    uint32_t key = 0;
+    uint32_t count = 0;   // executions per pass
+    uint32_t cycles = 0;  // rows per pass
+  };
+  struct Segment {
+    uint32_t head = 0;           // first pc
+    uint32_t end = 0;            // one past the last pc
+    uint32_t first_entry = 0;    // its entries run to the next segment's first_entry
+    bool falls_through = false;  // its last row continues at `end`
+  };
+  std::vector<Segment> segments;  // by head, covering code
+  std::vector<Entry> entries;
+  std::vector<std::string> mnemonics;     // distinct instruction mnemonics
+  std::vector<uint32_t> source_mnemonic;  // by Program::source_ops index
+  std::vector<uint32_t> repeats;          // pcs of REPEAT rows (their last run is END)
+};
+
 struct Program {
   // The dialect the program was assembled under (never null once assembled): the executor
   // takes its system events and hasher from it.
@@ -147,7 +181,36 @@ struct Program {
   uint32_t num_basic_blocks = 0;  // basic blocks linearised (a shared block counts once per copy)
   // Operations in the basic-block nodes of the MAST forest (padding NOOPs excluded).
   uint64_t num_mast_ops = 0;
+  // Built by the assembler (BuildRowTally) once `code` is final.
+  RowTally row_tally;
 };
+
+// Returns the row tally of `program` (see RowTally). O(code size).
+RowTally BuildRowTally(const Program& program);
+
+// Whether control continues at pc + 1 after row `op` (every other row leaves by a jump: SPLIT,
+// LOOP, REPEAT, JUMP, GOSUB, RETURN, DYNENTER, FINISH, NOFOREST). Keep in sync with Execute.
+bool FallsThrough(Opcode op);
+
+// Calls f(key, count, cycles) for what one execution of row `pc` adds to the tables (RowTally
+// keys, instructions by tally.source_mnemonic): its operation (unless pseudo), and its
+// instruction, or, for a row of none, its operation in the block table.
+template <typename F>
+void ForEachRowKey(const Program& program, const RowTally& tally, uint32_t pc, F&& f) {
+  const Opcode op = program.code[pc].opcode;
+  const bool pseudo = IsPseudo(op);
+  const uint32_t index = static_cast<uint32_t>(OpcodeIndex(op));
+  if (!pseudo) f(RowTally::kOpBase + index, 1, 1);
+  const RowRole role = pc < program.row_roles.size() ? program.row_roles[pc] : RowRole::kBlock;
+  const uint32_t src = pc < program.source_index.size() ? program.source_index[pc] : 0;
+  const std::vector<uint32_t>& mnemonic = tally.source_mnemonic;
+  if (role == RowRole::kBlock || src == 0 || src >= mnemonic.size()) {
+    if (!pseudo) f(RowTally::kBlockBase + index, 1, 1);
+    return;
+  }
+  const uint32_t starts = role == RowRole::kStart ? 1 : 0;
+  if (starts != 0 || !pseudo) f(mnemonic[src], starts, pseudo ? 0 : 1);
+}
 
 }  // namespace flamefleet::vm
 

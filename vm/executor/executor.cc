@@ -1,10 +1,14 @@
 #include "vm/executor/executor.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cassert>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -279,42 +283,145 @@ void Executor::SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t
   trap_.frames = frames_;
 }
 
+PcCounters& PcCounters::operator=(PcCounters&& other) noexcept {
+  if (this != &other) {
+    Release();
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+  }
+  return *this;
+}
+
+void PcCounters::Release() {
+  if (data_ != nullptr) {
+    if (mapped_bytes_ != 0) {
+      munmap(data_, mapped_bytes_);
+    } else {
+      std::free(data_);
+    }
+  }
+  data_ = nullptr;
+  size_ = 0;
+  mapped_bytes_ = 0;
+}
+
+void PcCounters::Reset(size_t n) {
+  Release();
+  if (n == 0) return;
+  const size_t bytes = n * sizeof(uint64_t);
+  // Large arrays come straight from the kernel (zero pages until written); malloc would hand
+  // back reused heap memory and clear all of it.
+  constexpr size_t kMapAbove = size_t{64} << 10;
+  if (bytes >= kMapAbove) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+      // A huge page would be cleared whole on the first count in it.
+      madvise(p, bytes, MADV_NOHUGEPAGE);
+      data_ = static_cast<uint64_t*>(p);
+      size_ = n;
+      mapped_bytes_ = bytes;
+      return;
+    }
+  }
+  data_ = static_cast<uint64_t*>(std::calloc(n, sizeof(uint64_t)));
+  if (data_ == nullptr) throw std::bad_alloc();
+  size_ = n;
+}
+
+void Executor::CountStart(uint32_t pc) {
+  // A resumption continues where the last slice paused: only the first start counts.
+  if (!row_counts_->started) {
+    row_counts_->started = true;
+    row_counts_->start_pc = pc;
+  }
+  row_counts_->stopped = false;
+}
+
+void Executor::CountStop(uint32_t pc) {
+  row_counts_->end_pc = pc;
+  row_counts_->stopped = true;
+}
+
 void Executor::CountRows(RowCounts* counts) {
   row_counts_ = counts;
   if (counts == nullptr) return;
-  counts->entries.assign(program_.code.size(), 0);
-  counts->stops.assign(program_.code.size(), 0);
-  counts->loop_ends.assign(program_.code.size(), 0);
+  counts->entries.Reset(program_.code.size());
+  counts->loop_ends.Reset(program_.code.size());
+  counts->started = false;
+  counts->stopped = false;
 }
 
 std::vector<uint64_t> RowCounts::Executions(const Program& program) const {
-  // Control leaves these rows only by a jump (counted in `entries` at the target); every other
-  // row falls through to the next pc. Keep in sync with Execute's uses of FF_ROW_TO and `pc =`.
-  auto falls_through = [](Opcode op) {
-    switch (op) {
-      case Opcode::kSplit:
-      case Opcode::kLoop:
-      case Opcode::kRepeat:
-      case Opcode::kJump:
-      case Opcode::kGosub:
-      case Opcode::kReturn:
-      case Opcode::kDynEnter:
-      case Opcode::kFinish:
-      case Opcode::kNoForest:
-        return false;
-      default:
-        return true;
-    }
-  };
-  const size_t n = std::min({program.code.size(), entries.size(), stops.size()});
+  const size_t n = std::min(program.code.size(), entries.size());
   std::vector<uint64_t> runs(n, 0);
   uint64_t carried = 0;  // executions of pc - 1 that fell through to pc
   for (size_t pc = 0; pc < n; ++pc) {
-    const uint64_t arrivals = entries[pc] + carried;
-    runs[pc] = arrivals - std::min(arrivals, stops[pc]);
-    carried = falls_through(program.code[pc].opcode) ? runs[pc] : 0;
+    const uint64_t arrivals = entries[pc] + carried + (started && pc == start_pc ? 1 : 0);
+    runs[pc] = arrivals - std::min<uint64_t>(arrivals, stopped && pc == end_pc ? 1 : 0);
+    carried = FallsThrough(program.code[pc].opcode) ? runs[pc] : 0;
   }
   return runs;
+}
+
+InstructionTally RowCounts::Tally(const Program& program) const {
+  RowTally built;
+  const bool have = !program.row_tally.segments.empty() || program.code.empty();
+  if (!have) built = BuildRowTally(program);  // a Program not made by the assembler
+  const RowTally& rt = have ? program.row_tally : built;
+  InstructionTally t;
+  t.count.assign(rt.mnemonics.size(), 0);
+  t.cycles.assign(rt.mnemonics.size(), 0);
+  if (entries.size() < program.code.size()) return t;
+  // Counts are added modulo 2^64, so a correction of -1 is an add of ~0.
+  auto add = [&t](uint32_t key, uint64_t count, uint64_t cycles, uint64_t times) {
+    if (key >= RowTally::kOpBase) {
+      t.op_rows[key - RowTally::kOpBase] += cycles * times;
+    } else if (key >= RowTally::kBlockBase) {
+      t.block_rows[key - RowTally::kBlockBase] += cycles * times;
+    } else {
+      t.count[key] += count * times;
+      t.cycles[key] += cycles * times;
+    }
+  };
+  // The rows from `from` to the end of its segment ran `times` more (or fewer) times.
+  auto add_suffix = [&](uint32_t from, uint32_t end, uint64_t times) {
+    for (uint32_t pc = from; pc < end; ++pc) {
+      ForEachRowKey(program, rt, pc, [&](uint32_t key, uint32_t count, uint32_t cycles) {
+        add(key, count, cycles, times);
+      });
+    }
+  };
+  constexpr uint64_t kMinusOne = ~uint64_t{0};
+  uint64_t carried = 0;
+  for (size_t s = 0; s < rt.segments.size(); ++s) {
+    const RowTally::Segment& seg = rt.segments[s];
+    uint64_t runs = entries[seg.head] + carried + (started && start_pc == seg.head ? 1 : 0);
+    if (stopped && end_pc == seg.head && runs > 0) --runs;
+    if (runs != 0) {
+      const uint32_t last = s + 1 < rt.segments.size() ? rt.segments[s + 1].first_entry
+                                                       : static_cast<uint32_t>(rt.entries.size());
+      for (uint32_t e = seg.first_entry; e < last; ++e) {
+        add(rt.entries[e].key, rt.entries[e].count, rt.entries[e].cycles, runs);
+      }
+    }
+    uint64_t last_runs = runs;  // of the segment's last row
+    if (started && start_pc > seg.head && start_pc < seg.end) {
+      add_suffix(start_pc, seg.end, 1);
+      ++last_runs;
+    }
+    if (stopped && end_pc > seg.head && end_pc < seg.end) {
+      add_suffix(end_pc, seg.end, kMinusOne);
+      --last_runs;
+    }
+    carried = seg.falls_through ? last_runs : 0;
+  }
+  for (uint32_t pc : rt.repeats) {
+    const uint64_t ends = loop_ends[pc];
+    t.op_rows[OpcodeIndex(Opcode::kRepeat)] -= ends;
+    t.op_rows[OpcodeIndex(Opcode::kEnd)] += ends;
+  }
+  return t;
 }
 
 Executor::State Executor::Run(uint64_t max_cycles) {
@@ -935,7 +1042,6 @@ void Executor::LogPrecompile(Felt* sp) {
 template <bool kCount>
 Executor::State Executor::Execute(uint64_t stop_clk) {
   const Instruction* const code = program_.code.data();
-  uint64_t* const entries = kCount ? row_counts_->entries.data() : nullptr;
   Felt* base = buffer_.data();
   Felt* sp = base + sp_;
   Felt* bot = base + bot_;
@@ -952,11 +1058,11 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
   const uint64_t limit = std::min(stop_clk, cap);
   State result = State::kPaused;
   // Counts an arrival at pc by a jump (RowCounts; compiled out of the uncounted loop).
-#define FF_COUNT_ARRIVAL()               \
-  do {                                   \
-    if constexpr (kCount) ++entries[pc]; \
+#define FF_COUNT_ARRIVAL()                  \
+  do {                                      \
+    if constexpr (kCount) CountArrival(pc); \
   } while (false)
-  FF_COUNT_ARRIVAL();  // resuming at pc
+  if constexpr (kCount) CountStart(pc);
 
 #define FF_S(i) sp[-(i)]
 #define FF_PUSH(v) (*++sp = (v))
@@ -1008,7 +1114,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
                            " is not aligned to a multiple of 4"));        \
     }                                                                     \
   } while (false)
-  // Makes the page of address `a` writable (memory->At), allocating it under the budget.
+    // Makes the page of address `a` writable (memory->At), allocating it under the budget.
 #define FF_WRITABLE(a)                                               \
   do {                                                               \
     if (!memory->Selected(a)) [[unlikely]] {                         \
@@ -1018,7 +1124,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       }                                                              \
     }                                                                \
   } while (false)
-  // Makes room for one more element in a call stack vector (frames_, returns_, contexts_).
+    // Makes room for one more element in a call stack vector (frames_, returns_, contexts_).
 #define FF_CALL_ROOM(v)                               \
   do {                                                \
     if ((v).size() == (v).capacity()) [[unlikely]] {  \
@@ -1031,7 +1137,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
     goto at_limit;                   \
   }                                  \
   continue
-  // Like FF_ROW, for rows that also jump.
+    // Like FF_ROW, for rows that also jump.
 #define FF_ROW_TO(target)            \
   row = pc;                          \
   pc = (target);                     \
@@ -1723,7 +1829,9 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_POP();
         FF_HEADROOM();
         // The last REPEAT row of a loop is the loop's END row in the trace.
-        if constexpr (kCount) row_counts_->loop_ends[pc] += c.value() == 0;
+        if constexpr (kCount) {
+          if (c.value() == 0) CountLoopEnd(pc);
+        }
         FF_ROW_TO(c.value() == 1 ? in.aux : pc + 1);
       }
 #define FF_NEW_CONTEXT(is_call)                                                               \
@@ -1828,7 +1936,13 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kEnterProc:
         FF_CALL_ROOM(frames_);
         frames_.push_back(in.aux);
-        if (observer_ != nullptr) observer_->OnEnter(in.aux, clk);
+        if (observer_ != nullptr) {
+          if (in.imm == kEnterResume) {
+            observer_->OnResume(in.aux, clk);
+          } else {
+            observer_->OnEnter(in.aux, clk);
+          }
+        }
         ++pc;
         continue;
       case Opcode::kLeaveProc:
@@ -1904,7 +2018,7 @@ trapped:
   result = State::kTrapped;
 
 done:
-  if constexpr (kCount) ++row_counts_->stops[pc];
+  if constexpr (kCount) CountStop(pc);
   base = buffer_.data();
   sp_ = static_cast<size_t>(sp - base);
   bot_ = static_cast<size_t>(bot - base);
