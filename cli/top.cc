@@ -154,7 +154,11 @@ CommandResult RunTop(const TopFlags& flags, bool by_given) {
     return absl::OkStatus();
   };
   TopSources sources;
-  // The batch summary (BatchClient::FetchBatchSummaryJson) plugs in as sources.batch_summary.
+  // No batch summary source yet: when BatchClient serves one, set
+  //   sources.batch_summary = [&](const std::string& id) -> absl::StatusOr<std::string> {
+  //     FLAMEFLEET_RETURN_IF_ERROR(connect());
+  //     return client->FetchBatchSummaryJson(id);  // NotFound/Unimplemented: folded fallback
+  //   };
   sources.batch_profile = [&](const std::string& id,
                               const std::string& job) -> absl::StatusOr<Profile> {
     FLAMEFLEET_RETURN_IF_ERROR(connect());
