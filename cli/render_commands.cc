@@ -245,6 +245,9 @@ absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg, const RenderArgs&
   if (arg != "-" && std::filesystem::is_directory(arg, ec)) {
     return LoadOutputDirectory(arg, read_options);
   }
+  if (absl::EndsWith(arg, ".json") && std::filesystem::exists(arg, ec)) {
+    return LoadSummarySide(arg);
+  }
   DiffInput in;
   in.kind = DiffInput::Kind::kProfile;
   in.label = arg;
@@ -264,6 +267,36 @@ absl::StatusOr<DiffInput> LoadDiffSide(const std::string& arg, const RenderArgs&
     return in;
   }
   return from_batch(arg, false);
+}
+
+// Writes the differential graph (or two-column folded stacks) of the two sides' aggregates.
+int WriteDiffGraph(RenderArgs* a, std::vector<DiffInput>& sides,
+                   const profile::OutputFormat& format) {
+  RenderOptions& o = a->options;
+  Profile& before = sides[0].aggregate;
+  Profile& after = sides[1].aggregate;
+  if (o.reverse) {
+    before = before.Reversed(0);
+    after = after.Reversed(0);
+    o.reverse = false;
+  }
+  const profile::ProfileDiff diff = profile::ProfileDiff::Compute(before, after);
+  int code = kExitOk;
+  if (format.format == profile::ProfileFormat::kFolded) {
+    std::ostringstream folded;
+    absl::Status st = profile::WriteFoldedDiff(diff, folded);
+    absl::StatusOr<std::string> bytes = folded.str();
+    if (st.ok() && format.gzip) bytes = profile::GzipCompress(*bytes);
+    if (st.ok()) st = bytes.status();
+    if (st.ok()) st = renderer::WriteBytesToFile(a->output, *bytes);
+    if (!st.ok()) {
+      std::cerr << "flamefleet: " << st.message() << "\n";
+      code = kExitError;
+    }
+  } else {
+    code = Emit(*a, [&](std::ostream& out) { return renderer::RenderDiffSvg(diff, o, out); });
+  }
+  return code;
 }
 
 int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
@@ -313,6 +346,21 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
     }
     sides.push_back(*std::move(side));
   }
+  if (absl::Status st = CheckComparable(sides[0], sides[1]); !st.ok()) {
+    std::cerr << "flamefleet: " << st.message() << "\n";
+    return kExitError;
+  }
+  // A summary file has no stacks: then only the tables, on stdout, and no graph.
+  const bool no_stacks =
+      sides[0].kind == DiffInput::Kind::kSummary || sides[1].kind == DiffInput::Kind::kSummary;
+  if (no_stacks && a->output != "-") {
+    std::cerr << "flamefleet: "
+              << (sides[0].kind == DiffInput::Kind::kSummary ? sides[0].label : sides[1].label)
+              << " is a summary without stacks, so there is no differential graph to write to "
+              << a->output
+              << "; drop -o for the tables, or compare fetched directories or folded files\n";
+    return kExitError;
+  }
   const SuiteDiff suite = CompareSuites(sides[0], sides[1]);
   // What each gate found over its threshold; judged before anything is written, so a misspelt
   // procedure fails at once.
@@ -326,7 +374,7 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
     over.push_back(*std::move(regressions));
   }
   // The tables go to stdout, unless the graph does.
-  std::ostream& table = a->output == "-" ? std::cerr : std::cout;
+  std::ostream& table = a->output == "-" && !no_stacks ? std::cerr : std::cout;
   if (flags.json) {
     nlohmann::json j = SuiteDiffJson(suite, flags.top);
     j["gates"] = nlohmann::json::array();
@@ -344,42 +392,30 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
                             {"fail_above_percent", gates[i].percent},
                             {"failed", !over[i].empty()},
                             {"over", rows}});
+      const std::string note = GateNote(suite, gates[i]);
+      if (!note.empty()) j["gates"].back()["note"] = note;
     }
     table << j.dump(2) << "\n";
   } else {
     PrintSuiteDiff(suite, flags.top, table);
   }
   table.flush();
+  for (const Gate& gate : gates) {
+    const std::string note = GateNote(suite, gate);
+    if (!note.empty()) std::cerr << "flamefleet: note: " << note << "\n";
+  }
 
-  Profile& before = sides[0].aggregate;
-  Profile& after = sides[1].aggregate;
-  if (o.reverse) {
-    before = before.Reversed(0);
-    after = after.Reversed(0);
-    o.reverse = false;
-  }
-  const profile::ProfileDiff diff = profile::ProfileDiff::Compute(before, after);
   int code = kExitOk;
-  if (format.format == profile::ProfileFormat::kFolded) {
-    std::ostringstream folded;
-    absl::Status st = profile::WriteFoldedDiff(diff, folded);
-    absl::StatusOr<std::string> bytes = folded.str();
-    if (st.ok() && format.gzip) bytes = profile::GzipCompress(*bytes);
-    if (st.ok()) st = bytes.status();
-    if (st.ok()) st = renderer::WriteBytesToFile(a->output, *bytes);
-    if (!st.ok()) {
-      std::cerr << "flamefleet: " << st.message() << "\n";
-      code = kExitError;
-    }
-  } else {
-    code = Emit(*a, [&](std::ostream& out) { return renderer::RenderDiffSvg(diff, o, out); });
-  }
+  if (!no_stacks) code = WriteDiffGraph(a, sides, format);
   if (code != kExitOk) return code;
   for (size_t i = 0; i < gates.size(); ++i) {
     if (over[i].empty()) continue;
     code = kExitRegression;
     if (gates[i].metric == Gate::Metric::kJobCycles) {
       std::cerr << "flamefleet: " << over[i].size() << " job(s) grew by more than "
+                << gates[i].percent << "%:";
+    } else if (gates[i].metric == Gate::Metric::kPhase) {
+      std::cerr << "flamefleet: " << gates[i].MetricName() << " (total cycles) grew by more than "
                 << gates[i].percent << "%:";
     } else {
       std::cerr << "flamefleet: " << gates[i].MetricName()
@@ -423,9 +459,8 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   diff_cmd->add_option("--lib", diff->libs, "library NAMESPACE=DIR for .masm inputs (repeatable)");
   diff_cmd
       ->add_option("inputs", diff->inputs,
-                   "BEFORE AFTER: each a folded file, a .masm program, a "
-                   "directory written "
-                   "by `flamefleet fetch`, or a batch id (batch:ID forces one)")
+                   "BEFORE AFTER: each a folded file, a .masm program, a summary .json, a "
+                   "directory written by `flamefleet fetch`, or a batch id (batch:ID forces one)")
       ->required()
       ->expected(2);
   AddCommonOptions(diff_cmd, diff.get());
@@ -443,7 +478,8 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
   diff_cmd
       ->add_option("--fail-above", diff_flags->fail_above,
                    "exit 3 if a metric grew by more than PCT percent: PCT or cycles=PCT (any job "
-                   "on both sides), proc:NAME=PCT (a procedure's inclusive cycles); repeatable")
+                   "on both sides), proc:NAME=PCT (a procedure's inclusive cycles), "
+                   "phase:NAME=PCT (a phase's total cycles; needs summaries); repeatable")
       ->allow_extra_args(false);
   diff_cmd->add_flag("--json", diff_flags->json, "print the tables as JSON");
   SetCommand(diff_cmd, exit_code, [diff, diff_cmd, diff_flags] {

@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/top.h"
 #include "common/status_macros.h"
 
@@ -71,6 +72,43 @@ void PrintRows(const std::vector<CycleDelta>& rows, size_t limit, absl::string_v
   }
 }
 
+// Splits two name -> value maps into rows on both sides (by delta descending), only in `after`
+// and only in `before` (by name).
+void Match(const std::map<std::string, uint64_t>& before,
+           const std::map<std::string, uint64_t>& after, std::vector<CycleDelta>* both,
+           std::vector<CycleDelta>* added, std::vector<CycleDelta>* removed) {
+  for (const auto& [name, cycles] : before) {
+    auto it = after.find(name);
+    if (it == after.end()) {
+      removed->push_back({name, cycles, 0});
+    } else {
+      both->push_back({name, cycles, it->second});
+    }
+  }
+  for (const auto& [name, cycles] : after) {
+    if (!before.contains(name)) added->push_back({name, 0, cycles});
+  }
+  std::sort(both->begin(), both->end(), GrewMore);
+}
+
+std::map<std::string, uint64_t> PhaseTotals(const std::vector<SummaryPhase>& phases) {
+  std::map<std::string, uint64_t> out;
+  for (const SummaryPhase& p : phases) out[p.name] = p.total;
+  return out;
+}
+
+// A side's jobs and their cycles from its summary.
+std::map<std::string, uint64_t> SummaryJobs(const Summary& s) {
+  std::map<std::string, uint64_t> out;
+  for (const SummaryJob& job : s.jobs) out[job.name] = job.tables.cycles;
+  return out;
+}
+
+bool WholeProfile(const DiffInput& in) {
+  return in.kind == DiffInput::Kind::kProfile ||
+         (in.kind == DiffInput::Kind::kSummary && in.summary->kind == Summary::Kind::kJob);
+}
+
 nlohmann::json RowJson(const CycleDelta& d) {
   nlohmann::json j = {
       {"name", d.name}, {"before", d.before}, {"after", d.after}, {"delta", d.delta()}};
@@ -106,6 +144,15 @@ absl::StatusOr<DiffInput> LoadOutputDirectory(const std::string& dir,
   }
   std::sort(files.begin(), files.end());
   const bool has_aggregate = fs::is_regular_file(root / "aggregate.folded", ec);
+  const fs::path summary = root / kBatchSummaryFileName;
+  if (fs::is_regular_file(summary, ec)) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(in.summary, ReadSummaryFile(summary.string()));
+    if (files.empty() && !has_aggregate) {
+      in.kind = DiffInput::Kind::kSummary;
+      in.jobs = SummaryJobs(*in.summary);
+      return in;
+    }
+  }
   if (files.empty() && !has_aggregate) {
     return absl::InvalidArgumentError(
         absl::StrCat(dir,
@@ -148,31 +195,67 @@ absl::StatusOr<DiffInput> LoadBatch(BatchClient& client, const std::string& batc
   return in;
 }
 
+absl::StatusOr<DiffInput> LoadSummarySide(const std::string& path) {
+  DiffInput in;
+  in.kind = DiffInput::Kind::kSummary;
+  in.label = path;
+  FLAMEFLEET_ASSIGN_OR_RETURN(in.summary, ReadSummaryFile(path));
+  in.jobs = SummaryJobs(*in.summary);
+  return in;
+}
+
+absl::Status CheckComparable(const DiffInput& before, const DiffInput& after) {
+  const bool stacks =
+      before.kind != DiffInput::Kind::kSummary && after.kind != DiffInput::Kind::kSummary;
+  if (stacks || (before.summary && after.summary)) return absl::OkStatus();
+  const DiffInput& bare = before.kind == DiffInput::Kind::kSummary ? before : after;
+  const DiffInput& other = &bare == &before ? after : before;
+  return absl::InvalidArgumentError(absl::StrCat(
+      bare.label, " is a summary without stacks, and ", other.label,
+      " has no summary: compare two summaries (summary .json files or fetched directories with a "
+      "summary.json) or two sides with stacks"));
+}
+
 SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
   SuiteDiff d;
-  d.before_total = before.aggregate.total();
-  d.after_total = after.aggregate.total();
+  // Summaries, not stacks, when a side has no stacks (CheckComparable: both have summaries).
+  const bool from_summaries =
+      before.kind == DiffInput::Kind::kSummary || after.kind == DiffInput::Kind::kSummary;
+  d.before_total = from_summaries ? before.summary->totals.cycles : before.aggregate.total();
+  d.after_total = from_summaries ? after.summary->totals.cycles : after.aggregate.total();
   std::map<std::string, uint64_t> before_jobs = before.jobs;
   std::map<std::string, uint64_t> after_jobs = after.jobs;
-  if (before.kind == DiffInput::Kind::kProfile || after.kind == DiffInput::Kind::kProfile) {
+  if (from_summaries) {
+    before_jobs = SummaryJobs(*before.summary);
+    after_jobs = SummaryJobs(*after.summary);
+  }
+  const bool whole = WholeProfile(before) || WholeProfile(after);
+  if (whole) {
     before_jobs = {{kWholeProfileJob, d.before_total}};
     after_jobs = {{kWholeProfileJob, d.after_total}};
   }
-  for (const auto& [name, cycles] : before_jobs) {
-    auto it = after_jobs.find(name);
-    if (it == after_jobs.end()) {
-      d.removed.push_back({name, cycles, 0});
-    } else {
-      d.jobs.push_back({name, cycles, it->second});
-    }
-  }
-  for (const auto& [name, cycles] : after_jobs) {
-    if (!before_jobs.contains(name)) d.added.push_back({name, 0, cycles});
-  }
-  std::sort(d.jobs.begin(), d.jobs.end(), GrewMore);
+  Match(before_jobs, after_jobs, &d.jobs, &d.added, &d.removed);
 
-  std::map<std::string, uint64_t> before_frames = SelfByName(before.aggregate);
-  std::map<std::string, uint64_t> after_frames = SelfByName(after.aggregate);
+  std::map<std::string, ProcedureCycles> before_procs;
+  std::map<std::string, ProcedureCycles> after_procs;
+  std::map<std::string, uint64_t> before_frames;
+  std::map<std::string, uint64_t> after_frames;
+  if (from_summaries) {
+    auto from_summary = [](const Summary& s, std::map<std::string, ProcedureCycles>* procs,
+                           std::map<std::string, uint64_t>* frames) {
+      for (ProcedureCycles& row : ProcedureTableFromSummary(s.totals).rows) {
+        if (row.self != 0) (*frames)[row.name] = row.self;
+        (*procs)[row.name] = std::move(row);
+      }
+    };
+    from_summary(*before.summary, &before_procs, &before_frames);
+    from_summary(*after.summary, &after_procs, &after_frames);
+  } else {
+    before_procs = ProceduresByName(before.aggregate);
+    after_procs = ProceduresByName(after.aggregate);
+    before_frames = SelfByName(before.aggregate);
+    after_frames = SelfByName(after.aggregate);
+  }
   for (const auto& [name, cycles] : before_frames) {
     auto it = after_frames.find(name);
     d.frames.push_back({name, cycles, it == after_frames.end() ? 0 : it->second});
@@ -182,8 +265,6 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
   }
   std::sort(d.frames.begin(), d.frames.end(), GrewMore);
 
-  std::map<std::string, ProcedureCycles> before_procs = ProceduresByName(before.aggregate);
-  std::map<std::string, ProcedureCycles> after_procs = ProceduresByName(after.aggregate);
   for (const auto& [name, b] : before_procs) {
     auto it = after_procs.find(name);
     const ProcedureCycles a = it == after_procs.end() ? ProcedureCycles{} : it->second;
@@ -202,11 +283,42 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
               if (x.self.delta() != y.self.delta()) return x.self.delta() > y.self.delta();
               return x.name < y.name;
             });
+
+  if (!before.summary || !after.summary) {
+    d.no_phases_reason = absl::StrCat(
+        !before.summary ? before.label : after.label,
+        " has no summary (a summary .json file, or a fetched directory with a summary.json)");
+    return d;
+  }
+  d.has_phases = true;
+  Match(PhaseTotals(before.summary->totals.phases), PhaseTotals(after.summary->totals.phases),
+        &d.phases, &d.phases_added, &d.phases_removed);
+  if (!whole) {
+    // Per job: jobs on both sides, phases on both sides of the job.
+    for (const SummaryJob& b : before.summary->jobs) {
+      const SummaryJob* a = after.summary->FindJob(b.name);
+      if (a == nullptr) continue;
+      const std::map<std::string, uint64_t> after_phases = PhaseTotals(a->tables.phases);
+      for (const SummaryPhase& p : b.tables.phases) {
+        auto it = after_phases.find(p.name);
+        if (it != after_phases.end()) d.job_phases[p.name].push_back({b.name, p.total, it->second});
+      }
+    }
+    for (auto& [name, rows] : d.job_phases) std::sort(rows.begin(), rows.end(), GrewMore);
+  }
   return d;
 }
 
 std::string Gate::MetricName() const {
-  return metric == Metric::kJobCycles ? "cycles" : absl::StrCat("proc:", procedure);
+  switch (metric) {
+    case Metric::kJobCycles:
+      return "cycles";
+    case Metric::kProcedure:
+      return absl::StrCat("proc:", procedure);
+    case Metric::kPhase:
+      break;
+  }
+  return absl::StrCat("phase:", phase);
 }
 
 absl::StatusOr<Gate> ParseGate(absl::string_view spec) {
@@ -219,8 +331,9 @@ absl::StatusOr<Gate> ParseGate(absl::string_view spec) {
     number = spec.substr(eq + 1);
   }
   if (!absl::SimpleAtod(number, &gate.percent) || !std::isfinite(gate.percent)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--fail-above \"", spec, "\": expected PCT, cycles=PCT or proc:NAME=PCT (a number)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--fail-above \"", spec,
+                     "\": expected PCT, cycles=PCT, proc:NAME=PCT or phase:NAME=PCT (a number)"));
   }
   if (metric == "cycles") return gate;
   if (absl::StartsWith(metric, "proc:") && metric.size() > 5) {
@@ -228,14 +341,76 @@ absl::StatusOr<Gate> ParseGate(absl::string_view spec) {
     gate.procedure = std::string(metric.substr(5));
     return gate;
   }
+  if (absl::StartsWith(metric, "phase:") && metric.size() > 6) {
+    gate.metric = Gate::Metric::kPhase;
+    gate.phase = std::string(metric.substr(6));
+    return gate;
+  }
   return absl::InvalidArgumentError(absl::StrCat("--fail-above \"", spec, "\": unknown metric \"",
                                                  metric,
                                                  "\"; known: cycles (per job), proc:NAME (a "
-                                                 "procedure's inclusive cycles)"));
+                                                 "procedure's inclusive cycles), phase:NAME (a "
+                                                 "phase's total cycles)"));
+}
+
+namespace {
+
+bool Above(const CycleDelta& d, double percent) { return d.delta() > 0 && d.percent() > percent; }
+
+bool Named(const std::vector<CycleDelta>& rows, const std::string& name) {
+  return std::any_of(rows.begin(), rows.end(), [&](const CycleDelta& d) { return d.name == name; });
+}
+
+absl::StatusOr<std::vector<CycleDelta>> PhaseRegressions(const SuiteDiff& diff, const Gate& gate) {
+  if (!diff.has_phases) {
+    return absl::FailedPreconditionError(absl::StrCat("--fail-above phase:", gate.phase,
+                                                      ": phase gates need a summary on both "
+                                                      "sides; ",
+                                                      diff.no_phases_reason));
+  }
+  std::vector<CycleDelta> out;
+  for (const CycleDelta& p : diff.phases) {
+    if (p.name != gate.phase) continue;
+    if (Above(p, gate.percent)) out.push_back(p);
+    auto it = diff.job_phases.find(p.name);
+    if (it != diff.job_phases.end()) {
+      for (const CycleDelta& job : it->second) {
+        if (Above(job, gate.percent)) {
+          out.push_back({absl::StrCat(p.name, " in ", job.name), job.before, job.after});
+        }
+      }
+    }
+    return out;
+  }
+  if (Named(diff.phases_added, gate.phase) || Named(diff.phases_removed, gate.phase)) return out;
+  std::vector<std::string> known;
+  for (const auto* list : {&diff.phases, &diff.phases_added, &diff.phases_removed}) {
+    for (const CycleDelta& p : *list) known.push_back(p.name);
+  }
+  std::sort(known.begin(), known.end());
+  return absl::NotFoundError(absl::StrCat(
+      "--fail-above phase:", gate.phase, ": no phase \"", gate.phase, "\" in either summary (",
+      known.empty() ? std::string("they have no phases")
+                    : absl::StrCat("phases: ", absl::StrJoin(known, ", ")),
+      ")"));
+}
+
+}  // namespace
+
+std::string GateNote(const SuiteDiff& diff, const Gate& gate) {
+  if (gate.metric != Gate::Metric::kPhase) return "";
+  if (Named(diff.phases_added, gate.phase)) {
+    return absl::StrCat("phase:", gate.phase, " is only in AFTER (added): not gated");
+  }
+  if (Named(diff.phases_removed, gate.phase)) {
+    return absl::StrCat("phase:", gate.phase, " is only in BEFORE (removed): not gated");
+  }
+  return "";
 }
 
 absl::StatusOr<std::vector<CycleDelta>> GateRegressions(const SuiteDiff& diff, const Gate& gate) {
   if (gate.metric == Gate::Metric::kJobCycles) return JobsAbove(diff, gate.percent);
+  if (gate.metric == Gate::Metric::kPhase) return PhaseRegressions(diff, gate);
   for (const ProcedureDelta& p : diff.procedures) {
     if (p.name != gate.procedure) continue;
     if (p.inclusive.delta() > 0 && p.inclusive.percent() > gate.percent) {
@@ -287,6 +462,19 @@ void PrintSuiteDiff(const SuiteDiff& diff, size_t top, std::ostream& out) {
         << std::min(top, frames.size()) << "):\n";
     PrintRows(frames, top, "frame", out);
   }
+  if (diff.has_phases && !diff.phases.empty()) {
+    out << "phases (total cycles over the jobs; top " << std::min(top, diff.phases.size())
+        << " by delta):\n";
+    PrintRows(diff.phases, top, "phase", out);
+  }
+  if (!diff.phases_added.empty()) {
+    out << "added phases (only in AFTER; not gated by --fail-above):\n";
+    PrintRows(diff.phases_added, diff.phases_added.size(), "phase", out);
+  }
+  if (!diff.phases_removed.empty()) {
+    out << "removed phases (only in BEFORE; not gated by --fail-above):\n";
+    PrintRows(diff.phases_removed, diff.phases_removed.size(), "phase", out);
+  }
   out << "total:\n";
   PrintRows({{"all jobs", diff.before_total, diff.after_total}}, 1, "aggregate", out);
 }
@@ -316,6 +504,15 @@ nlohmann::json SuiteDiffJson(const SuiteDiff& diff, size_t top) {
     inclusive.erase("name");
     j["procedures"].push_back({{"name", p.name}, {"self", self}, {"inclusive", inclusive}});
   }
+  j["phases"] = nlohmann::json::array();
+  for (const CycleDelta& p : diff.phases) {
+    nlohmann::json row = RowJson(p);
+    auto it = diff.job_phases.find(p.name);
+    if (it != diff.job_phases.end()) row["jobs"] = rows(it->second, it->second.size());
+    j["phases"].push_back(std::move(row));
+  }
+  j["phases_added"] = rows(diff.phases_added, diff.phases_added.size());
+  j["phases_removed"] = rows(diff.phases_removed, diff.phases_removed.size());
   return j;
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "cli/client_commands.h"
 #include "cli/command.h"
 #include "cli/suite_diff.h"
+#include "cli/summary_file.h"
 #include "common/status_macros.h"
 #include "profile/folded.h"
 
@@ -35,72 +37,197 @@ double Percent(uint64_t part, uint64_t total) {
 struct TopFlags {
   std::string input;
   std::string by = "self";
+  bool by_instruction = false;
+  bool by_operation = false;
+  bool phases = false;
   size_t limit = 20;
   bool json = false;
   std::string job;
   CoordinatorFlags coordinator;
 };
 
-// Loads the profile `top` shows: a job's or the aggregate of a batch or fetched directory, or a
-// folded file ("-" = stdin).
-absl::StatusOr<Profile> LoadTopProfile(const TopFlags& flags) {
-  const std::string& input = flags.input;
-  if (absl::StartsWith(input, "batch:")) {
-    const std::string id = input.substr(6);
-    FLAMEFLEET_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
-                                ConnectToCoordinator(flags.coordinator));
-    BatchClient client(channel);
-    absl::StatusOr<Profile> p = client.FetchProfile(id, flags.job);
-    if (!p.ok()) {
-      return absl::Status(p.status().code(), absl::StrCat(input, " on ", flags.coordinator.address,
-                                                          ": ", p.status().message()));
-    }
-    return p;
-  }
-  std::error_code ec;
-  if (input != "-" && fs::is_directory(input, ec)) {
-    if (!flags.job.empty()) {
-      const fs::path file = fs::path(input) / "jobs" / (flags.job + ".folded");
-      if (!fs::is_regular_file(file, ec)) {
-        return absl::NotFoundError(
-            absl::StrCat(input, ": no job \"", flags.job, "\" (no ", file.string(), ")"));
-      }
-      Profile p;
-      profile::FoldedReader reader(&p);
-      FLAMEFLEET_RETURN_IF_ERROR(reader.ReadFile(file.string()));
-      return p;
-    }
-    FLAMEFLEET_ASSIGN_OR_RETURN(DiffInput dir, LoadOutputDirectory(input, {}));
-    return std::move(dir.aggregate);
-  }
-  if (!flags.job.empty()) {
-    return UsageError(absl::StrCat("--job needs a fetched directory or batch:ID; ", input,
-                                   " is a single profile"));
-  }
+absl::StatusOr<Profile> ReadFolded(const std::string& path) {
   Profile p;
   profile::FoldedReader reader(&p);
-  if (input == "-") {
+  if (path == "-") {
     FLAMEFLEET_RETURN_IF_ERROR(reader.ReadStream(std::cin, "<stdin>"));
   } else {
-    FLAMEFLEET_RETURN_IF_ERROR(reader.ReadFile(input));
+    FLAMEFLEET_RETURN_IF_ERROR(reader.ReadFile(path));
   }
   return p;
 }
 
-CommandResult RunTop(const TopFlags& flags) {
-  absl::StatusOr<TopOrder> order = ParseTopOrder(flags.by, flags.input);
+// Picks the tables of `job` ("" = the totals) out of `in.summary`. Returns false if the summary
+// does not list the job at all (the caller may look elsewhere).
+absl::StatusOr<bool> ChooseTables(const std::string& job, TopInput* in) {
+  const Summary& s = *in->summary;
+  if (job.empty()) {
+    in->tables = s.totals;
+    return true;
+  }
+  if (const SummaryJob* j = s.FindJob(job)) {
+    in->tables = j->tables;
+    return true;
+  }
+  for (const JobWithoutSummary& w : s.without_summary) {
+    if (w.name != job) continue;
+    return absl::FailedPreconditionError(
+        absl::StrCat(s.source, ": job \"", job, "\" has no summary (state ", w.state,
+                     w.error.empty() ? "" : absl::StrCat(": ", w.error), ")"));
+  }
+  return false;
+}
+
+// The table `top` prints.
+enum class TopMode { kProcedures, kInstructions, kOperations, kPhases };
+
+absl::Status NeedsSummary(absl::string_view flag, absl::string_view what, absl::string_view input) {
+  return UsageError(absl::StrCat(
+      flag, ": ", input, " has no ", what,
+      " (folded stacks and cycle profiles carry cycles only); they come with a summary.json: "
+      "`flamefleet profile PROG --summary out.json`, or DIR/summary.json written by `fetch`"));
+}
+
+// Notes about the summary's coverage, for a terminal reader (stderr).
+void PrintSummaryNotes(const TopInput& in, const std::string& job) {
+  const Summary& s = *in.summary;
+  for (const SummaryJob& j : s.jobs) {
+    if (j.status != "error" || (!job.empty() && j.name != job)) continue;
+    std::cerr << "flamefleet: note: job " << j.name
+              << " ended with an error; its numbers are those up to the trap: " << j.error << "\n";
+  }
+  if (job.empty() && !s.without_summary.empty()) {
+    std::cerr << "flamefleet: note: " << s.without_summary.size()
+              << " job(s) of the batch have no summary and are not counted:";
+    for (const JobWithoutSummary& w : s.without_summary) {
+      std::cerr << " " << w.name << " (" << w.state << ")";
+    }
+    std::cerr << "\n";
+  }
+}
+
+nlohmann::json SummaryInfoJson(const Summary& s) {
+  nlohmann::json j = {{"kind", s.kind == Summary::Kind::kBatch ? "batch" : "job"},
+                      {"state", s.state},
+                      {"jobs", s.jobs.size()}};
+  if (s.kind == Summary::Kind::kBatch) j["batch"] = s.batch;
+  j["without_summary"] = nlohmann::json::array();
+  for (const JobWithoutSummary& w : s.without_summary) {
+    j["without_summary"].push_back(
+        {{"job", w.name},
+         {"state", w.state},
+         {"error", w.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(w.error)}});
+  }
+  return j;
+}
+
+CommandResult RunTop(const TopFlags& flags, bool by_given) {
+  absl::StatusOr<TopOrder> order = ParseTopOrder(flags.by);
   if (!order.ok()) return UsageError(order.status());
-  FLAMEFLEET_ASSIGN_OR_RETURN(Profile p, LoadTopProfile(flags));
-  ProcedureTable table = ComputeProcedureTable(p);
-  SortProcedures(*order, &table.rows);
+  if (flags.by_instruction + flags.by_operation + flags.phases > 1) {
+    return UsageError("give one of --by-instruction, --by-operation and --phases");
+  }
+  TopMode mode = TopMode::kProcedures;
+  if (flags.by_instruction) mode = TopMode::kInstructions;
+  if (flags.by_operation) mode = TopMode::kOperations;
+  if (flags.phases) mode = TopMode::kPhases;
+  if (mode != TopMode::kProcedures && by_given) {
+    return UsageError(
+        "--by sorts the procedure table; --by-instruction and --by-operation sort by cycles, "
+        "--phases by total cycles");
+  }
+  if (!absl::StartsWith(flags.input, "batch:") && mode == TopMode::kProcedures &&
+      *order == TopOrder::kCalls && !absl::EndsWith(flags.input, ".json")) {
+    std::error_code ec;
+    if (flags.input == "-" || !fs::is_directory(flags.input, ec)) {
+      // A folded file: refuse before reading it.
+      return UsageError(CheckTopOrder(*order, ProcedureTable{}, flags.input));
+    }
+  }
+  // The coordinator is reached only for batch:ID, and only once.
+  std::shared_ptr<BatchClient> client;
+  auto connect = [&]() -> absl::Status {
+    if (client != nullptr) return absl::OkStatus();
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                                ConnectToCoordinator(flags.coordinator));
+    client = std::make_shared<BatchClient>(channel);
+    return absl::OkStatus();
+  };
+  TopSources sources;
+  // No batch summary source yet: when BatchClient serves one, set
+  //   sources.batch_summary = [&](const std::string& id) -> absl::StatusOr<std::string> {
+  //     FLAMEFLEET_RETURN_IF_ERROR(connect());
+  //     return client->FetchBatchSummaryJson(id);  // NotFound/Unimplemented: folded fallback
+  //   };
+  sources.batch_profile = [&](const std::string& id,
+                              const std::string& job) -> absl::StatusOr<Profile> {
+    FLAMEFLEET_RETURN_IF_ERROR(connect());
+    absl::StatusOr<Profile> p = client->FetchProfile(id, job);
+    if (!p.ok()) {
+      return absl::Status(p.status().code(),
+                          absl::StrCat("batch:", id, " on ", flags.coordinator.address, ": ",
+                                       p.status().message()));
+    }
+    return p;
+  };
+  FLAMEFLEET_ASSIGN_OR_RETURN(TopInput in, LoadTopInput(flags.input, flags.job, sources));
+  const bool batch = in.summary && in.summary->kind == Summary::Kind::kBatch;
+  nlohmann::json j;
+  switch (mode) {
+    case TopMode::kProcedures: {
+      ProcedureTable table =
+          in.tables ? ProcedureTableFromSummary(*in.tables) : ComputeProcedureTable(in.profile);
+      absl::Status fits = CheckTopOrder(*order, table, flags.input);
+      if (!fits.ok()) return UsageError(fits);
+      SortProcedures(*order, &table.rows);
+      if (flags.json) {
+        j = TopJson(table, flags.limit);
+        j["by"] = flags.by;
+      } else {
+        PrintTop(table, flags.limit, std::cout);
+      }
+      break;
+    }
+    case TopMode::kInstructions:
+    case TopMode::kOperations: {
+      const bool ins = mode == TopMode::kInstructions;
+      const char* flag = ins ? "--by-instruction" : "--by-operation";
+      const char* what = ins ? "instruction" : "operation";
+      if (!in.tables) {
+        return NeedsSummary(flag, ins ? "instruction counts" : "operation counts", flags.input);
+      }
+      std::vector<SummaryCounted> rows = ins ? in.tables->instructions : in.tables->operations;
+      SortCounted(&rows);
+      if (flags.json) {
+        j = CountedTopJson(rows, in.tables->cycles, what, flags.limit);
+      } else {
+        PrintCountedTop(rows, in.tables->cycles, what, flags.limit, std::cout);
+      }
+      break;
+    }
+    case TopMode::kPhases: {
+      if (!in.tables) return NeedsSummary("--phases", "phases", flags.input);
+      std::vector<SummaryPhase> rows = in.tables->phases;
+      SortPhases(&rows);
+      // One job of a batch summary has no per-phase job count.
+      const bool per_batch = batch && flags.job.empty();
+      if (flags.json) {
+        j = PhasesJson(rows, in.tables->cycles, per_batch, flags.limit);
+      } else {
+        PrintPhases(rows, in.tables->cycles, per_batch, flags.limit, std::cout);
+      }
+      break;
+    }
+  }
   if (flags.json) {
-    nlohmann::json j = TopJson(table, flags.limit);
+    static constexpr const char* kTables[] = {"procedures", "instructions", "operations", "phases"};
+    j["table"] = kTables[static_cast<int>(mode)];
     j["input"] = flags.input;
     if (!flags.job.empty()) j["job"] = flags.job;
-    j["by"] = flags.by;
+    if (in.summary) j["summary"] = SummaryInfoJson(*in.summary);
     std::cout << j.dump(2) << "\n";
-  } else {
-    PrintTop(table, flags.limit, std::cout);
+  } else if (in.summary) {
+    PrintSummaryNotes(in, flags.job);
   }
   return absl::OkStatus();
 }
@@ -180,23 +307,46 @@ std::map<std::string, ProcedureCycles> ProceduresByName(const Profile& p) {
   return out;
 }
 
-absl::StatusOr<TopOrder> ParseTopOrder(absl::string_view by, absl::string_view input) {
+ProcedureTable ProcedureTableFromSummary(const SummaryTables& tables) {
+  ProcedureTable table;
+  table.total = tables.cycles;
+  table.has_calls = true;
+  for (const SummaryProcedure& p : tables.procedures) {
+    table.rows.push_back({p.name, p.self, p.inclusive, p.calls});
+  }
+  std::sort(table.rows.begin(), table.rows.end(),
+            [](const ProcedureCycles& a, const ProcedureCycles& b) { return a.name < b.name; });
+  return table;
+}
+
+absl::StatusOr<TopOrder> ParseTopOrder(absl::string_view by) {
   if (by == "self") return TopOrder::kSelf;
   if (by == "inclusive") return TopOrder::kInclusive;
-  if (by == "calls") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--by calls: ", input,
-        " has no call counts (folded stacks and cycle profiles carry cycles only); call counts "
-        "come with a job's summary.json, which `top` cannot read yet (#16)"));
-  }
+  if (by == "calls") return TopOrder::kCalls;
   return absl::InvalidArgumentError(
       absl::StrCat("--by: expected self, inclusive or calls, got \"", by, "\""));
 }
 
+absl::Status CheckTopOrder(TopOrder order, const ProcedureTable& table, absl::string_view input) {
+  if (order != TopOrder::kCalls || table.has_calls) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--by calls: ", input,
+      " has no call counts (folded stacks and cycle profiles carry cycles only); call counts "
+      "come with a summary.json: `flamefleet profile PROG --summary out.json`, or "
+      "DIR/summary.json written by `fetch`"));
+}
+
 void SortProcedures(TopOrder order, std::vector<ProcedureCycles>* rows) {
   auto key = [order](const ProcedureCycles& r) {
-    return order == TopOrder::kSelf ? std::make_pair(r.self, r.inclusive)
-                                    : std::make_pair(r.inclusive, r.self);
+    switch (order) {
+      case TopOrder::kSelf:
+        return std::make_tuple(r.self, r.inclusive, uint64_t{0});
+      case TopOrder::kInclusive:
+        return std::make_tuple(r.inclusive, r.self, uint64_t{0});
+      case TopOrder::kCalls:
+        break;
+    }
+    return std::make_tuple(r.calls, r.inclusive, r.self);
   };
   std::sort(rows->begin(), rows->end(), [&](const ProcedureCycles& a, const ProcedureCycles& b) {
     if (key(a) != key(b)) return key(a) > key(b);
@@ -208,15 +358,22 @@ void PrintTop(const ProcedureTable& table, size_t limit, std::ostream& out) {
   const size_t shown = std::min(limit, table.rows.size());
   out << "Showing " << shown << " of " << table.rows.size() << " procedures, " << table.total
       << " cycles total\n";
-  out << absl::StrFormat("%14s %7s %7s %14s %7s  %s\n", "self", "self%", "sum%", "inclusive",
-                         "incl%", "procedure");
+  if (table.has_calls) {
+    out << absl::StrFormat("%14s %7s %7s %14s %7s %12s  %s\n", "self", "self%", "sum%", "inclusive",
+                           "incl%", "calls", "procedure");
+  } else {
+    out << absl::StrFormat("%14s %7s %7s %14s %7s  %s\n", "self", "self%", "sum%", "inclusive",
+                           "incl%", "procedure");
+  }
   double sum = 0;
   for (size_t i = 0; i < shown; ++i) {
     const ProcedureCycles& r = table.rows[i];
     sum += Percent(r.self, table.total);
-    out << absl::StrFormat("%14d %6.2f%% %6.2f%% %14d %6.2f%%  %s\n", r.self,
+    out << absl::StrFormat("%14d %6.2f%% %6.2f%% %14d %6.2f%%", r.self,
                            Percent(r.self, table.total), sum, r.inclusive,
-                           Percent(r.inclusive, table.total), r.name);
+                           Percent(r.inclusive, table.total));
+    if (table.has_calls) out << absl::StrFormat(" %12d", r.calls);
+    out << "  " << r.name << "\n";
   }
 }
 
@@ -228,34 +385,203 @@ nlohmann::json TopJson(const ProcedureTable& table, size_t limit) {
   for (size_t i = 0; i < shown; ++i) {
     const ProcedureCycles& r = table.rows[i];
     sum += Percent(r.self, table.total);
-    j["rows"].push_back({{"name", r.name},
-                         {"self", r.self},
-                         {"self_percent", Percent(r.self, table.total)},
-                         {"cumulative_percent", sum},
-                         {"inclusive", r.inclusive},
-                         {"inclusive_percent", Percent(r.inclusive, table.total)}});
+    nlohmann::json row = {{"name", r.name},
+                          {"self", r.self},
+                          {"self_percent", Percent(r.self, table.total)},
+                          {"cumulative_percent", sum},
+                          {"inclusive", r.inclusive},
+                          {"inclusive_percent", Percent(r.inclusive, table.total)}};
+    if (table.has_calls) row["calls"] = r.calls;
+    j["rows"].push_back(std::move(row));
   }
   return j;
+}
+
+void SortCounted(std::vector<SummaryCounted>* rows) {
+  std::sort(rows->begin(), rows->end(), [](const SummaryCounted& a, const SummaryCounted& b) {
+    if (a.cycles != b.cycles) return a.cycles > b.cycles;
+    if (a.count != b.count) return a.count > b.count;
+    return a.name < b.name;
+  });
+}
+
+void PrintCountedTop(const std::vector<SummaryCounted>& rows, uint64_t total,
+                     absl::string_view what, size_t limit, std::ostream& out) {
+  const size_t shown = std::min(limit, rows.size());
+  out << "Showing " << shown << " of " << rows.size() << " " << what << "s, " << total
+      << " cycles total\n";
+  out << absl::StrFormat("%14s %7s %7s %14s  %s\n", "cycles", "cycles%", "sum%", "count", what);
+  double sum = 0;
+  for (size_t i = 0; i < shown; ++i) {
+    const SummaryCounted& r = rows[i];
+    sum += Percent(r.cycles, total);
+    out << absl::StrFormat("%14d %6.2f%% %6.2f%% %14d  %s\n", r.cycles, Percent(r.cycles, total),
+                           sum, r.count, r.name);
+  }
+}
+
+nlohmann::json CountedTopJson(const std::vector<SummaryCounted>& rows, uint64_t total,
+                              absl::string_view what, size_t limit) {
+  const size_t shown = std::min(limit, rows.size());
+  nlohmann::json j = {{"total", total}, {absl::StrCat(what, "s"), rows.size()}, {"shown", shown}};
+  j["rows"] = nlohmann::json::array();
+  double sum = 0;
+  for (size_t i = 0; i < shown; ++i) {
+    const SummaryCounted& r = rows[i];
+    sum += Percent(r.cycles, total);
+    j["rows"].push_back({{"name", r.name},
+                         {"count", r.count},
+                         {"cycles", r.cycles},
+                         {"percent", Percent(r.cycles, total)},
+                         {"cumulative_percent", sum}});
+  }
+  return j;
+}
+
+void SortPhases(std::vector<SummaryPhase>* rows) {
+  std::sort(rows->begin(), rows->end(), [](const SummaryPhase& a, const SummaryPhase& b) {
+    if (a.total != b.total) return a.total > b.total;
+    return a.name < b.name;
+  });
+}
+
+namespace {
+double Mean(const SummaryPhase& p) {
+  return p.count == 0 ? 0.0 : static_cast<double>(p.total) / static_cast<double>(p.count);
+}
+}  // namespace
+
+void PrintPhases(const std::vector<SummaryPhase>& phases, uint64_t total, bool batch, size_t limit,
+                 std::ostream& out) {
+  const size_t shown = std::min(limit, phases.size());
+  out << "Showing " << shown << " of " << phases.size() << " phases, " << total
+      << " cycles total\n";
+  out << absl::StrFormat("%10s %14s %7s %12s %12s %14s", "count", "total", "total%", "min", "max",
+                         "mean");
+  if (batch) out << absl::StrFormat(" %8s", "jobs");
+  out << "  phase\n";
+  bool any_open = false;
+  for (size_t i = 0; i < shown; ++i) {
+    const SummaryPhase& p = phases[i];
+    out << absl::StrFormat("%10d %14d %6.2f%% %12d %12d %14.1f", p.count, p.total,
+                           Percent(p.total, total), p.min, p.max, Mean(p));
+    if (batch) out << absl::StrFormat(" %8d", p.jobs);
+    out << "  " << p.name << (p.open ? " [open]" : "") << "\n";
+    any_open = any_open || p.open;
+  }
+  if (any_open) {
+    out << "[open]: a span was still open when the program ended; it is closed at the last "
+           "cycle\n";
+  }
+}
+
+nlohmann::json PhasesJson(const std::vector<SummaryPhase>& phases, uint64_t total, bool batch,
+                          size_t limit) {
+  const size_t shown = std::min(limit, phases.size());
+  nlohmann::json j = {{"total", total}, {"phases", phases.size()}, {"shown", shown}};
+  j["rows"] = nlohmann::json::array();
+  for (size_t i = 0; i < shown; ++i) {
+    const SummaryPhase& p = phases[i];
+    nlohmann::json row = {{"name", p.name},   {"count", p.count},
+                          {"total", p.total}, {"percent", Percent(p.total, total)},
+                          {"min", p.min},     {"max", p.max},
+                          {"mean", Mean(p)},  {"open", p.open}};
+    if (batch) row["jobs"] = p.jobs;
+    j["rows"].push_back(std::move(row));
+  }
+  return j;
+}
+
+absl::StatusOr<TopInput> LoadTopInput(const std::string& input, const std::string& job,
+                                      const TopSources& sources) {
+  TopInput in;
+  in.label = input;
+  if (absl::StartsWith(input, "batch:")) {
+    const std::string id = input.substr(6);
+    if (sources.batch_summary) {
+      absl::StatusOr<std::string> text = sources.batch_summary(id);
+      if (text.ok()) {
+        FLAMEFLEET_ASSIGN_OR_RETURN(in.summary,
+                                    ParseSummary(*text, absl::StrCat(input, " summary")));
+        FLAMEFLEET_ASSIGN_OR_RETURN(bool found, ChooseTables(job, &in));
+        if (found) return in;
+        in.summary.reset();
+        in.tables.reset();
+      } else if (!absl::IsNotFound(text.status()) && !absl::IsUnimplemented(text.status())) {
+        return text.status();
+      }
+    }
+    if (!sources.batch_profile) {
+      return absl::UnimplementedError(absl::StrCat(input, ": no coordinator to ask"));
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(in.profile, sources.batch_profile(id, job));
+    return in;
+  }
+  std::error_code ec;
+  if (input != "-" && fs::is_directory(input, ec)) {
+    const fs::path summary = fs::path(input) / kBatchSummaryFileName;
+    if (fs::is_regular_file(summary, ec)) {
+      FLAMEFLEET_ASSIGN_OR_RETURN(in.summary, ReadSummaryFile(summary.string()));
+      FLAMEFLEET_ASSIGN_OR_RETURN(bool found, ChooseTables(job, &in));
+      if (found) return in;
+      in.summary.reset();
+      in.tables.reset();
+    }
+    if (!job.empty()) {
+      const fs::path file = fs::path(input) / "jobs" / (job + ".folded");
+      if (!fs::is_regular_file(file, ec)) {
+        return absl::NotFoundError(
+            absl::StrCat(input, ": no job \"", job, "\" (no ", file.string(), ")"));
+      }
+      FLAMEFLEET_ASSIGN_OR_RETURN(in.profile, ReadFolded(file.string()));
+      return in;
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(DiffInput dir, LoadOutputDirectory(input, {}));
+    in.profile = std::move(dir.aggregate);
+    return in;
+  }
+  if (absl::EndsWith(input, ".json")) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(in.summary, ReadSummaryFile(input));
+    FLAMEFLEET_ASSIGN_OR_RETURN(bool found, ChooseTables(job, &in));
+    if (!found) {
+      return absl::NotFoundError(absl::StrCat(input, ": no job \"", job, "\" in the summary"));
+    }
+    return in;
+  }
+  if (!job.empty()) {
+    return UsageError(absl::StrCat("--job needs a fetched directory, a batch summary or batch:ID; ",
+                                   input, " is a single profile"));
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(in.profile, ReadFolded(input));
+  return in;
 }
 
 void AddTopCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<TopFlags>();
   CLI::App* cmd = app.add_subcommand(
       "top",
-      "Print a profile's most expensive procedures as a table like pprof -top (--json: JSON)");
+      "Print the most expensive procedures, instructions or phases of a profile or summary as a "
+      "table like pprof -top (--json: JSON)");
   cmd->add_option("input", flags->input,
-                  "a folded file (- = stdin), a directory written by `flamefleet fetch`, or "
-                  "batch:ID on the coordinator")
+                  "a folded file (- = stdin), a summary .json (`profile --summary`, a batch's "
+                  "summary.json), a directory written by `flamefleet fetch` (its summary.json if "
+                  "present), or batch:ID on the coordinator")
       ->required();
-  cmd->add_option("--by", flags->by,
-                  "sort by self (default) or inclusive cycles (calls needs call counts, which "
-                  "only a summary.json will carry)");
+  CLI::Option* by = cmd->add_option(
+      "--by", flags->by,
+      "sort procedures by self (default) or inclusive cycles, or by calls (needs a summary)");
+  cmd->add_flag("--by-instruction", flags->by_instruction,
+                "the MASM instructions table instead (needs a summary)");
+  cmd->add_flag("--by-operation", flags->by_operation,
+                "the VM operations table instead (needs a summary)");
+  cmd->add_flag("--phases", flags->phases,
+                "the phases table instead: count, total, min, max, mean (needs a summary)");
   cmd->add_option("--limit", flags->limit, "rows to show (default 20)");
   cmd->add_flag("--json", flags->json, "print the table as JSON");
   cmd->add_option("--job", flags->job,
-                  "one job of a fetched directory or batch instead of the aggregate");
+                  "one job of a fetched directory, batch summary or batch instead of all");
   AddCoordinatorFlags(cmd, &flags->coordinator);
-  SetCommand(cmd, exit_code, [flags] { return RunTop(*flags); });
+  SetCommand(cmd, exit_code, [flags, by] { return RunTop(*flags, by->count() != 0); });
 }
 
 }  // namespace flamefleet::cli

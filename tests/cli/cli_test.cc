@@ -572,9 +572,14 @@ TEST_F(CliTest, ParsesGatesPerMetric) {
   EXPECT_EQ(proc.metric, Gate::Metric::kProcedure);
   EXPECT_EQ(proc.procedure, "std::mem::copy");
   EXPECT_EQ(proc.percent, 10);
-  EXPECT_THAT(ParseGate("phase:epilogue=5"),
+  ASSERT_OK_AND_ASSIGN(Gate phase, ParseGate("phase:epilogue=5"));
+  EXPECT_EQ(phase.metric, Gate::Metric::kPhase);
+  EXPECT_EQ(phase.phase, "epilogue");
+  EXPECT_EQ(phase.MetricName(), "phase:epilogue");
+  EXPECT_THAT(ParseGate("mem:heap=5"),
               testutil::StatusIs(absl::StatusCode::kInvalidArgument,
-                                 HasSubstr("unknown metric \"phase:epilogue\"")));
+                                 HasSubstr("unknown metric \"mem:heap\"")));
+  EXPECT_FALSE(ParseGate("phase:=5").ok());
   EXPECT_FALSE(ParseGate("cycles=").ok());
   EXPECT_FALSE(ParseGate("proc:=5").ok());
   EXPECT_FALSE(ParseGate("five").ok());
@@ -658,8 +663,12 @@ TEST_F(CliTest, DiffJsonReportsProceduresAndEachGate) {
   // A misspelt procedure or an unknown metric is an error, not a pass.
   EXPECT_EQ(Run("diff a b -o d.svg --fail-above proc:std::mem::cpy=10"), 1);
   EXPECT_TRUE(absl::StrContains(err_, "no procedure \"std::mem::cpy\"")) << err_;
-  EXPECT_EQ(Run("diff a b -o d.svg --fail-above phase:epilogue=5"), 1);
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above mem:heap=5"), 1);
   EXPECT_TRUE(absl::StrContains(err_, "unknown metric")) << err_;
+  // Folded directories without summary.json have no phases: a phase gate is an error.
+  EXPECT_EQ(Run("diff a b -o d.svg --fail-above phase:epilogue=5"), 1);
+  EXPECT_TRUE(absl::StrContains(err_, "phase gates need a summary on both sides; a has no summary"))
+      << err_;
 }
 
 TEST_F(CliTest, IdenticalDirectoriesPassAtZeroPercent) {

@@ -1,0 +1,206 @@
+// The summary reader (cli/summary_file.h): a job summary read as a batch of one, a batch
+// summary with its jobs and the jobs without a summary, and its refusals, each naming the file
+// and the JSON path of the bad field.
+#include "cli/summary_file.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/test_files.h"
+
+namespace flamefleet::cli {
+namespace {
+
+using ::testing::HasSubstr;
+using testutil::StatusIs;
+
+// A job summary as `profile --summary` writes it (digests and shares included, although the
+// reader does not need them).
+nlohmann::json JobJson() {
+  return nlohmann::json::parse(R"js({
+    "schema": "flamefleet.summary/1", "job": "fib",
+    "program_digest": "0x0000000000000000000000000000000000000000000000000000000000000000",
+    "dialect": "v0.25",
+    "inputs_digest": "blake3:0000000000000000000000000000000000000000000000000000000000000000",
+    "status": "ok", "error": null, "cycles": 100, "final_stack": ["5"],
+    "mast": {"nodes": 3, "basic_block_ops": 9},
+    "procedures": [
+      {"name": "$exec::$main", "calls": 1, "self": 20, "inclusive": 100, "self_share": 0.2,
+       "inclusive_share": 1.0},
+      {"name": "$exec::fib", "calls": 7, "self": 80, "inclusive": 80, "self_share": 0.8,
+       "inclusive_share": 0.8}],
+    "instructions": [{"name": "add", "count": 60, "cycles": 60, "share": 0.6},
+                     {"name": "(SPAN)", "count": 40, "cycles": 40, "share": 0.4}],
+    "operations": [{"name": "ADD", "count": 60, "cycles": 60, "share": 0.6},
+                   {"name": "SPAN", "count": 40, "cycles": 40, "share": 0.4}],
+    "phases": [{"name": "a", "count": 2, "total": 30, "min": 10, "max": 20, "open": false}]
+})js");
+}
+
+nlohmann::json BatchJson() {
+  nlohmann::json second = JobJson();
+  second["job"] = "suite/fib2";
+  second["status"] = "error";
+  second["error"] = {{"code", "RESOURCE_EXHAUSTED"}, {"message", "cycle limit"}};
+  return {
+      {"schema", "flamefleet.batch-summary/1"},
+      {"batch", "42"},
+      {"state", "failed"},
+      {"cycles", 200},
+      {"jobs", {JobJson(), second}},
+      {"without_summary", {{{"job", "broken"}, {"state", "failed"}, {"error", "parse"}}}},
+      {"procedures", {{{"name", "$exec::fib"}, {"calls", 14}, {"self", 160}, {"inclusive", 160}}}},
+      {"instructions", {{{"name", "add"}, {"count", 120}, {"cycles", 120}, {"share", 0.6}}}},
+      {"operations", nlohmann::json::array()},
+      {"phases",
+       {{{"name", "a"},
+         {"jobs", 2},
+         {"count", 4},
+         {"total", 60},
+         {"min", 10},
+         {"max", 20},
+         {"open", true}}}}};
+}
+
+absl::StatusOr<Summary> Parse(const nlohmann::json& j) { return ParseSummary(j.dump(), "s.json"); }
+
+TEST(SummaryFileTest, ReadsAJobSummaryAsABatchOfOne) {
+  ASSERT_OK_AND_ASSIGN(Summary s, Parse(JobJson()));
+  EXPECT_EQ(s.kind, Summary::Kind::kJob);
+  EXPECT_EQ(s.source, "s.json");
+  EXPECT_EQ(s.state, "ok");
+  ASSERT_EQ(s.jobs.size(), 1u);
+  EXPECT_EQ(s.jobs[0].name, "fib");
+  EXPECT_EQ(s.totals.cycles, 100u);
+  ASSERT_EQ(s.totals.procedures.size(), 2u);
+  EXPECT_EQ(s.totals.procedures[1].name, "$exec::fib");
+  EXPECT_EQ(s.totals.procedures[1].calls, 7u);
+  EXPECT_EQ(s.totals.procedures[1].self, 80u);
+  EXPECT_EQ(s.totals.instructions[0].name, "add");
+  EXPECT_EQ(s.totals.operations[1].count, 40u);
+  ASSERT_EQ(s.totals.phases.size(), 1u);
+  EXPECT_EQ(s.totals.phases[0].jobs, 1u);
+  EXPECT_EQ(s.totals.phases[0].max, 20u);
+  EXPECT_EQ(s.FindJob("fib"), &s.jobs[0]);
+  EXPECT_EQ(s.FindJob("nope"), nullptr);
+}
+
+TEST(SummaryFileTest, ReadsABatchSummaryWithItsJobs) {
+  ASSERT_OK_AND_ASSIGN(Summary s, Parse(BatchJson()));
+  EXPECT_EQ(s.kind, Summary::Kind::kBatch);
+  EXPECT_EQ(s.batch, "42");
+  EXPECT_EQ(s.state, "failed");
+  EXPECT_EQ(s.totals.cycles, 200u);
+  ASSERT_EQ(s.jobs.size(), 2u);
+  EXPECT_EQ(s.jobs[1].name, "suite/fib2");
+  EXPECT_EQ(s.jobs[1].status, "error");
+  EXPECT_EQ(s.jobs[1].error, "cycle limit");
+  ASSERT_EQ(s.without_summary.size(), 1u);
+  EXPECT_EQ(s.without_summary[0].name, "broken");
+  EXPECT_EQ(s.without_summary[0].error, "parse");
+  EXPECT_EQ(s.totals.phases[0].jobs, 2u);
+  EXPECT_TRUE(s.totals.phases[0].open);
+}
+
+TEST(SummaryFileTest, RefusesWhatIsNotASummaryNamingTheField) {
+  auto refused = [](const nlohmann::json& j) { return Parse(j).status(); };
+  auto invalid = [](const std::string& text) {
+    return StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(text));
+  };
+  nlohmann::json j = JobJson();
+  j["schema"] = "flamefleet.summary/2";
+  EXPECT_THAT(refused(j), invalid("s.json: schema: expected \"flamefleet.summary/1\" or "
+                                  "\"flamefleet.batch-summary/1\", got \"flamefleet.summary/2\""));
+  j = JobJson();
+  j["procedures"][1]["calls"] = -3;
+  EXPECT_THAT(refused(j),
+              invalid("s.json: procedures[1].calls: expected a non-negative integer, got -3"));
+  j = JobJson();
+  j["procedures"][1]["calls"] = 2.5;
+  EXPECT_THAT(refused(j), invalid("procedures[1].calls: expected a non-negative integer, got 2.5"));
+  j = JobJson();
+  j["procedures"][0]["self"] = "20";
+  EXPECT_THAT(refused(j), invalid("procedures[0].self: expected a non-negative integer, got a "
+                                  "string"));
+  j = JobJson();
+  j["phases"][0].erase("open");
+  EXPECT_THAT(refused(j), invalid("s.json: phases[0].open: missing (expected true or false)"));
+  j = JobJson();
+  j.erase("cycles");
+  EXPECT_THAT(refused(j), invalid("s.json: cycles: missing"));
+  j = JobJson();
+  j["instructions"] = {{"name", "add"}};
+  EXPECT_THAT(refused(j), invalid("instructions: expected an array, got an object"));
+  j = JobJson();
+  j["status"] = "fine";
+  EXPECT_THAT(refused(j), invalid("status: expected \"ok\" or \"error\""));
+  j = JobJson();
+  j["procedures"][1]["name"] = "$exec::$main";
+  EXPECT_THAT(refused(j), invalid("procedures[1].name: duplicate name \"$exec::$main\""));
+  j = JobJson();
+  j["phases"][0]["min"] = 25;
+  EXPECT_THAT(refused(j), invalid("phases[0].min: 25 exceeds max 20"));
+  j = JobJson();
+  j["procedures"][0]["inclusive"] = 101;
+  EXPECT_THAT(refused(j), invalid("procedures[0].inclusive: 101 exceeds the summary's cycles"));
+  // Inside a batch, the path goes through jobs[].
+  j = BatchJson();
+  j["jobs"][1]["phases"][0]["total"] = nullptr;
+  EXPECT_THAT(refused(j), invalid("s.json: jobs[1].phases[0].total: expected a non-negative "
+                                  "integer, got null"));
+  j = BatchJson();
+  j["phases"][0].erase("jobs");
+  EXPECT_THAT(refused(j), invalid("s.json: phases[0].jobs: missing"));
+  j = BatchJson();
+  j["cycles"] = 199;
+  EXPECT_THAT(refused(j), invalid("cycles: expected the sum of jobs[].cycles (200), got 199"));
+  j = BatchJson();
+  j["without_summary"][0]["job"] = "fib";
+  EXPECT_THAT(refused(j), invalid("without_summary[0].job: duplicate job \"fib\""));
+  j = BatchJson();
+  j["state"] = "done";
+  EXPECT_THAT(refused(j), invalid("state: expected succeeded, failed, cancelled or running"));
+
+  EXPECT_THAT(ParseSummary("{\"schema\": ", "s.json"), invalid("s.json: not valid JSON"));
+  EXPECT_THAT(ParseSummary("[1, 2]", "s.json"), invalid("expected an object, got an array"));
+  EXPECT_THAT(ParseSummary(std::string(100, '['), "s.json"),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("nested deeper")));
+  // Brackets inside strings are not nesting.
+  j = JobJson();
+  j["procedures"][0]["name"] = std::string(100, '[');
+  EXPECT_TRUE(Parse(j).ok());
+}
+
+TEST(SummaryFileTest, BoundsTheFileAndTheLists) {
+  const std::string text = JobJson().dump();
+  SummaryReadOptions small;
+  small.max_bytes = text.size() - 1;
+  EXPECT_THAT(ParseSummary(text, "s.json", small),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("bytes exceed the summary limit of")));
+  const std::filesystem::path file =
+      std::filesystem::path(testing::TempDir()) / absl::StrCat("summary_", getpid(), ".json");
+  testutil::WriteFile(file, text);
+  EXPECT_THAT(ReadSummaryFile(file.string(), small),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr(file.string())));
+  ASSERT_OK_AND_ASSIGN(Summary s, ReadSummaryFile(file.string()));
+  EXPECT_EQ(s.source, file.string());
+  std::filesystem::remove(file);
+  EXPECT_THAT(ReadSummaryFile(file.string()), StatusIs(absl::StatusCode::kNotFound));
+
+  nlohmann::json j = JobJson();
+  j["instructions"] = nlohmann::json::array();
+  for (size_t i = 0; i <= kMaxSummaryRows; ++i) j["instructions"].push_back(0);
+  EXPECT_THAT(Parse(j), StatusIs(absl::StatusCode::kResourceExhausted,
+                                 HasSubstr("instructions: 1000001 rows exceed the limit")));
+}
+
+}  // namespace
+}  // namespace flamefleet::cli
