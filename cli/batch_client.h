@@ -28,7 +28,9 @@ namespace flamefleet::cli {
 // gives its file name). NAME.inputs / NAME.toml beside a program become its inputs. `libs` are
 // NS=DIR values; every .masm under DIR is sent once in the batch's library set. A directory
 // argument may carry a suite manifest, DIR/flamefleet.toml, whose [libraries] table adds
-// libraries relative to DIR (`ex = "lib"`). A program, inputs file or manifest found in a
+// libraries relative to DIR (`ex = "lib"`) and whose [summary] table (`phases = ["a=b"]`,
+// `markers = ["app::phase::"]`) adds phases and markers to the batch's options (InvalidArgument
+// naming the key for a bad value). A program, inputs file or manifest found in a
 // directory argument, and every library file, must not be a symlink that leaves that directory
 // (or the library directory): InvalidArgument naming the link and its target (symlinks that
 // stay inside are read like files).
@@ -104,10 +106,15 @@ class BatchClient {
   // names come from the coordinator and are not trusted: every path is checked first with
   // ServerNamedPath (cli/safe_paths.h), and if any job's path is unsafe (absolute, "..", NUL,
   // backslash, or leaving `dir` through a symlink) the whole fetch is refused with
-  // InvalidArgument naming the job(s) and why, before anything is written. Otherwise returns
-  // the first RPC or file error.
+  // InvalidArgument naming the job(s) and why, before anything is written. Then writes the
+  // batch's summary.json (FetchBatchSummaryJson). Otherwise returns the first RPC or file error.
   absl::Status FetchAll(const std::string& batch_id, const std::string& dir,
                         const std::vector<profile::ProfileFormat>& formats = {});
+  // Returns the batch's summary.json (schema "flamefleet.batch-summary/1", docs/summary.md):
+  // every job's summary (each checked by runner::DecodeJobSummary; InvalidArgument naming the
+  // job if one fails), the jobs without one, and the batch's totals. Works while the batch
+  // runs. NotFound for an unknown batch; other RPC errors as the coordinator gave them.
+  absl::StatusOr<std::string> FetchBatchSummaryJson(const std::string& batch_id);
 
  private:
   std::unique_ptr<v1::Coordinator::Stub> stub_;
