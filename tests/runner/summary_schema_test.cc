@@ -1,7 +1,8 @@
-// summary.json against docs/summary.schema.json, with a validator for the JSON Schema keywords
-// that schema uses (type, const, enum, required, properties, additionalProperties, items,
-// minimum, maximum, pattern, $ref into $defs); an unknown keyword fails the test, so the schema
-// cannot silently outgrow the validator.
+// summary.json against docs/summary.schema.json, and a batch's summary.json against
+// docs/batch-summary.schema.json (its jobs against summary.schema.json), with a validator for the
+// JSON Schema keywords that schema uses (type, const, enum, required, properties,
+// additionalProperties, items, minimum, maximum, pattern, $ref into $defs); an unknown keyword
+// fails the test, so the schema cannot silently outgrow the validator.
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "runner/run_stats.h"
+#include "runner/summary.h"
 #include "tests/testing/status_matchers.h"
 #include "vm/vm.h"
 
@@ -19,8 +21,8 @@ namespace {
 
 using nlohmann::json;
 
-json LoadSchema() {
-  std::ifstream in(std::string(FLAMEFLEET_DOCS_DIR) + "/summary.schema.json");
+json LoadSchema(const std::string& file = "summary.schema.json") {
+  std::ifstream in(std::string(FLAMEFLEET_DOCS_DIR) + "/" + file);
   return json::parse(in);
 }
 
@@ -94,11 +96,23 @@ void Validate(const json& root, const json& schema, const json& v, const std::st
   }
 }
 
-std::vector<std::string> Errors(const json& doc) {
-  const json schema = LoadSchema();
+std::vector<std::string> Errors(const json& doc, const std::string& file = "summary.schema.json") {
+  const json schema = LoadSchema(file);
   std::vector<std::string> errors;
   Validate(schema, schema, doc, "$", errors);
   return errors;
+}
+
+JobSummary Job(vm::Dialect dialect, const std::string& source, const StatsOptions& options,
+               const std::string& name) {
+  vm::AssemblerOptions assembler;
+  assembler.dialect = dialect;
+  absl::StatusOr<vm::Program> program = vm::Assembler(assembler).AssembleSource("t.masm", source);
+  EXPECT_TRUE(program.ok()) << program.status();
+  vm::ProgramInputs inputs;
+  absl::StatusOr<StatsRun> run = ProfileProgramWithStats(*program, inputs, {}, options);
+  EXPECT_TRUE(run.ok()) << run.status();
+  return MakeJobSummary({.job = name, .program = &*program, .inputs = &inputs, .run = &*run});
 }
 
 json Summary(vm::Dialect dialect, const std::string& source, const StatsOptions& options) {
@@ -143,6 +157,31 @@ TEST(SummarySchemaTest, TheValidatorRejectsWhatTheSchemaForbids) {
   doc["surprise"] = true;
   doc["program_digest"] = "0x12";
   EXPECT_EQ(Errors(doc).size(), 4u);
+}
+
+TEST(SummarySchemaTest, ABatchSummaryMatchesTheBatchSchemaAndItsJobsTheJobSchema) {
+  StatsOptions options;
+  options.marker_prefixes = {"p::"};
+  BatchSummaryInput batch;
+  batch.batch_id = "3";
+  batch.state = "failed";
+  batch.jobs.push_back(Job(vm::Dialect::kV0_25,
+                           R"(proc f add.1 end
+                              begin emit.event("p::a") exec.f emit.event("p::b") drop end)",
+                           options, "a"));
+  batch.jobs.push_back(Job(vm::Dialect::kV0_16, "begin push.0 assert end", {}, "b"));
+  batch.without_summary.push_back({"c", "failed", "c: unknown procedure"});
+  batch.without_summary.push_back({"d", "queued", std::nullopt});
+  const json doc = json::parse(BatchSummaryJson(batch));
+  EXPECT_EQ(Errors(doc, "batch-summary.schema.json"), std::vector<std::string>{});
+  for (const json& job : doc["jobs"]) EXPECT_EQ(Errors(job), std::vector<std::string>{});
+  EXPECT_EQ(doc["phases"].size(), 2u);
+
+  json bad = doc;
+  bad["state"] = "done";
+  bad["without_summary"][0].erase("error");
+  bad["phases"][0].erase("jobs");
+  EXPECT_EQ(Errors(bad, "batch-summary.schema.json").size(), 3u);
 }
 
 }  // namespace
