@@ -615,8 +615,14 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
       FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(path.string(), data));
     }
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(std::string summary, FetchBatchSummaryJson(batch_id));
-  return WriteFileAtomically(summary_path->string(), summary);
+  absl::StatusOr<std::string> summary = FetchBatchSummaryJson(batch_id);
+  // A coordinator that predates summaries does not know the format: no summary.json then.
+  if (absl::IsInvalidArgument(summary.status()) &&
+      absl::StartsWith(summary.status().message(), "format: unknown value")) {
+    return absl::OkStatus();
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(summary.status());
+  return WriteFileAtomically(summary_path->string(), *summary);
 }
 
 absl::StatusOr<std::string> BatchClient::FetchBatchSummaryJson(const std::string& batch_id) {

@@ -107,7 +107,9 @@ class BatchClient {
   // ServerNamedPath (cli/safe_paths.h), and if any job's path is unsafe (absolute, "..", NUL,
   // backslash, or leaving `dir` through a symlink) the whole fetch is refused with
   // InvalidArgument naming the job(s) and why, before anything is written. Then writes the
-  // batch's summary.json (FetchBatchSummaryJson). Otherwise returns the first RPC or file error.
+  // batch's summary.json (FetchBatchSummaryJson; not from a coordinator that predates
+  // summaries, which answers "format: unknown value"). Otherwise returns the first RPC or file
+  // error.
   absl::Status FetchAll(const std::string& batch_id, const std::string& dir,
                         const std::vector<profile::ProfileFormat>& formats = {});
   // Returns the batch's summary.json (schema "flamefleet.batch-summary/1", docs/summary.md):
