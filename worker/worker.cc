@@ -87,7 +87,8 @@ absl::StatusOr<runner::StatsOptions> SummaryOptions(const v1::BatchOptions& opti
 
 // Keeps the summary of `run` in `summary` and returns its profile, or the program's own error
 // (the summary then describes the run up to it). A run that did not end by itself (cancelled,
-// bad inputs) has no summary.
+// bad inputs) has no summary, and neither has one whose summary is over the coordinator's limit
+// (runner::kMaxSummaryBytes; it would refuse the whole result).
 absl::StatusOr<runner::ProfiledRun> KeepSummary(const std::string& job, const vm::Program& program,
                                                 const vm::ProgramInputs& inputs,
                                                 absl::StatusOr<runner::StatsRun> run,
@@ -97,6 +98,11 @@ absl::StatusOr<runner::ProfiledRun> KeepSummary(const std::string& job, const vm
                 runner::MakeJobSummary(
                     {.job = job, .program = &program, .inputs = &inputs, .run = &*run}))
                 .SerializeAsString();
+  if (summary.size() > runner::kMaxSummaryBytes) {
+    LOG(WARNING) << job << ": summary of " << summary.size() << " bytes is over the limit of "
+                 << runner::kMaxSummaryBytes << " bytes; the job is reported without it";
+    summary.clear();
+  }
   if (!run->status.ok()) return run->status;
   return runner::ProfiledRun{std::move(run->result), std::move(run->profile)};
 }
