@@ -729,6 +729,7 @@ absl::StatusOr<std::string> BatchManager::FetchSummary(absl::string_view batch_i
   v1::BatchSummary batch;
   batch.set_batch_id(std::string(batch_id));
   batch.set_state(state);
+  size_t bytes = 0;  // of the jobs so far (each row's size plus its framing, at most 16 bytes)
   for (const Wanted& job : jobs) {
     v1::BatchSummaryJob* row = batch.add_jobs();
     row->set_name(job.name);
@@ -737,7 +738,8 @@ absl::StatusOr<std::string> BatchManager::FetchSummary(absl::string_view batch_i
     if (!job.summary_digest.empty()) {
       FLAMEFLEET_RETURN_IF_ERROR(load(job, row->mutable_summary()));
     }
-    if (batch.ByteSizeLong() > kMaxBatchSummaryBytes) {
+    bytes += row->ByteSizeLong() + 16;
+    if (bytes > kMaxBatchSummaryBytes) {
       return absl::ResourceExhaustedError(absl::StrCat("batch ", batch_id, ": its summary exceeds ",
                                                        kMaxBatchSummaryBytes, " bytes"));
     }
