@@ -9,10 +9,12 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "cli/program_flags.h"
 #include "cli/project.h"
@@ -86,11 +88,69 @@ absl::Status AddJob(const fs::path& file, const std::string& name, const fs::pat
 struct SuiteManifest {
   std::vector<std::string> libraries;  // NS=DIR values, as --lib would give them
   std::string dialect;                 // `dialect = "v0.16"`, canonical name; "" if unset
+  std::vector<std::string> phases;     // [summary] phases: "START=END", as --phase gives them
+  std::vector<std::string> markers;    // [summary] markers: prefixes, as --marker gives them
 };
 
+// Reads the manifest's [summary] table: `phases = ["a=b"]` and `markers = ["app::phase::"]`,
+// lists of strings for every job's summary. `where` gives "FILE:LINE:COL: " of a node.
+template <typename Where>
+absl::Status ReadSummaryTable(const toml::node& value, const Where& where, SuiteManifest* out) {
+  const toml::table* table = value.as_table();
+  if (table == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where(value), "summary: expected a table with phases = [\"START=END\"] and markers"));
+  }
+  for (const auto& [key, list] : *table) {
+    const std::string name(key.str());
+    if (name != "phases" && name != "markers") {
+      return absl::InvalidArgumentError(absl::StrCat(where(list), "summary: unknown key '", name,
+                                                     "' (the table has phases and markers)"));
+    }
+    const toml::array* array = list.as_array();
+    if (array == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(list), "summary.", name, ": expected a list of strings"));
+    }
+    for (size_t i = 0; i < array->size(); ++i) {
+      const toml::node& item = *array->get(i);
+      const auto* text = item.as_string();
+      const std::string field = absl::StrCat("summary.", name, "[", i, "]");
+      if (text == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(where(list), field, ": expected a string"));
+      }
+      const std::string v(text->get());
+      if (name == "phases") {
+        absl::StatusOr<runner::PhasePair> pair = runner::ParsePhasePair(v);
+        if (!pair.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where(list), field, ": ", pair.status().message()));
+        }
+        out->phases.push_back(v);
+      } else {
+        if (v.empty()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where(list), field, ": empty (a marker prefix)"));
+        }
+        out->markers.push_back(v);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Appends `values` to `out`, skipping those already there.
+void AppendNew(const std::vector<std::string>& values,
+               google::protobuf::RepeatedPtrField<std::string>* out) {
+  for (const std::string& v : values) {
+    if (std::find(out->begin(), out->end(), v) == out->end()) *out->Add() = v;
+  }
+}
+
 // Reads DIR/flamefleet.toml: its [libraries] table maps a namespace to a directory relative to
-// DIR (`ex = "lib"`), and `dialect` names the Miden dialect of the suite's programs. Any other
-// key is an error (a misspelt `dialect` must not silently run the suite under the default).
+// DIR (`ex = "lib"`), `dialect` names the Miden dialect of the suite's programs, and the
+// [summary] table lists phases and markers for every job's summary. Any other key is an error
+// (a misspelt `dialect` must not silently run the suite under the default).
 absl::StatusOr<SuiteManifest> ReadManifest(const fs::path& dir) {
   fs::path manifest = dir / "flamefleet.toml";
   std::error_code ec;
@@ -143,9 +203,12 @@ absl::StatusOr<SuiteManifest> ReadManifest(const fs::path& dir) {
             absl::StrCat(where(value), "dialect: ", known.status().message()));
       }
       out.dialect = std::string(vm::DialectName(*known));
+    } else if (name == "summary") {
+      FLAMEFLEET_RETURN_IF_ERROR(ReadSummaryTable(value, where, &out));
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where(value), "unknown key '", name, "' (a suite manifest has [libraries] and dialect)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(value), "unknown key '", name,
+                       "' (a suite manifest has [libraries], dialect and [summary])"));
     }
   }
   return out;
@@ -167,6 +230,8 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     FLAMEFLEET_ASSIGN_OR_RETURN(SuiteManifest manifest, ReadManifest(arg));
     all_libs.insert(all_libs.end(), manifest.libraries.begin(), manifest.libraries.end());
     suite_dialects[arg] = manifest.dialect;
+    AppendNew(manifest.phases, req.mutable_options()->mutable_phases());
+    AppendNew(manifest.markers, req.mutable_options()->mutable_markers());
     if (!IsProjectDirectory(arg)) continue;
     if (!manifest.dialect.empty() && manifest.dialect != vm::DialectName(kProjectDialect)) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -508,6 +573,8 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
     if (job.state() != v1::JOB_STATE_SUCCEEDED) continue;
     plan(job.name(), v1::AGGREGATE_VIEW_MERGED, job.name(), "jobs/", job.name());
   }
+  absl::StatusOr<fs::path> summary_path = ServerNamedPath(dir, "summary.json");
+  if (!summary_path.ok()) refused.push_back(std::string(summary_path.status().message()));
   if (!refused.empty()) {
     constexpr size_t kShown = 5;
     const size_t more = refused.size() > kShown ? refused.size() - kShown : 0;
@@ -548,7 +615,52 @@ absl::Status BatchClient::FetchAll(const std::string& batch_id, const std::strin
       FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(path.string(), data));
     }
   }
-  return absl::OkStatus();
+  absl::StatusOr<std::string> summary = FetchBatchSummaryJson(batch_id);
+  // A coordinator that predates summaries: no summary.json then.
+  if (absl::IsUnimplemented(summary.status())) return absl::OkStatus();
+  FLAMEFLEET_RETURN_IF_ERROR(summary.status());
+  return WriteFileAtomically(summary_path->string(), *summary);
+}
+
+absl::StatusOr<std::string> BatchClient::FetchBatchSummaryJson(const std::string& batch_id) {
+  absl::StatusOr<std::string> fetched = Fetch(batch_id, "", v1::ARTIFACT_FORMAT_SUMMARY);
+  // A coordinator that predates summaries does not know the format.
+  if (absl::IsInvalidArgument(fetched.status()) &&
+      absl::StartsWith(fetched.status().message(), "format: unknown value")) {
+    return absl::UnimplementedError(absl::StrCat(
+        "batch ", batch_id, ": the coordinator serves no summaries (it predates them)"));
+  }
+  FLAMEFLEET_RETURN_IF_ERROR(fetched.status());
+  const std::string& bytes = *fetched;
+  v1::BatchSummary message;
+  if (!message.ParseFromString(bytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch ", batch_id, ": the coordinator's summary is not a BatchSummary"));
+  }
+  runner::BatchSummaryInput input;
+  input.batch_id = batch_id;
+  input.state = absl::AsciiStrToLower(
+      absl::StripPrefix(v1::BatchState_Name(message.state()), "BATCH_STATE_"));
+  for (const v1::BatchSummaryJob& job : message.jobs()) {
+    if (job.has_summary()) {
+      absl::StatusOr<runner::JobSummary> summary = runner::DecodeJobSummary(job.summary());
+      if (!summary.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("batch ", batch_id, " job \"",
+                                                       absl::CHexEscape(job.name()),
+                                                       "\": ", summary.status().message()));
+      }
+      summary->job = job.name();
+      input.jobs.push_back(*std::move(summary));
+      continue;
+    }
+    runner::JobWithoutSummary row{
+        job.name(),
+        absl::AsciiStrToLower(absl::StripPrefix(v1::JobState_Name(job.state()), "JOB_STATE_")),
+        std::nullopt};
+    if (!job.error().empty()) row.error = job.error();
+    input.without_summary.push_back(std::move(row));
+  }
+  return runner::BatchSummaryJson(input);
 }
 
 std::string ProgressLine(const v1::Batch& b, int width) {

@@ -28,7 +28,9 @@ namespace flamefleet::cli {
 // gives its file name). NAME.inputs / NAME.toml beside a program become its inputs. `libs` are
 // NS=DIR values; every .masm under DIR is sent once in the batch's library set. A directory
 // argument may carry a suite manifest, DIR/flamefleet.toml, whose [libraries] table adds
-// libraries relative to DIR (`ex = "lib"`). A program, inputs file or manifest found in a
+// libraries relative to DIR (`ex = "lib"`) and whose [summary] table (`phases = ["a=b"]`,
+// `markers = ["app::phase::"]`) adds phases and markers to the batch's options (InvalidArgument
+// naming the key for a bad value). A program, inputs file or manifest found in a
 // directory argument, and every library file, must not be a symlink that leaves that directory
 // (or the library directory): InvalidArgument naming the link and its target (symlinks that
 // stay inside are read like files).
@@ -37,7 +39,7 @@ namespace flamefleet::cli {
 // dialect, with inputs from NAME.inputs / NAME.toml or inputs.toml (LoadProject); every package's
 // [lib] joins the library set, and a dependency on miden-core adds the core library (--lib
 // miden::core=DIR, else $MIDEN_CORE_LIB or the cargo registry; InvalidArgument if not found).
-// A bin with a kernel is InvalidArgument for now (a job carries no kernel yet).
+// A bin with a kernel sends its kernel module with the job (JobSpec.kernel).
 // .masp and .mdsnap files are refused (CheckAcceptedInput).
 // `snapshots` are replay snapshot files (flamefleet record): each becomes a job named by its
 // file name that carries the file's bytes (checked locally first), so workers need no files.
@@ -104,10 +106,17 @@ class BatchClient {
   // names come from the coordinator and are not trusted: every path is checked first with
   // ServerNamedPath (cli/safe_paths.h), and if any job's path is unsafe (absolute, "..", NUL,
   // backslash, or leaving `dir` through a symlink) the whole fetch is refused with
-  // InvalidArgument naming the job(s) and why, before anything is written. Otherwise returns
-  // the first RPC or file error.
+  // InvalidArgument naming the job(s) and why, before anything is written. Then writes the
+  // batch's summary.json (FetchBatchSummaryJson; not from a coordinator that predates
+  // summaries). Otherwise returns the first RPC or file error.
   absl::Status FetchAll(const std::string& batch_id, const std::string& dir,
                         const std::vector<profile::ProfileFormat>& formats = {});
+  // Returns the batch's summary.json (schema "flamefleet.batch-summary/1", docs/summary.md):
+  // every job's summary (each checked by runner::DecodeJobSummary; InvalidArgument naming the
+  // job if one fails), the jobs without one, and the batch's totals. Works while the batch
+  // runs. NotFound for an unknown batch; Unimplemented from a coordinator that predates
+  // summaries (it answers "format: unknown value"); other RPC errors as the coordinator gave them.
+  absl::StatusOr<std::string> FetchBatchSummaryJson(const std::string& batch_id);
 
  private:
   std::unique_ptr<v1::Coordinator::Stub> stub_;

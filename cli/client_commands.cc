@@ -31,6 +31,7 @@
 #include "profile/export.h"
 #include "profile/profile_proto.h"
 #include "renderer/profile_file.h"
+#include "runner/runner.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -211,6 +212,8 @@ struct SubmitFlags {
   bool flat = false;
   bool no_cache = false;
   std::string title;
+  std::vector<std::string> phases;   // --phase START=END
+  std::vector<std::string> markers;  // --marker PREFIX
 };
 
 // Parses repeated KEY=VALUE --label flags into `labels`.
@@ -246,6 +249,20 @@ void AddSubmitOptions(CLI::App* cmd, SubmitFlags* f) {
   cmd->add_flag("--no-cache", f->no_cache,
                 "run every job, even one whose identical earlier run left a result");
   cmd->add_option("--title", f->title, "title of the aggregate flamegraph");
+  cmd->add_option("--phase", f->phases,
+                  "a phase from event START to event END in every job's summary, as START=END "
+                  "(repeatable)");
+  cmd->add_option("--marker", f->markers,
+                  "events whose names start with PREFIX are phase markers in every job's summary "
+                  "(repeatable)");
+}
+
+// Appends `values` to `out`, skipping those already there (a manifest may list them too).
+void AppendNewOptions(const std::vector<std::string>& values,
+                      google::protobuf::RepeatedPtrField<std::string>* out) {
+  for (const std::string& v : values) {
+    if (std::find(out->begin(), out->end(), v) == out->end()) *out->Add() = v;
+  }
 }
 
 absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
@@ -258,6 +275,16 @@ absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
   req->mutable_options()->set_flat(f.flat);
   req->mutable_options()->set_no_cache(f.no_cache);
   req->mutable_options()->set_title(f.title);
+  for (const std::string& phase : f.phases) {
+    if (absl::StatusOr<runner::PhasePair> pair = runner::ParsePhasePair(phase); !pair.ok()) {
+      return pair.status();
+    }
+  }
+  for (const std::string& marker : f.markers) {
+    if (marker.empty()) return absl::InvalidArgumentError("--marker: empty (a marker prefix)");
+  }
+  AppendNewOptions(f.phases, req->mutable_options()->mutable_phases());
+  AppendNewOptions(f.markers, req->mutable_options()->mutable_markers());
   req->set_request_id(absl::StrCat(getpid(), "-", absl::ToUnixNanos(absl::Now())));
   return req;
 }
@@ -514,7 +541,7 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   CLI::App* fetch_cmd = app.add_subcommand(
       "fetch",
       "Download aggregate, aggregate-by-job and jobs/<name> profiles into a directory as .svg and "
-      ".folded (--format: that format only, e.g. pprof -> .pb.gz)");
+      ".folded (--format: that format only, e.g. pprof -> .pb.gz) and the batch's summary.json");
   fetch_cmd->add_option("batch_id", *id, "batch id")->required();
   fetch_cmd->add_option("-o,--output", *fetch_out, "output directory");
   fetch_cmd->add_option("--format", *fetch_formats,

@@ -154,11 +154,12 @@ CommandResult RunTop(const TopFlags& flags, bool by_given) {
     return absl::OkStatus();
   };
   TopSources sources;
-  // No batch summary source yet: when BatchClient serves one, set
-  //   sources.batch_summary = [&](const std::string& id) -> absl::StatusOr<std::string> {
-  //     FLAMEFLEET_RETURN_IF_ERROR(connect());
-  //     return client->FetchBatchSummaryJson(id);  // NotFound/Unimplemented: folded fallback
-  //   };
+  // The batch's summary.json; a coordinator without summaries (NotFound, Unimplemented) leaves
+  // the folded aggregate.
+  sources.batch_summary = [&](const std::string& id) -> absl::StatusOr<std::string> {
+    FLAMEFLEET_RETURN_IF_ERROR(connect());
+    return client->FetchBatchSummaryJson(id);
+  };
   sources.batch_profile = [&](const std::string& id,
                               const std::string& job) -> absl::StatusOr<Profile> {
     FLAMEFLEET_RETURN_IF_ERROR(connect());

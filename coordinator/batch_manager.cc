@@ -13,6 +13,7 @@
 #include "coordinator/internal/validation.h"
 #include "coordinator/profile_merger.h"
 #include "profile/profile_proto.h"
+#include "runner/runner.h"
 #include "vm/dialect.h"
 
 namespace flamefleet::coordinator {
@@ -351,7 +352,8 @@ std::optional<absl::Duration> BatchManager::RenewLease(const std::string& task_i
 }
 
 absl::StatusOr<bool> BatchManager::CompleteTask(const v1::TaskHeader& header,
-                                                const std::string& profile_bytes) {
+                                                const std::string& profile_bytes,
+                                                const std::string& summary_bytes) {
   FLAMEFLEET_RETURN_IF_ERROR(ParseTaskId(header.task_id()).status());
   // Check and store the profile before claiming the task, so that a bad upload
   // leaves the lease live and a stored result is never half-written. Identical
@@ -361,10 +363,14 @@ absl::StatusOr<bool> BatchManager::CompleteTask(const v1::TaskHeader& header,
   // A result that lies about its cycles (or has no profile) is refused before
   // that, so it is never stored, cached or counted.
   uint64_t cycle_cap = 0;  // 0: none known (the worker applies its default)
+  std::string job_name;
   {
     absl::MutexLock lock(&mu_);
     absl::StatusOr<std::pair<Batch*, JobRecord*>> found = FindTaskLocked(header.task_id());
-    if (found.ok()) cycle_cap = found->first->record.options.max_cycles();
+    if (found.ok()) {
+      cycle_cap = found->first->record.options.max_cycles();
+      job_name = found->second->spec.name();
+    }
   }
   if (header.succeeded() && cycle_cap != 0 && header.cycles() > cycle_cap) {
     return absl::InvalidArgumentError(
@@ -391,6 +397,25 @@ absl::StatusOr<bool> BatchManager::CompleteTask(const v1::TaskHeader& header,
     if (!put.ok()) return ResultNotStored(header, put.status());
     digest = std::move(*put);
   }
+  std::string summary_digest;
+  if (!summary_bytes.empty()) {
+    absl::StatusOr<runner::JobSummary> summary = runner::DecodeJobSummary(summary_bytes);
+    if (!summary.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("summary_data: ", summary.status().message()));
+    }
+    if (!job_name.empty() && summary->job != job_name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("summary_data: names job \"", summary->job, "\", not \"", job_name, "\""));
+    }
+    if (header.succeeded() && summary->cycles != header.cycles()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("summary_data: cycles = ", summary->cycles,
+                       " differs from header.cycles = ", header.cycles()));
+    }
+    absl::StatusOr<std::string> put = store_->PutArtifact(summary_bytes);
+    if (!put.ok()) return ResultNotStored(header, put.status());
+    summary_digest = std::move(*put);
+  }
 
   std::string batch_id;
   bool finalize = false;
@@ -412,6 +437,7 @@ absl::StatusOr<bool> BatchManager::CompleteTask(const v1::TaskHeader& header,
     updated.stack.assign(header.stack().begin(), header.stack().end());
     updated.error = header.succeeded() ? "" : header.error();
     updated.profile_digest = digest;
+    updated.summary_digest = summary_digest;
     updated.state = header.succeeded() ? v1::JOB_STATE_SUCCEEDED : v1::JOB_STATE_FAILED;
     stored = store_->UpdateJob(batch->record.id, updated);
     if (stored.ok() && !digest.empty()) {
@@ -434,6 +460,7 @@ absl::StatusOr<bool> BatchManager::CompleteTask(const v1::TaskHeader& header,
       job->stack = std::move(updated.stack);
       job->error = std::move(updated.error);
       job->profile_digest = std::move(updated.profile_digest);
+      job->summary_digest = std::move(updated.summary_digest);
       SetJobStateLocked(batch, job, updated.state);
       if (updated.state == v1::JOB_STATE_SUCCEEDED) RememberResultLocked(*batch, *job);
       ++batch->version;
@@ -585,6 +612,13 @@ absl::StatusOr<std::string> BatchManager::FetchArtifact(absl::string_view batch_
     return absl::InvalidArgumentError(
         "view: BY_JOB is a view of the aggregate; give no job_name with it");
   }
+  if (format == v1::ARTIFACT_FORMAT_SUMMARY) {
+    if (by_job) {
+      return absl::InvalidArgumentError(
+          "view: BY_JOB is a view of the aggregate flamegraph, not of the summary");
+    }
+    return FetchSummary(batch_id, job_name);
+  }
   std::string profile_digest;
   v1::RenderOptions render_options;
   std::vector<StoredJobProfile> jobs;  // by_job: the succeeded jobs
@@ -637,9 +671,89 @@ absl::StatusOr<std::string> BatchManager::FetchArtifact(absl::string_view batch_
                           std::move(profile_digest), render_options);
 }
 
+absl::StatusOr<std::string> BatchManager::FetchSummary(absl::string_view batch_id,
+                                                       absl::string_view job_name) {
+  struct Wanted {
+    std::string name;
+    v1::JobState state;
+    std::string error;
+    std::string summary_digest;
+  };
+  std::vector<Wanted> jobs;
+  v1::BatchState state = v1::BATCH_STATE_UNSPECIFIED;
+  {
+    absl::MutexLock lock(&mu_);
+    Batch* batch = FindLocked(batch_id);
+    if (batch == nullptr) {
+      return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+    }
+    state = batch->record.state;
+    if (job_name.empty()) {
+      for (const JobRecord& job : batch->record.jobs) {
+        jobs.push_back({job.spec.name(), job.state, job.error, job.summary_digest});
+      }
+    } else {
+      auto it = batch->job_by_name.find(job_name);
+      if (it == batch->job_by_name.end()) {
+        return absl::NotFoundError(
+            absl::StrCat("batch ", batch_id, " has no job \"", job_name, "\""));
+      }
+      const JobRecord& job = batch->record.jobs[it->second];
+      if (!IsTerminal(job.state)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "job \"", job_name, "\" is ", v1::JobState_Name(job.state), "; no result yet"));
+      }
+      if (job.summary_digest.empty()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "job \"", job_name, "\" is ", v1::JobState_Name(job.state), " and has no summary"));
+      }
+      jobs.push_back({job.spec.name(), job.state, job.error, job.summary_digest});
+    }
+  }
+  // A stored summary passed the decoder when it was uploaded; it is parsed again only to name
+  // the job it is served for (a cached result's summary names the job that first ran it).
+  auto load = [this](const Wanted& job, v1::JobSummary* out) -> absl::Status {
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::string bytes, store_->GetArtifact(job.summary_digest));
+    if (!out->ParseFromString(bytes)) {
+      return absl::DataLossError(
+          absl::StrCat("job \"", job.name, "\": the stored summary is unreadable"));
+    }
+    out->set_job(job.name);
+    return absl::OkStatus();
+  };
+  if (!job_name.empty()) {
+    v1::JobSummary summary;
+    FLAMEFLEET_RETURN_IF_ERROR(load(jobs.front(), &summary));
+    return summary.SerializeAsString();
+  }
+  v1::BatchSummary batch;
+  batch.set_batch_id(std::string(batch_id));
+  batch.set_state(state);
+  size_t bytes = 0;  // of the jobs so far (each row's size plus its framing, at most 16 bytes)
+  for (const Wanted& job : jobs) {
+    v1::BatchSummaryJob* row = batch.add_jobs();
+    row->set_name(job.name);
+    row->set_state(job.state);
+    row->set_error(job.error);
+    if (!job.summary_digest.empty()) {
+      FLAMEFLEET_RETURN_IF_ERROR(load(job, row->mutable_summary()));
+    }
+    bytes += row->ByteSizeLong() + 16;
+    if (bytes > kMaxBatchSummaryBytes) {
+      return absl::ResourceExhaustedError(absl::StrCat("batch ", batch_id, ": its summary exceeds ",
+                                                       kMaxBatchSummaryBytes, " bytes"));
+    }
+  }
+  return batch.SerializeAsString();
+}
+
 absl::StatusOr<AggregateResult> BatchManager::Aggregate(const v1::AggregateRequest& request) {
   if (!v1::ArtifactFormat_IsValid(request.format())) {
     return absl::InvalidArgumentError(absl::StrCat("format: unknown value ", request.format()));
+  }
+  if (request.format() == v1::ARTIFACT_FORMAT_SUMMARY) {
+    return absl::InvalidArgumentError(
+        "format: SUMMARY is per batch (FetchArtifact); Aggregate gives SVG, FOLDED or PROFILE");
   }
   AggregateSelection selection;
   {

@@ -89,6 +89,9 @@ struct BatchSnapshot {
   uint64_t version = 0;
 };
 
+// The largest batch summary FetchArtifact builds (SUMMARY with no job name): 256 MiB.
+inline constexpr size_t kMaxBatchSummaryBytes = size_t{256} << 20;
+
 class BatchManager {
  public:
   // None of the pointers is owned; all must outlive the manager.
@@ -140,6 +143,10 @@ class BatchManager {
   // job without a profile, or an empty profile's SVG.
   // With `view` BY_JOB it returns the by-job aggregate (each job under a root frame named after
   // it; `job_name` must be empty, else InvalidArgument), with the aggregate's preconditions.
+  // Format SUMMARY: a job's serialized JobSummary (FailedPrecondition while it is unfinished or
+  // when it has none), or for the batch a serialized BatchSummary of every job, also while the
+  // batch runs (ResourceExhausted past kMaxBatchSummaryBytes); a summary's `job` is the name
+  // of the job it is served for (a cached result's summary names the job that reused it).
   absl::StatusOr<std::string> FetchArtifact(absl::string_view batch_id, absl::string_view job_name,
                                             v1::ArtifactFormat format,
                                             v1::AggregateView view = v1::AGGREGATE_VIEW_MERGED);
@@ -183,7 +190,11 @@ class BatchManager {
   // error: then the lease counts as lost (the job is queued again, or FAILED
   // once it lost SchedulerOptions::max_lost_leases leases), so a failing disk
   // never leaves a job RUNNING.
-  absl::StatusOr<bool> CompleteTask(const v1::TaskHeader& header, const std::string& profile_bytes);
+  // `summary_bytes` is the job's serialized JobSummary ("" if none); it must pass
+  // runner::DecodeJobSummary, name the job and agree with header.cycles (else InvalidArgument,
+  // the lease stays live), and is stored with the job.
+  absl::StatusOr<bool> CompleteTask(const v1::TaskHeader& header, const std::string& profile_bytes,
+                                    const std::string& summary_bytes = "");
 
   // Re-queues tasks whose lease expired, and fails those that lost too many.
   // Called by the background thread; tests with a FakeClock call it directly.
@@ -197,6 +208,9 @@ class BatchManager {
   using Batch = BatchEntry;
 
   Batch* FindLocked(absl::string_view batch_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FetchArtifact's SUMMARY format.
+  absl::StatusOr<std::string> FetchSummary(absl::string_view batch_id, absl::string_view job_name)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<std::pair<Batch*, JobRecord*>> FindTaskLocked(absl::string_view task_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves `job` to `state` in the counts (the caller persists it).

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
+#include "runner/runner.h"
 
 namespace flamefleet::coordinator {
 namespace {
@@ -305,6 +306,11 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(grpc::ServerContext* context,
         "header.profile_bytes: ", header.profile_bytes(), " bytes exceeds the limit of ",
         options_.max_profile_bytes, " bytes (--max-profile-bytes)"));
   }
+  if (status.ok() && header.summary_bytes() > runner::kMaxSummaryBytes) {
+    status = absl::ResourceExhaustedError(
+        absl::StrCat("header.summary_bytes: ", header.summary_bytes(),
+                     " bytes exceeds the limit of ", runner::kMaxSummaryBytes, " bytes"));
+  }
   // What a worker reports is stored and served in every GetBatch/WatchBatch: bounded.
   if (header.error().size() > options_.max_error_bytes) {
     header.set_error(internal::TruncateMiddle(header.error(), options_.max_error_bytes));
@@ -314,7 +320,7 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(grpc::ServerContext* context,
   }
   // The bytes held in memory until the result is stored count against the budget shared by
   // every stream; a stream that does not fit waits, then is refused (the worker retries).
-  const size_t reserved = status.ok() ? header.profile_bytes() : 0;
+  const size_t reserved = status.ok() ? header.profile_bytes() + header.summary_bytes() : 0;
   if (status.ok()) {
     status = result_budget_.Acquire(reserved, options_.result_budget_wait,
                                     [context] { return context->IsCancelled(); });
@@ -324,16 +330,31 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(grpc::ServerContext* context,
     }
   }
   const bool budgeted = status.ok();
-  std::string profile;
-  if (status.ok()) profile.reserve(header.profile_bytes());
+  std::string profile, summary;
+  if (status.ok()) {
+    profile.reserve(header.profile_bytes());
+    summary.reserve(header.summary_bytes());
+  }
+  // The profile's chunks, then the summary's.
   while (status.ok() && reader->Read(&chunk)) {
-    if (!chunk.has_profile_data()) {
-      status = absl::InvalidArgumentError("header: sent twice");
-    } else if (profile.size() + chunk.profile_data().size() > header.profile_bytes()) {
-      status = absl::InvalidArgumentError(
-          absl::StrCat("profile_data: more than header.profile_bytes = ", header.profile_bytes()));
+    if (chunk.has_profile_data()) {
+      if (!summary.empty()) {
+        status = absl::InvalidArgumentError("profile_data: sent after summary_data");
+      } else if (profile.size() + chunk.profile_data().size() > header.profile_bytes()) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "profile_data: more than header.profile_bytes = ", header.profile_bytes()));
+      } else {
+        profile += chunk.profile_data();
+      }
+    } else if (chunk.has_summary_data()) {
+      if (summary.size() + chunk.summary_data().size() > header.summary_bytes()) {
+        status = absl::InvalidArgumentError(absl::StrCat(
+            "summary_data: more than header.summary_bytes = ", header.summary_bytes()));
+      } else {
+        summary += chunk.summary_data();
+      }
     } else {
-      profile += chunk.profile_data();
+      status = absl::InvalidArgumentError("header: sent twice");
     }
   }
   if (status.ok() && profile.size() != header.profile_bytes()) {
@@ -341,8 +362,13 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(grpc::ServerContext* context,
                                                      " bytes, header.profile_bytes says ",
                                                      header.profile_bytes()));
   }
+  if (status.ok() && summary.size() != header.summary_bytes()) {
+    status = absl::InvalidArgumentError(absl::StrCat("summary_data: received ", summary.size(),
+                                                     " bytes, header.summary_bytes says ",
+                                                     header.summary_bytes()));
+  }
   if (status.ok()) {
-    absl::StatusOr<bool> accepted = manager_->CompleteTask(header, profile);
+    absl::StatusOr<bool> accepted = manager_->CompleteTask(header, profile, summary);
     status = accepted.status();
     // Accepted or stale, the lease is over (a malformed upload keeps it live).
     if (accepted.ok()) worker_leases_.End(header.task_id(), header.lease_id());
@@ -354,6 +380,7 @@ grpc::Status CoordinatorServiceImpl::CompleteTask(grpc::ServerContext* context,
   if (budgeted) {
     // No copy of the result outlives the call: free it, then give the bytes back.
     std::string().swap(profile);
+    std::string().swap(summary);
     chunk.Clear();
     result_budget_.Release(reserved);
     // glibc keeps freed large blocks in its arenas; give them back to the OS after a large

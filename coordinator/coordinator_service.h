@@ -34,7 +34,9 @@
 // client reads are coalesced), and a final one with per-job statuses when the
 // batch ends. FetchArtifact sends the artifact in `chunk_bytes` pieces.
 // CompleteTask expects a TaskHeader first, then the serialized Profile in
-// profile_data chunks whose total must equal header.profile_bytes.
+// profile_data chunks whose total must equal header.profile_bytes, then the job's
+// serialized JobSummary in summary_data chunks whose total must equal
+// header.summary_bytes (at most runner::kMaxSummaryBytes).
 //
 // Thread-safety: the service is stateless apart from its options; all handlers
 // may run concurrently (the BatchManager synchronises).

@@ -124,7 +124,7 @@ absl::Status InTransaction(sqlite3* db, Body body) {
   return Exec(db, "COMMIT");
 }
 
-constexpr int64_t kSchemaVersion = 3;
+constexpr int64_t kSchemaVersion = 4;
 
 // Version 1; Init() migrates to kSchemaVersion.
 constexpr const char* kSchema = R"sql(
@@ -304,6 +304,13 @@ ALTER TABLE batches ADD COLUMN request_digest TEXT NOT NULL DEFAULT '';
 UPDATE schema_version SET version = 3;
 )sql"));
     }
+    if (schema < 4) {
+      // 3 -> 4: each job's summary (earlier jobs keep '': they have none).
+      FLAMEFLEET_RETURN_IF_ERROR(Exec(db_, R"sql(
+ALTER TABLE jobs ADD COLUMN summary_digest TEXT NOT NULL DEFAULT '';
+UPDATE schema_version SET version = 4;
+)sql"));
+    }
     // Crash recovery: what was running is queued again (its attempt stays
     // counted).
     Statement requeue(db_, "UPDATE jobs SET state = ? WHERE state = ?");
@@ -344,7 +351,8 @@ absl::Status SqliteJobStore::CreateBatch(const BatchRecord& batch) {
       Statement insert_job(db_,
                            "INSERT INTO jobs (batch_id, idx, name, spec, state, attempts, "
                            "cycles, stack, error, profile_digest, program_digest, cache_key, "
-                           "cached_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                           "cached_from, summary_digest) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
       FLAMEFLEET_RETURN_IF_ERROR(insert_job.status());
       FLAMEFLEET_RETURN_IF_ERROR(insert_job.Bind(1, batch.id)
                                      .Bind(2, int64_t{job.index})
@@ -359,6 +367,7 @@ absl::Status SqliteJobStore::CreateBatch(const BatchRecord& batch) {
                                      .Bind(11, job.program_digest)
                                      .Bind(12, job.cache_key)
                                      .Bind(13, job.cached_from)
+                                     .Bind(14, job.summary_digest)
                                      .Run());
     }
     return absl::OkStatus();
@@ -369,7 +378,8 @@ absl::Status SqliteJobStore::LoadJobs(BatchRecord* batch, bool with_sources) {
   Statement select(
       db_,
       "SELECT idx, spec, state, attempts, cycles, stack, error, profile_digest, "
-      "program_digest, cache_key, cached_from FROM jobs WHERE batch_id = ? ORDER BY idx");
+      "program_digest, cache_key, cached_from, summary_digest FROM jobs WHERE batch_id = ? "
+      "ORDER BY idx");
   FLAMEFLEET_RETURN_IF_ERROR(select.status());
   select.Bind(1, batch->id);
   while (true) {
@@ -395,6 +405,7 @@ absl::Status SqliteJobStore::LoadJobs(BatchRecord* batch, bool with_sources) {
     job.program_digest = select.Text(8);
     job.cache_key = select.Text(9);
     job.cached_from = select.Text(10);
+    job.summary_digest = select.Text(11);
     batch->jobs.push_back(std::move(job));
   }
   Statement labels(db_, "SELECT key, value FROM batch_labels WHERE batch_id = ?");
@@ -469,7 +480,8 @@ absl::Status SqliteJobStore::UpdateJob(absl::string_view batch_id, const JobReco
   Statement update(db_,
                    "UPDATE jobs SET state = ?, attempts = ?, cycles = ?, stack "
                    "= ?, error = ?, "
-                   "profile_digest = ?, cached_from = ? WHERE batch_id = ? AND idx = ?");
+                   "profile_digest = ?, cached_from = ?, summary_digest = ? "
+                   "WHERE batch_id = ? AND idx = ?");
   FLAMEFLEET_RETURN_IF_ERROR(update.status());
   FLAMEFLEET_RETURN_IF_ERROR(update.Bind(1, int64_t{job.state})
                                  .Bind(2, int64_t{job.attempts})
@@ -478,8 +490,9 @@ absl::Status SqliteJobStore::UpdateJob(absl::string_view batch_id, const JobReco
                                  .Bind(5, job.error)
                                  .Bind(6, job.profile_digest)
                                  .Bind(7, job.cached_from)
-                                 .Bind(8, batch_id)
-                                 .Bind(9, int64_t{job.index})
+                                 .Bind(8, job.summary_digest)
+                                 .Bind(9, batch_id)
+                                 .Bind(10, int64_t{job.index})
                                  .Run());
   if (sqlite3_changes(db_) == 0) {
     return absl::NotFoundError(absl::StrCat("job ", batch_id, "/", job.index, " not found"));
@@ -612,7 +625,8 @@ absl::StatusOr<size_t> SqliteJobStore::CollectGarbage(absl::Duration min_age) {
   absl::flat_hash_set<std::string> live;
   Statement select(db_,
                    "SELECT digest FROM artifacts UNION SELECT profile_digest FROM jobs "
-                   "WHERE profile_digest != ''");
+                   "WHERE profile_digest != '' UNION SELECT summary_digest FROM jobs "
+                   "WHERE summary_digest != ''");
   FLAMEFLEET_RETURN_IF_ERROR(select.status());
   while (true) {
     FLAMEFLEET_ASSIGN_OR_RETURN(bool row, select.Step());
@@ -754,7 +768,10 @@ absl::StatusOr<size_t> InMemoryJobStore::CollectGarbage(absl::Duration min_age) 
   absl::flat_hash_set<std::string> live;
   for (const auto& [key, digest] : index_) live.insert(digest);
   for (const BatchRecord& batch : batches_) {
-    for (const JobRecord& job : batch.jobs) live.insert(job.profile_digest);
+    for (const JobRecord& job : batch.jobs) {
+      live.insert(job.profile_digest);
+      live.insert(job.summary_digest);
+    }
   }
   const absl::Time cutoff = absl::Now() - min_age;
   std::vector<std::string> dead;

@@ -60,6 +60,9 @@ struct JobRecord {
   std::vector<uint64_t> stack;  // final operand stack, top first
   std::string error;            // why it FAILED
   std::string profile_digest;   // artifact digest of the serialized profile ("" if none)
+  // Artifact digest of the job's serialized flamefleet.v1.JobSummary ("" if none; jobs stored
+  // before schema version 4 have none).
+  std::string summary_digest;
   // internal::JobProgramDigest and internal::ResultCacheKey of the job (set at submission).
   std::string program_digest;
   std::string cache_key;
@@ -112,7 +115,8 @@ class JobStore {
   virtual absl::StatusOr<BatchRecord> GetBatch(absl::string_view id) = 0;
 
   // Overwrites the mutable fields of job `job.index` of batch `batch_id`
-  // (state, attempts, cycles, stack, error, profile digest). NotFound if there
+  // (state, attempts, cycles, stack, error, profile and summary digests, cached_from). NotFound
+  // if there
   // is no such job.
   virtual absl::Status UpdateJob(absl::string_view batch_id, const JobRecord& job) = 0;
 

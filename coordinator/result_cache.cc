@@ -30,6 +30,7 @@ void ReuseResult(absl::string_view source_batch_id, const JobRecord& earlier, Jo
   job->cycles = earlier.cycles;
   job->stack = earlier.stack;
   job->profile_digest = earlier.profile_digest;
+  job->summary_digest = earlier.summary_digest;
   job->cached_from = absl::StrCat(source_batch_id, "/", earlier.spec.name());
 }
 

@@ -57,7 +57,8 @@ class ResultCache {
 
 // Makes `job` reuse the result of `earlier`, a job of batch `source_batch_id` found through
 // ResultCache::Find: `job` becomes SUCCEEDED with the cycles, final stack and profile of
-// `earlier`, and cached_from "<source_batch_id>/<earlier's name>". `job` must not be null.
+// `earlier` (and its summary), and cached_from "<source_batch_id>/<earlier's name>". `job` must not
+// be null.
 void ReuseResult(absl::string_view source_batch_id, const JobRecord& earlier, JobRecord* job);
 
 }  // namespace flamefleet::coordinator

@@ -17,7 +17,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
-#include "nlohmann/json.hpp"
 #include "profile/frame_totals.h"
 #include "runner/internal/execution.h"
 #include "runner/profile_run.h"
@@ -344,64 +343,6 @@ absl::StatusOr<StatsRun> ProfileProgramWithStats(const vm::Program& program,
   return run;
 }
 
-std::string SummaryJson(const SummaryInput& summary) {
-  using nlohmann::ordered_json;
-  const vm::Program& program = *summary.program;
-  const StatsRun& run = *summary.run;
-  const uint64_t cycles = run.result.cycles;
-  auto share = [cycles](uint64_t part) {
-    return cycles == 0 ? 0.0 : static_cast<double>(part) / static_cast<double>(cycles);
-  };
-  ordered_json j;
-  j["schema"] = "flamefleet.summary/1";
-  j["job"] = summary.job;
-  j["program_digest"] = ProgramDigest(program);
-  j["dialect"] = std::string(program.dialect->name);
-  j["inputs_digest"] = InputsDigest(*summary.inputs);
-  j["status"] = run.status.ok() ? "ok" : "error";
-  if (run.status.ok()) {
-    j["error"] = nullptr;
-  } else {
-    j["error"] = {{"code", absl::StatusCodeToString(run.status.code())},
-                  {"message", std::string(run.status.message())}};
-  }
-  j["cycles"] = cycles;
-  ordered_json stack = ordered_json::array();
-  for (const vm::Felt& f : run.result.stack) stack.push_back(absl::StrCat(f.value()));
-  j["final_stack"] = std::move(stack);
-  j["mast"] = {{"nodes", run.stats.mast.nodes},
-               {"basic_block_ops", run.stats.mast.basic_block_ops}};
-  ordered_json procs = ordered_json::array();
-  for (const ProcedureStats& p : run.stats.procedures) {
-    procs.push_back({{"name", p.name},
-                     {"calls", p.calls},
-                     {"self", p.self},
-                     {"inclusive", p.inclusive},
-                     {"self_share", share(p.self)},
-                     {"inclusive_share", share(p.inclusive)}});
-  }
-  j["procedures"] = std::move(procs);
-  auto table = [&](const std::vector<InstructionStats>& rows) {
-    ordered_json out = ordered_json::array();
-    for (const InstructionStats& r : rows) {
-      out.push_back(
-          {{"name", r.name}, {"count", r.count}, {"cycles", r.cycles}, {"share", share(r.cycles)}});
-    }
-    return out;
-  };
-  j["instructions"] = table(run.stats.instructions);
-  j["operations"] = table(run.stats.operations);
-  ordered_json phases = ordered_json::array();
-  for (const PhaseStats& p : run.stats.phases) {
-    phases.push_back({{"name", p.name},
-                      {"count", p.count},
-                      {"total", p.total},
-                      {"min", p.min},
-                      {"max", p.max},
-                      {"open", p.open}});
-  }
-  j["phases"] = std::move(phases);
-  return j.dump(2) + "\n";
-}
+// SummaryJson(SummaryInput): runner/summary.cc, beside the wire form of the same summary.
 
 }  // namespace flamefleet::runner

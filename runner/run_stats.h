@@ -127,7 +127,7 @@ struct SummaryInput {
 };
 
 // Returns summary.json (schema "flamefleet.summary/1", docs/summary.schema.json), pretty-printed
-// with a trailing newline.
+// with a trailing newline. The writer is runner/summary.h's (one for local and fleet jobs).
 std::string SummaryJson(const SummaryInput& summary);
 
 }  // namespace flamefleet::runner

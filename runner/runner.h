@@ -11,13 +11,15 @@
 //   FLAMEFLEET_ASSIGN_OR_RETURN(vm::RunResult replayed, runner::ReplayRun(snap));
 //
 // This is the library's public header; runner/profile_run.h (profiling), runner/run_stats.h
-// (calls, instructions, phases, summary.json) and runner/snapshot.h (the snapshot format,
-// recording and replay) document each part.
+// (calls, instructions, phases), runner/summary.h (summary.json, its wire form and decoder, the
+// batch's summary.json) and runner/snapshot.h (the snapshot format, recording and replay)
+// document each part.
 #ifndef FLAMEFLEET_RUNNER_RUNNER_H_
 #define FLAMEFLEET_RUNNER_RUNNER_H_
 
 #include "runner/profile_run.h"  // IWYU pragma: export
 #include "runner/run_stats.h"    // IWYU pragma: export
 #include "runner/snapshot.h"     // IWYU pragma: export
+#include "runner/summary.h"      // IWYU pragma: export
 
 #endif  // FLAMEFLEET_RUNNER_RUNNER_H_

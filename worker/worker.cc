@@ -47,6 +47,7 @@ struct Worker::Outcome {
   std::vector<uint64_t> stack;
   std::string error;    // the program's own failure
   std::string profile;  // serialized flamefleet.v1.Profile
+  std::string summary;  // serialized flamefleet.v1.JobSummary ("" if none)
 };
 
 namespace {
@@ -67,6 +68,43 @@ bool ValidRelativePath(absl::string_view path) {
     if (part.empty() || part == "." || part == "..") return false;
   }
   return true;
+}
+
+// The summary's phases and markers: the batch's (the coordinator has validated them).
+absl::StatusOr<runner::StatsOptions> SummaryOptions(const v1::BatchOptions& options) {
+  runner::StatsOptions stats;
+  for (int i = 0; i < options.phases_size(); ++i) {
+    absl::StatusOr<runner::PhasePair> pair = runner::ParsePhasePair(options.phases(i));
+    if (!pair.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("options.phases[", i, "]: ", pair.status().message()));
+    }
+    stats.phases.push_back(*std::move(pair));
+  }
+  stats.marker_prefixes.assign(options.markers().begin(), options.markers().end());
+  return stats;
+}
+
+// Keeps the summary of `run` in `summary` and returns its profile, or the program's own error
+// (the summary then describes the run up to it). A run that did not end by itself (cancelled,
+// bad inputs) has no summary, and neither has one whose summary is over the coordinator's limit
+// (runner::kMaxSummaryBytes; it would refuse the whole result).
+absl::StatusOr<runner::ProfiledRun> KeepSummary(const std::string& job, const vm::Program& program,
+                                                const vm::ProgramInputs& inputs,
+                                                absl::StatusOr<runner::StatsRun> run,
+                                                std::string& summary) {
+  if (!run.ok()) return run.status();
+  summary = runner::JobSummaryToProto(
+                runner::MakeJobSummary(
+                    {.job = job, .program = &program, .inputs = &inputs, .run = &*run}))
+                .SerializeAsString();
+  if (summary.size() > runner::kMaxSummaryBytes) {
+    LOG(WARNING) << job << ": summary of " << summary.size() << " bytes is over the limit of "
+                 << runner::kMaxSummaryBytes << " bytes; the job is reported without it";
+    summary.clear();
+  }
+  if (!run->status.ok()) return run->status;
+  return runner::ProfiledRun{std::move(run->result), std::move(run->profile)};
 }
 
 }  // namespace
@@ -319,8 +357,29 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
         snapshot->options().has_max_memory_bytes()
             ? std::min(MemoryBudget(task, options_), snapshot->options().max_memory_bytes())
             : MemoryBudget(task, options_);
-    run = runner::ProfileReplay(*snapshot, std::min(max_cycles, snapshot->options().max_cycles()),
-                                mode, &running.cancel, budget);
+    const uint64_t cap = std::min(max_cycles, snapshot->options().max_cycles());
+    if (mode == runner::StackMode::kFlat) {
+      run = runner::ProfileReplay(*snapshot, cap, mode, &running.cancel, budget);
+    } else {
+      // As ProfileReplay, with the job's summary. No markers: the replay host must see every
+      // recorded event, so a snapshot job's summary has no phases.
+      absl::StatusOr<runner::ReplayPlan> plan = runner::PrepareReplay(*snapshot, cap, budget);
+      if (!plan.ok()) {
+        run = plan.status();
+      } else {
+        runner::ReplayHost host(&*snapshot);
+        absl::StatusOr<runner::StatsRun> replayed =
+            runner::ProfileProgramWithStats(plan->program, plan->inputs, plan->options,
+                                            runner::StatsOptions{}, &running.cancel, &host);
+        absl::Status diverged = absl::OkStatus();
+        if (replayed.ok() && replayed->status.ok()) {
+          diverged = host.CheckFinished(replayed->result.cycles);
+        }
+        run = diverged.ok() ? KeepSummary(job.name(), plan->program, plan->inputs,
+                                          std::move(replayed), out.summary)
+                            : absl::StatusOr<runner::ProfiledRun>(diverged);
+      }
+    }
   } else {
     run = ProfileSource(task, running, *dialect, max_cycles, mode, out);
     if (out.abandon || !out.error.empty()) return out;
@@ -377,7 +436,16 @@ absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
   vm::ExecutionOptions execution;
   execution.max_cycles = max_cycles;
   execution.max_memory_bytes = MemoryBudget(task, options_);
-  return runner::ProfileProgram(*program, inputs, execution, mode, &running.cancel);
+  // Flat stacks have no calls or inclusive cycles: such a batch has no summaries.
+  if (mode == runner::StackMode::kFlat) {
+    return runner::ProfileProgram(*program, inputs, execution, mode, &running.cancel);
+  }
+  absl::StatusOr<runner::StatsOptions> stats = SummaryOptions(task.options());
+  if (!stats.ok()) return fail(absl::StrCat(job.name(), ": ", stats.status().message()));
+  return KeepSummary(
+      job.name(), *program, inputs,
+      runner::ProfileProgramWithStats(*program, inputs, execution, *stats, &running.cancel),
+      out.summary);
 }
 
 Worker::Outcome Worker::Finish(const v1::Task& task, RunningTask& running,
@@ -491,10 +559,16 @@ absl::Status Worker::Complete(const v1::Task& task, const Outcome& outcome) {
     for (uint64_t value : outcome.stack) header->add_stack(value);
     header->set_error(outcome.error);
     header->set_profile_bytes(outcome.profile.size());
+    header->set_summary_bytes(outcome.summary.size());
     bool ok = writer->Write(chunk);
     for (size_t offset = 0; ok && offset < outcome.profile.size(); offset += chunk_bytes) {
       chunk.set_profile_data(outcome.profile.data() + offset,
                              std::min(chunk_bytes, outcome.profile.size() - offset));
+      ok = writer->Write(chunk);
+    }
+    for (size_t offset = 0; ok && offset < outcome.summary.size(); offset += chunk_bytes) {
+      chunk.set_summary_data(outcome.summary.data() + offset,
+                             std::min(chunk_bytes, outcome.summary.size() - offset));
       ok = writer->Write(chunk);
     }
     if (ok) writer->WritesDone();

@@ -2,9 +2,13 @@
 //
 // A Worker runs `slots` threads. Each one long-polls Coordinator.LeaseTask, assembles the task's
 // program under the job's dialect against the task's library set (held in memory, cached by
-// digest and dialect), runs it with runner::ProfileProgram under the task's cycle cap and wall
-// deadline while a helper thread renews the lease, and streams the result back with
-// Coordinator.CompleteTask (a TaskHeader, then the serialized flamefleet.v1.Profile in chunks).
+// digest and dialect), runs it with runner::ProfileProgramWithStats (the batch's phases and
+// markers; runner::ProfileProgram for --flat batches, which have no summaries) under the task's
+// cycle cap and wall deadline while a helper thread renews the lease, and streams the result
+// back with Coordinator.CompleteTask (a TaskHeader, then the serialized flamefleet.v1.Profile
+// and the job's serialized flamefleet.v1.JobSummary in chunks). A job whose program ran has a
+// summary, also when it trapped; one that failed before (inputs, assembly) or was stopped has
+// none. A snapshot job's summary has no phases (its replay must see every recorded event).
 // A program's own failure (bad inputs, assembly error with file:line:col, trap, cycle cap, wall
 // deadline) is reported as succeeded=false with the error text; it is final. If a renewal answers
 // ok=false the task is abandoned: nothing is reported and the coordinator has already re-queued

@@ -79,7 +79,9 @@ std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_
 
 std::string ResultCacheKey(absl::string_view program_digest, absl::string_view engine_version,
                            const v1::BatchOptions& options) {
-  std::string canonical = "flamefleet.Result.v1";
+  // v2: a result includes the job's summary (results stored before have none, so they are not
+  // reused), which the phases and markers change.
+  std::string canonical = "flamefleet.Result.v2";
   AppendLengthPrefixed(program_digest, &canonical);
   AppendLengthPrefixed(engine_version, &canonical);
   AppendLengthPrefixed(absl::StrCat(options.max_cycles()), &canonical);
@@ -87,6 +89,10 @@ std::string ResultCacheKey(absl::string_view program_digest, absl::string_view e
   // The resource limits decide whether a run succeeds (0: the worker's default).
   AppendLengthPrefixed(absl::StrCat(options.max_memory_bytes()), &canonical);
   AppendLengthPrefixed(absl::StrCat(options.max_program_ops()), &canonical);
+  AppendLengthPrefixed(absl::StrCat(options.phases_size()), &canonical);
+  for (const std::string& phase : options.phases()) AppendLengthPrefixed(phase, &canonical);
+  AppendLengthPrefixed(absl::StrCat(options.markers_size()), &canonical);
+  for (const std::string& marker : options.markers()) AppendLengthPrefixed(marker, &canonical);
   return Sha256Hex(canonical);
 }
 

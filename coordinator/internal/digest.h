@@ -30,7 +30,8 @@ std::string LibrarySetDigest(const v1::LibrarySet& set);
 std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_digest);
 
 // Returns the result-cache key of a job: its program digest plus everything else a profile
-// depends on (the cycle cap, the memory budget and program-ops limit, flat or nested stacks) and
+// depends on (the cycle cap, the memory budget and program-ops limit, flat or nested stacks, the
+// summary's phases and markers) and
 // the engine version of the job's dialect (vm::DialectSpec::engine_version), so a result is
 // reused only where a fresh run would give the same one.
 std::string ResultCacheKey(absl::string_view program_digest, absl::string_view engine_version,

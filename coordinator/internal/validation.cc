@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
+#include "runner/runner.h"
 #include "vm/dialect.h"
 
 namespace flamefleet::coordinator::internal {
@@ -122,6 +123,36 @@ absl::Status CheckKernel(absl::string_view field, const v1::JobSpec& job,
                    limits.max_source_bytes);
 }
 
+// The summary's phases ("START=END") and marker prefixes (non-empty): bounded in number and
+// length.
+absl::Status CheckSummaryOptions(const v1::BatchOptions& options, const SubmitLimits& limits) {
+  for (auto [field, size] : {std::pair{"options.phases", options.phases_size()},
+                             std::pair{"options.markers", options.markers_size()}}) {
+    if (static_cast<size_t>(size) > kMaxPhaseOptions) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(field, ": ", size, " entries, the limit is ", kMaxPhaseOptions));
+    }
+  }
+  for (int i = 0; i < options.phases_size(); ++i) {
+    const std::string field = absl::StrCat("options.phases[", i, "]");
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckName(field, "", options.phases(i).size(), limits.max_name_bytes));
+    absl::StatusOr<runner::PhasePair> pair = runner::ParsePhasePair(options.phases(i));
+    if (!pair.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": ", pair.status().message()));
+    }
+  }
+  for (int i = 0; i < options.markers_size(); ++i) {
+    const std::string field = absl::StrCat("options.markers[", i, "]");
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckName(field, "", options.markers(i).size(), limits.max_name_bytes));
+    if (options.markers(i).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": empty (a marker prefix)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
@@ -150,6 +181,7 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
       CheckName("options.title", "", request.options().title().size(), limits.max_name_bytes));
   FLAMEFLEET_RETURN_IF_ERROR(
       CheckDialect("options.dialect", request.options().dialect(), limits.max_name_bytes));
+  FLAMEFLEET_RETURN_IF_ERROR(CheckSummaryOptions(request.options(), limits));
   if (static_cast<size_t>(request.labels_size()) > limits.max_labels) {
     return absl::ResourceExhaustedError(absl::StrCat("labels: ", request.labels_size(),
                                                      " labels, the limit is ", limits.max_labels,

@@ -26,6 +26,9 @@ inline constexpr size_t kDefaultMaxErrorBytes = 2048;
 // Most final-stack values stored per job result (the top ones are kept); not a flag.
 inline constexpr size_t kMaxResultStackValues = 64;
 
+// Most options.phases and most options.markers of one batch; not a flag.
+inline constexpr size_t kMaxPhaseOptions = 64;
+
 // Limits applied to SubmitBatch requests.
 struct SubmitLimits {
   size_t max_jobs = 10000;
@@ -53,6 +56,8 @@ struct SubmitLimits {
 // ResourceExhausted naming the field, the value and the limit when one is
 // exceeded (options.max_cycles above max_cycle_cap and options.max_memory_bytes
 // above max_memory_cap included; for the string and label limits also the flag:
+// options.phases entries that are not START=END and empty options.markers are InvalidArgument,
+// more than kMaxPhaseOptions of either ResourceExhausted;
 // "labels[\"k\"]: value is 10485760 bytes, the limit is 1024 (--max-name-bytes)").
 absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
                                         const SubmitLimits& limits);

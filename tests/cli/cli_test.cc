@@ -91,6 +91,11 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     absl::MutexLock lock(&mu_);
     batches_[id] = std::move(batch);
   }
+  // Makes FetchArtifact answer SUMMARY as a coordinator that predates it does.
+  void DropSummaries() {
+    absl::MutexLock lock(&mu_);
+    serve_summaries_ = false;
+  }
   // Makes FetchArtifact answer NOT_FOUND for PROFILE (an older coordinator).
   void DropProfileArtifacts() {
     absl::MutexLock lock(&mu_);
@@ -133,6 +138,23 @@ class FakeCoordinator final : public v1::Coordinator::Service {
       if (req->format() == v1::ARTIFACT_FORMAT_PROFILE && !serve_profiles_) {
         return {grpc::StatusCode::NOT_FOUND, "no profile artifact"};
       }
+      if (req->format() == v1::ARTIFACT_FORMAT_SUMMARY) {
+        if (!serve_summaries_)
+          return {grpc::StatusCode::INVALID_ARGUMENT, "format: unknown value 3"};
+        // Jobs as an older worker reports them: without summaries.
+        v1::BatchSummary summary;
+        summary.set_batch_id(req->batch_id());
+        summary.set_state(it->second.state);
+        for (const auto& [name, folded] : it->second.jobs) {
+          v1::BatchSummaryJob* job = summary.add_jobs();
+          job->set_name(name);
+          job->set_state(v1::JOB_STATE_SUCCEEDED);
+        }
+        v1::ArtifactChunk chunk;
+        chunk.set_data(summary.SerializeAsString());
+        writer->Write(chunk);
+        return grpc::Status::OK;
+      }
       for (const auto& [name, folded] : it->second.jobs) {
         if (req->view() == v1::AGGREGATE_VIEW_BY_JOB) {
           // Each job under a root frame of its name, as the coordinator's by-job aggregate.
@@ -171,6 +193,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   absl::Mutex mu_;
   std::map<std::string, Batch> batches_ ABSL_GUARDED_BY(mu_);
   bool serve_profiles_ ABSL_GUARDED_BY(mu_) = true;
+  bool serve_summaries_ ABSL_GUARDED_BY(mu_) = true;
   std::map<int, int> fetches_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -256,6 +279,22 @@ TEST_F(CliTest, FetchAllDefaultWritesSvgAndFolded) {
             ParseFoldedCounts("fast.masm;$exec::$main;ex::fast 100\nfast.masm;$exec::$main 10\n"
                               "suite/slow.masm;$exec::$main;ex::slow;std::mem::copy 400\n"
                               "suite/slow.masm;$exec::$main 20\n"));
+  // And the batch's summary.json, here of jobs that have no summary.
+  const nlohmann::json summary = nlohmann::json::parse(ReadFile(root_ / "out/summary.json"));
+  EXPECT_EQ(summary["schema"], "flamefleet.batch-summary/1");
+  EXPECT_EQ(summary["batch"], "1");
+  EXPECT_EQ(summary["state"], "succeeded");
+  ASSERT_EQ(summary["without_summary"].size(), 2u);
+  EXPECT_EQ(summary["without_summary"][0]["job"], "fast.masm");
+  EXPECT_TRUE(summary["without_summary"][0]["error"].is_null());
+  EXPECT_EQ(summary["cycles"], 0);
+}
+
+TEST_F(CliTest, FetchAllWritesNoSummaryFromACoordinatorThatPredatesThem) {
+  fake_.DropSummaries();
+  ASSERT_OK(Client().FetchAll("1", (root_ / "out").string()));
+  EXPECT_TRUE(fs::exists(root_ / "out/aggregate.svg"));
+  EXPECT_FALSE(fs::exists(root_ / "out/summary.json"));
 }
 
 TEST_F(CliTest, FetchAllPprofWritesOnlyPprofForAggregateAndJobs) {

@@ -425,5 +425,138 @@ TEST_F(BatchManagerTest, RecoverRequeuesUnfinishedJobsWithTheirAttempts) {
   EXPECT_NE(next, id);
 }
 
+// ---- job summaries (FetchArtifact SUMMARY)
+
+// A valid summary of job `name` that ran `cycles` cycles in one procedure.
+v1::JobSummary Summary(const std::string& name, uint64_t cycles) {
+  v1::JobSummary s;
+  s.set_job(name);
+  s.set_program_digest("0x" + std::string(64, 'a'));
+  s.set_dialect("v0.16");
+  s.set_inputs_digest("blake3:" + std::string(64, 'b'));
+  s.set_cycles(cycles);
+  s.add_final_stack(7);
+  v1::SummaryProcedure* p = s.add_procedures();
+  p->set_name("$main");
+  p->set_calls(1);
+  p->set_self(cycles);
+  p->set_inclusive(cycles);
+  return s;
+}
+
+v1::TaskHeader Header(const v1::Task& task, uint64_t cycles, const std::string& profile) {
+  v1::TaskHeader header;
+  header.set_task_id(task.task_id());
+  header.set_lease_id(task.lease_id());
+  header.set_succeeded(true);
+  header.set_cycles(cycles);
+  header.set_profile_bytes(profile.size());
+  return header;
+}
+
+TEST_F(BatchManagerTest, SummariesAreServedPerJobAndPerBatchAndCopiedForCacheHits) {
+  ASSERT_OK_AND_ASSIGN(std::string id, manager_->SubmitBatch(Request(2)));
+  // While it runs: every job listed, none with a summary.
+  ASSERT_OK_AND_ASSIGN(std::string running,
+                       manager_->FetchArtifact(id, "", v1::ARTIFACT_FORMAT_SUMMARY));
+  v1::BatchSummary batch;
+  ASSERT_TRUE(batch.ParseFromString(running));
+  EXPECT_EQ(batch.state(), v1::BATCH_STATE_RUNNING);
+  ASSERT_EQ(batch.jobs_size(), 2);
+  EXPECT_EQ(batch.jobs(1).state(), v1::JOB_STATE_QUEUED);
+  EXPECT_FALSE(batch.jobs(1).has_summary());
+  EXPECT_THAT(manager_->FetchArtifact(id, "job0.masm", v1::ARTIFACT_FORMAT_SUMMARY),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no result yet")));
+
+  while (std::optional<v1::Task> task = Lease()) {
+    const std::string profile = profile::SerializeProfile(FromFolded("$main 10\n"));
+    const bool first = task->job().name() == "job0.masm";
+    const std::string summary =
+        first ? Summary(task->job().name(), 10).SerializeAsString() : std::string();
+    ASSERT_OK_AND_ASSIGN(bool accepted,
+                         manager_->CompleteTask(Header(*task, 10, profile), profile, summary));
+    EXPECT_TRUE(accepted);
+  }
+  ASSERT_OK_AND_ASSIGN(std::string one,
+                       manager_->FetchArtifact(id, "job0.masm", v1::ARTIFACT_FORMAT_SUMMARY));
+  v1::JobSummary job;
+  ASSERT_TRUE(job.ParseFromString(one));
+  EXPECT_EQ(job.SerializeAsString(), Summary("job0.masm", 10).SerializeAsString());
+  EXPECT_THAT(manager_->FetchArtifact(id, "job1.masm", v1::ARTIFACT_FORMAT_SUMMARY),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("has no summary")));
+  EXPECT_THAT(manager_->FetchArtifact(id, "nope.masm", v1::ARTIFACT_FORMAT_SUMMARY),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("has no job")));
+  EXPECT_THAT(manager_->FetchArtifact("999", "", v1::ARTIFACT_FORMAT_SUMMARY),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(
+      manager_->FetchArtifact(id, "", v1::ARTIFACT_FORMAT_SUMMARY, v1::AGGREGATE_VIEW_BY_JOB),
+      StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_OK_AND_ASSIGN(std::string ended,
+                       manager_->FetchArtifact(id, "", v1::ARTIFACT_FORMAT_SUMMARY));
+  ASSERT_TRUE(batch.ParseFromString(ended));
+  EXPECT_EQ(batch.state(), v1::BATCH_STATE_SUCCEEDED);
+  EXPECT_TRUE(batch.jobs(0).has_summary());
+  EXPECT_FALSE(batch.jobs(1).has_summary());
+
+  // The same program under another name comes from the cache with the same summary, named
+  // after the job that reused it.
+  v1::SubmitBatchRequest renamed = Request(1);
+  renamed.mutable_jobs(0)->set_name("renamed.masm");
+  ASSERT_OK_AND_ASSIGN(std::string cached, manager_->SubmitBatch(renamed));
+  EXPECT_FALSE(Lease().has_value());
+  ASSERT_OK_AND_ASSIGN(std::string hit, manager_->FetchArtifact(cached, "renamed.masm",
+                                                                v1::ARTIFACT_FORMAT_SUMMARY));
+  ASSERT_TRUE(job.ParseFromString(hit));
+  EXPECT_EQ(job.SerializeAsString(), Summary("renamed.masm", 10).SerializeAsString());
+  EXPECT_THAT(manager_->Aggregate([] {
+    v1::AggregateRequest r;
+    r.set_format(v1::ARTIFACT_FORMAT_SUMMARY);
+    return r;
+  }()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("SUMMARY is per batch")));
+}
+
+TEST_F(BatchManagerTest, ASummaryThatDoesNotFitTheResultIsRefusedAndTheLeaseStaysLive) {
+  ASSERT_OK_AND_ASSIGN(std::string id, manager_->SubmitBatch(Request(1)));
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task.has_value());
+  const std::string profile = profile::SerializeProfile(FromFolded("$main 10\n"));
+  const v1::TaskHeader header = Header(*task, 10, profile);
+  v1::JobSummary bad = Summary("job0.masm", 10);
+  bad.mutable_procedures(0)->set_self(9);
+  EXPECT_THAT(manager_->CompleteTask(header, profile, bad.SerializeAsString()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("summary_data: summary: procedures: self cycles sum to 9")));
+  EXPECT_THAT(manager_->CompleteTask(header, profile, Summary("other", 10).SerializeAsString()),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("names job \"other\"")));
+  EXPECT_THAT(
+      manager_->CompleteTask(header, profile, Summary("job0.masm", 11).SerializeAsString()),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("differs from header.cycles")));
+  EXPECT_THAT(manager_->CompleteTask(header, profile, "\xff\xff"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not a JobSummary")));
+  ASSERT_OK_AND_ASSIGN(
+      bool accepted,
+      manager_->CompleteTask(header, profile, Summary("job0.masm", 10).SerializeAsString()));
+  EXPECT_TRUE(accepted);
+  EXPECT_OK(manager_->FetchArtifact(id, "job0.masm", v1::ARTIFACT_FORMAT_SUMMARY).status());
+}
+
+TEST_F(BatchManagerTest, PhasesAndMarkersArePartOfTheResultCacheKey) {
+  v1::SubmitBatchRequest request = Request(1);
+  request.mutable_options()->add_phases("a=b");
+  ASSERT_OK_AND_ASSIGN(std::string first, manager_->SubmitBatch(request));
+  RunAll();
+  ASSERT_OK_AND_ASSIGN(std::string same, manager_->SubmitBatch(request));
+  EXPECT_EQ(manager_->GetBatch(same, false)->jobs_queued(), 0u);  // from the cache
+  for (auto change : {+[](v1::BatchOptions& o) { o.set_phases(0, "a=c"); },
+                      +[](v1::BatchOptions& o) { o.clear_phases(); },
+                      +[](v1::BatchOptions& o) { o.add_markers("app::"); }}) {
+    v1::SubmitBatchRequest other = request;
+    change(*other.mutable_options());
+    ASSERT_OK_AND_ASSIGN(std::string id, manager_->SubmitBatch(other));
+    EXPECT_EQ(manager_->GetBatch(id, false)->jobs_queued(), 1u) << other.options().DebugString();
+  }
+}
+
 }  // namespace
 }  // namespace flamefleet::coordinator

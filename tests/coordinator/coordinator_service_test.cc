@@ -1031,5 +1031,71 @@ TEST_F(CoordinatorServiceTest, RetentionRemovesOldBatchesAndTheirUnsharedArtifac
   EXPECT_EQ(RunAll(ProfileFor).size(), 3u);  // 2 jobs + the still running batch's job
 }
 
+// A job's summary travels after its profile in summary_data chunks, bounded by the header's
+// summary_bytes, and is served back by FetchArtifact SUMMARY.
+TEST_F(CoordinatorServiceTest, CompleteTaskTakesTheSummaryChunksAfterTheProfile) {
+  std::string id;
+  ASSERT_TRUE(Submit(MakeRequest(1), &id).ok());
+  std::optional<v1::Task> task = Lease();
+  ASSERT_TRUE(task);
+  const std::string profile = profile::SerializeProfile(FromFolded("$main 6\n"));
+  v1::JobSummary summary;
+  summary.set_job(task->job().name());
+  summary.set_program_digest("0x" + std::string(64, '0'));
+  summary.set_dialect("v0.16");
+  summary.set_inputs_digest("blake3:" + std::string(64, '0'));
+  summary.set_cycles(6);
+  v1::SummaryProcedure* main = summary.add_procedures();
+  main->set_name("$main");
+  main->set_self(6);
+  main->set_inclusive(6);
+  const std::string bytes = summary.SerializeAsString();
+  // Sends the profile, then the summary in 5-byte chunks, claiming `claimed` summary bytes.
+  auto complete = [&](uint64_t claimed, bool* accepted) {
+    grpc::ClientContext context;
+    v1::CompleteTaskResponse response;
+    auto writer = stub_->CompleteTask(&context, &response);
+    v1::CompleteTaskChunk chunk;
+    v1::TaskHeader* header = chunk.mutable_header();
+    header->set_task_id(task->task_id());
+    header->set_lease_id(task->lease_id());
+    header->set_succeeded(true);
+    header->set_cycles(6);
+    header->set_profile_bytes(profile.size());
+    header->set_summary_bytes(claimed);
+    writer->Write(chunk);
+    chunk.set_profile_data(profile);
+    writer->Write(chunk);
+    for (size_t offset = 0; offset < bytes.size(); offset += 5) {
+      chunk.set_summary_data(bytes.substr(offset, 5));
+      writer->Write(chunk);
+    }
+    writer->WritesDone();
+    grpc::Status status = writer->Finish();
+    *accepted = response.accepted();
+    return status;
+  };
+  bool accepted = false;
+  grpc::Status status = complete(uint64_t{64} << 20, &accepted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(status.error_message().find("header.summary_bytes"), std::string::npos);
+  status = complete(bytes.size() + 3, &accepted);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("summary_data: received"), std::string::npos)
+      << status.error_message();
+  ASSERT_TRUE(complete(bytes.size(), &accepted).ok());
+  EXPECT_TRUE(accepted);
+  std::string fetched;
+  ASSERT_TRUE(Fetch(id, task->job().name(), v1::ARTIFACT_FORMAT_SUMMARY, &fetched).ok());
+  EXPECT_EQ(fetched, bytes);
+  ASSERT_TRUE(Fetch(id, "", v1::ARTIFACT_FORMAT_SUMMARY, &fetched).ok());
+  v1::BatchSummary batch;
+  ASSERT_TRUE(batch.ParseFromString(fetched));
+  ASSERT_EQ(batch.jobs_size(), 1);
+  EXPECT_EQ(batch.jobs(0).summary().SerializeAsString(), bytes);
+  EXPECT_EQ(Fetch("404", "", v1::ARTIFACT_FORMAT_SUMMARY, &fetched).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
 }  // namespace
 }  // namespace flamefleet::coordinator

@@ -116,6 +116,36 @@ TEST(SubmitValidationTest, UnknownDialectNamesTheFieldAndTheKnownDialects) {
   }
 }
 
+TEST(SubmitValidationTest, SummaryPhasesAndMarkersAreCheckedNamingTheField) {
+  v1::SubmitBatchRequest request = OneJob();
+  request.mutable_options()->add_phases("a=b");
+  request.mutable_options()->add_phases("nope");
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(request, {}),
+              testutil::StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("options.phases[1]: --phase 'nope'")));
+  request = OneJob();
+  request.mutable_options()->add_markers("");
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(request, {}),
+              testutil::StatusIs(absl::StatusCode::kInvalidArgument,
+                                 HasSubstr("options.markers[0]: empty")));
+  request = OneJob();
+  request.mutable_options()->add_markers(std::string(2000, 'm'));
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(request, {}),
+              testutil::StatusIs(absl::StatusCode::kResourceExhausted,
+                                 HasSubstr("options.markers[0]: 2000 bytes")));
+  request = OneJob();
+  for (int i = 0; i <= static_cast<int>(internal::kMaxPhaseOptions); ++i) {
+    request.mutable_options()->add_phases("a=b");
+  }
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(request, {}),
+              testutil::StatusIs(absl::StatusCode::kResourceExhausted,
+                                 HasSubstr("options.phases: 65 entries, the limit is 64")));
+  request = OneJob();
+  request.mutable_options()->add_phases("app::start=app::end");
+  request.mutable_options()->add_markers("app::phase::");
+  EXPECT_OK(internal::ValidateSubmitBatchRequest(request, {}));
+}
+
 TEST(SubmitValidationTest, LibraryPathsAndNamespacesMustBeUsable) {
   struct Case {
     std::string ns, path, error;

@@ -240,6 +240,7 @@ TEST(SqliteJobStoreTest, MigratesASchemaVersionOneStateDirectory) {
                            "ALTER TABLE jobs DROP COLUMN cache_key;"
                            "ALTER TABLE jobs DROP COLUMN cached_from;"
                            "ALTER TABLE batches DROP COLUMN request_digest;"
+                           "ALTER TABLE jobs DROP COLUMN summary_digest;"
                            "UPDATE schema_version SET version = 1;",
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
@@ -270,6 +271,7 @@ TEST(SqliteJobStoreTest, MigratesASchemaVersionTwoStateDirectoryAndKeepsRequestD
     ASSERT_EQ(sqlite3_open((dir + "/state.db").c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db,
                            "ALTER TABLE batches DROP COLUMN request_digest;"
+                           "ALTER TABLE jobs DROP COLUMN summary_digest;"
                            "UPDATE schema_version SET version = 2;",
                            nullptr, nullptr, nullptr),
               SQLITE_OK)
@@ -292,6 +294,61 @@ TEST(SqliteJobStoreTest, MigratesASchemaVersionTwoStateDirectoryAndKeepsRequestD
   auto loaded = (*store)->GetBatch("2");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->request_digest, "d2");
+}
+
+TEST(SqliteJobStoreTest, MigratesASchemaVersionThreeStateDirectoryAndKeepsJobSummaries) {
+  std::string dir = MakeTempDir();
+  {
+    auto store = SqliteJobStore::Open(dir);
+    ASSERT_TRUE(store.ok());
+    BatchRecord batch = SampleBatch("1");
+    batch.jobs[0].state = v1::JOB_STATE_SUCCEEDED;
+    ASSERT_TRUE((*store)->CreateBatch(batch).ok());
+  }
+  {
+    // Turn it back into what a version-3 build wrote.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir + "/state.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "ALTER TABLE jobs DROP COLUMN summary_digest;"
+                           "UPDATE schema_version SET version = 3;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK)
+        << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  std::string summary_digest;
+  {
+    auto store = SqliteJobStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto loaded = (*store)->GetBatch("1");
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->jobs[0].summary_digest, "");  // old jobs have none
+    auto put = (*store)->PutArtifact("a job summary");
+    ASSERT_TRUE(put.ok());
+    summary_digest = *put;
+    JobRecord job = loaded->jobs[1];
+    job.state = v1::JOB_STATE_FAILED;
+    job.summary_digest = summary_digest;
+    ASSERT_TRUE((*store)->UpdateJob("1", job).ok());
+    BatchRecord created = SampleBatch("2");
+    created.jobs[2].summary_digest = summary_digest;
+    ASSERT_TRUE((*store)->CreateBatch(created).ok());
+  }
+  auto store = SqliteJobStore::Open(dir);
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto one = (*store)->GetBatch("1");
+  auto two = (*store)->GetBatch("2");
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(one->jobs[1].summary_digest, summary_digest);
+  EXPECT_EQ(two->jobs[2].summary_digest, summary_digest);
+  // A summary only a job refers to is live until its batches are gone.
+  EXPECT_EQ(*(*store)->CollectGarbage(absl::ZeroDuration()), 0u);
+  ASSERT_TRUE((*store)->DeleteBatch("1").ok());
+  EXPECT_EQ(*(*store)->CollectGarbage(absl::ZeroDuration()), 0u);
+  ASSERT_TRUE((*store)->DeleteBatch("2").ok());
+  EXPECT_EQ(*(*store)->CollectGarbage(absl::ZeroDuration()), 1u);
+  EXPECT_TRUE(absl::IsNotFound((*store)->GetArtifact(summary_digest).status()));
 }
 
 TEST(SqliteJobStoreTest, SecondOpenOfALockedStateDirNamesTheHolder) {

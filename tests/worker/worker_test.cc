@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "profile/profile.h"
 #include "profile/profile_proto.h"
+#include "runner/runner.h"
 #include "tests/testing/test_programs.h"
 
 namespace flamefleet::worker {
@@ -41,6 +42,7 @@ constexpr char kRunaway[] = "begin\n  push.1\n  while.true\n    push.1\n  end\ne
 struct Result {
   v1::TaskHeader header;
   std::string profile;
+  std::string summary;  // the serialized JobSummary ("" if none was sent)
 };
 
 // A coordinator that serves queued tasks and records everything the worker
@@ -97,6 +99,8 @@ class FakeCoordinator : public v1::Coordinator::Service {
         }
         result.header = chunk.header();
         first = false;
+      } else if (chunk.has_summary_data()) {
+        result.summary += chunk.summary_data();
       } else {
         result.profile += chunk.profile_data();
         absl::MutexLock lock(&mu_);
@@ -291,6 +295,78 @@ end
   EXPECT_EQ(profile->total(), header.cycles());
 }
 
+TEST_F(WorkerTest, SendsTheJobsSummaryWithTheBatchsPhasesAlsoForATrap) {
+  v1::Task task = MakeTask("b/0", "suite/phases.masm", R"(proc.f
+  push.1 add
+end
+begin
+  push.0 emit.1 exec.f emit.2 exec.f drop
+end
+)");
+  task.mutable_options()->add_phases("1=2");
+  coordinator_.AddTask(task);
+  v1::Task trap = MakeTask("b/1", "suite/trap.masm", R"(proc.f
+  push.0 assert
+end
+begin
+  exec.f
+end
+)");
+  coordinator_.AddTask(trap);
+  // Small chunks, so the summary travels in several data messages too.
+  StartWorker(/*slots=*/1, /*chunk_bytes=*/16);
+  std::vector<Result> results = coordinator_.WaitForResults(2);
+  ASSERT_EQ(results.size(), 2u);
+  std::sort(results.begin(), results.end(), [](const Result& a, const Result& b) {
+    return a.header.task_id() < b.header.task_id();
+  });
+  const Result& ok = results[0];
+  ASSERT_TRUE(ok.header.succeeded()) << ok.header.error();
+  EXPECT_EQ(ok.header.summary_bytes(), ok.summary.size());
+  absl::StatusOr<runner::JobSummary> summary = runner::DecodeJobSummary(ok.summary);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->job, "suite/phases.masm");
+  EXPECT_EQ(summary->cycles, ok.header.cycles());
+  EXPECT_EQ(summary->dialect, "v0.16");
+  ASSERT_EQ(summary->stats.phases.size(), 1u);
+  EXPECT_EQ(summary->stats.phases[0].name, "1..2");
+  EXPECT_EQ(summary->stats.phases[0].count, 1u);
+  const auto f =
+      std::find_if(summary->stats.procedures.begin(), summary->stats.procedures.end(),
+                   [](const runner::ProcedureStats& p) { return p.name.ends_with("f"); });
+  ASSERT_NE(f, summary->stats.procedures.end());
+  EXPECT_EQ(f->calls, 2u);
+
+  // A trap fails the job, and its summary records the run up to the trap.
+  const Result& failed = results[1];
+  EXPECT_FALSE(failed.header.succeeded());
+  absl::StatusOr<runner::JobSummary> trapped = runner::DecodeJobSummary(failed.summary);
+  ASSERT_TRUE(trapped.ok()) << trapped.status();
+  EXPECT_FALSE(trapped->status.ok());
+  EXPECT_EQ(std::string(trapped->status.message()), failed.header.error());
+}
+
+TEST_F(WorkerTest, ASnapshotJobSendsASummaryOfItsReplay) {
+  runner::RecordOptions options;
+  options.dialect = vm::Dialect::kV0_16;
+  absl::StatusOr<runner::Recording> recording = runner::RecordSource(
+      "rec.masm", "proc.f\n  push.2 mul\nend\nbegin\n  push.3 exec.f exec.f drop\nend\n", {},
+      options);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  v1::Task task = MakeTask("b/0", "rec.mdsnap", "");
+  task.mutable_job()->set_snapshot(runner::EncodeSnapshot(recording->snapshot));
+  coordinator_.AddTask(task);
+  StartWorker();
+  std::vector<Result> results = coordinator_.WaitForResults(1);
+  ASSERT_EQ(results.size(), 1u);
+  ASSERT_TRUE(results[0].header.succeeded()) << results[0].header.error();
+  absl::StatusOr<runner::JobSummary> summary = runner::DecodeJobSummary(results[0].summary);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  EXPECT_EQ(summary->job, "rec.mdsnap");
+  EXPECT_EQ(summary->cycles, recording->result.cycles);
+  EXPECT_TRUE(summary->stats.phases.empty());
+}
+
 TEST_F(WorkerTest, AssemblesAgainstInMemoryLibrariesAndCachesThemByDigest) {
   v1::Task first = MakeTask("b/0", "a.masm", R"(use.mylib::util::math
 begin
@@ -334,6 +410,8 @@ TEST_F(WorkerTest, ReportsAssemblyErrorWithItsLocation) {
   EXPECT_FALSE(results[0].header.succeeded());
   EXPECT_THAT(results[0].header.error(), HasSubstr("suite/broken.masm:3:"));
   EXPECT_TRUE(results[0].profile.empty());
+  EXPECT_TRUE(results[0].summary.empty());  // the program never ran: no summary
+  EXPECT_EQ(results[0].header.summary_bytes(), 0u);
   worker_->Stop(absl::ZeroDuration());
   EXPECT_EQ(worker_->stats().tasks_failed, 1u);
 }
