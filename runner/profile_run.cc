@@ -55,15 +55,17 @@ profile::Profile::NodeId CycleRecorder::ChildOf(profile::Profile::NodeId parent,
   return e.child;
 }
 
-void CycleRecorder::OnEnter(uint32_t procedure, uint64_t clk) {
-  ++calls_[procedure];
-  OnResume(procedure, clk);
-}
-
-void CycleRecorder::OnResume(uint32_t procedure, uint64_t clk) {
+void CycleRecorder::Push(uint32_t procedure, uint64_t clk) {
   Charge(clk);
   path_.push_back(ChildOf(path_.back(), procedure));
 }
+
+void CycleRecorder::OnEnter(uint32_t procedure, uint64_t clk) {
+  ++calls_[procedure];
+  Push(procedure, clk);
+}
+
+void CycleRecorder::OnResume(uint32_t procedure, uint64_t clk) { Push(procedure, clk); }
 
 void CycleRecorder::OnLeave(uint64_t clk) {
   Charge(clk);

@@ -32,7 +32,7 @@ enum class StackMode : uint8_t {
 // Builds a Profile from the executor's frame changes. Each cycle costs nothing: cycles are
 // charged in bulk at every frame change (clk deltas), and every entry of a procedure (exec,
 // call, syscall, dynexec, dyncall, an inlined procedure) is counted. Not thread-safe; one per run.
-class CycleRecorder : public vm::CallStackObserver {
+class CycleRecorder final : public vm::CallStackObserver {
  public:
   // `profile` is kept and must outlive the recorder; `program` names the procedures.
   CycleRecorder(const vm::Program& program, profile::Profile* profile);
@@ -49,6 +49,8 @@ class CycleRecorder : public vm::CallStackObserver {
  private:
   profile::Profile::FrameId Frame(uint32_t procedure);
   void Charge(uint64_t clk);
+  // Makes `procedure` the innermost frame at `clk` (OnEnter and OnResume).
+  void Push(uint32_t procedure, uint64_t clk);
   // Returns the child of `parent` for `procedure`, through a small direct-mapped cache so that
   // the hot call/return pairs of a loop skip the profile's hash lookup.
   profile::Profile::NodeId ChildOf(profile::Profile::NodeId parent, uint32_t procedure);
