@@ -84,6 +84,21 @@ void BatchManager::SweeperLoop() {
   }
 }
 
+absl::StatusOr<const JobRecord*> BatchManager::EndedJobLocked(const Batch& batch,
+                                                              absl::string_view batch_id,
+                                                              absl::string_view job_name) const {
+  auto it = batch.job_by_name.find(job_name);
+  if (it == batch.job_by_name.end()) {
+    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " has no job \"", job_name, "\""));
+  }
+  const JobRecord& job = batch.record.jobs[it->second];
+  if (!IsTerminal(job.state)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job \"", job_name, "\" is ", v1::JobState_Name(job.state), "; no result yet"));
+  }
+  return &job;
+}
+
 BatchManager::Batch* BatchManager::FindLocked(absl::string_view batch_id) {
   return history_.Find(batch_id);
 }
@@ -648,16 +663,9 @@ absl::StatusOr<std::string> BatchManager::FetchArtifact(absl::string_view batch_
         }
       }
     } else {
-      auto it = batch->job_by_name.find(job_name);
-      if (it == batch->job_by_name.end()) {
-        return absl::NotFoundError(
-            absl::StrCat("batch ", batch_id, " has no job \"", job_name, "\""));
-      }
-      const JobRecord& job = batch->record.jobs[it->second];
-      if (!IsTerminal(job.state)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "job \"", job_name, "\" is ", v1::JobState_Name(job.state), "; no result yet"));
-      }
+      FLAMEFLEET_ASSIGN_OR_RETURN(const JobRecord* ended,
+                                  EndedJobLocked(*batch, batch_id, job_name));
+      const JobRecord& job = *ended;
       if (job.profile_digest.empty()) {
         return absl::FailedPreconditionError(absl::StrCat(
             "job \"", job_name, "\" is ", v1::JobState_Name(job.state), " and has no profile"));
@@ -693,16 +701,9 @@ absl::StatusOr<std::string> BatchManager::FetchSummary(absl::string_view batch_i
         jobs.push_back({job.spec.name(), job.state, job.error, job.summary_digest});
       }
     } else {
-      auto it = batch->job_by_name.find(job_name);
-      if (it == batch->job_by_name.end()) {
-        return absl::NotFoundError(
-            absl::StrCat("batch ", batch_id, " has no job \"", job_name, "\""));
-      }
-      const JobRecord& job = batch->record.jobs[it->second];
-      if (!IsTerminal(job.state)) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "job \"", job_name, "\" is ", v1::JobState_Name(job.state), "; no result yet"));
-      }
+      FLAMEFLEET_ASSIGN_OR_RETURN(const JobRecord* ended,
+                                  EndedJobLocked(*batch, batch_id, job_name));
+      const JobRecord& job = *ended;
       if (job.summary_digest.empty()) {
         return absl::FailedPreconditionError(absl::StrCat(
             "job \"", job_name, "\" is ", v1::JobState_Name(job.state), " and has no summary"));

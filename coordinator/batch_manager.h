@@ -208,6 +208,11 @@ class BatchManager {
   using Batch = BatchEntry;
 
   Batch* FindLocked(absl::string_view batch_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The job `job_name` of `batch` once it has ended: NotFound for no such job,
+  // FailedPrecondition while it is queued or running.
+  absl::StatusOr<const JobRecord*> EndedJobLocked(const Batch& batch, absl::string_view batch_id,
+                                                  absl::string_view job_name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // FetchArtifact's SUMMARY format.
   absl::StatusOr<std::string> FetchSummary(absl::string_view batch_id, absl::string_view job_name)
       ABSL_LOCKS_EXCLUDED(mu_);
