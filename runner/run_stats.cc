@@ -107,6 +107,13 @@ class MarkerHost : public vm::Host {
     }
     return absl::OkStatus();
   }
+  // A v0.16 `trace.N` is a marker like `emit.N` (both are named by the number N).
+  void OnTrace(uint64_t trace_id, uint64_t clk) override {
+    if (auto it = markers_->by_id.find(trace_id); it != markers_->by_id.end()) {
+      hits_.push_back(MarkerHit{clk, it->second});
+    }
+    if (next_ != nullptr) next_->OnTrace(trace_id, clk);
+  }
   bool AnswersPrecompile(uint64_t event_id) const override {
     return next_ != nullptr && next_->AnswersPrecompile(event_id);
   }

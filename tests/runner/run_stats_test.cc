@@ -123,6 +123,35 @@ TEST(RunStatsTest, DynamicRecursionCountsEveryEntryButInclusiveCyclesOnce) {
   EXPECT_GT(run.stats.mast.basic_block_ops, 0u);
 }
 
+// v0.16 `trace.N` decorators are markers like `emit.N`, and cost nothing: rows 2-5 (PAD INCR
+// PUSH ADD after JOIN and SPAN) lie between trace.10 and trace.11; the loop body's PAD between
+// trace.12 and trace.13, which runs after the body's last op.
+TEST(RunStatsTest, V016TraceDecoratorsAreMarkers) {
+  ASSERT_OK_AND_ASSIGN(vm::Program program, Assemble(vm::Dialect::kV0_16, R"(
+begin
+    trace.10 push.1 push.2 add trace.11 drop
+    push.1
+    while.true trace.12 push.0 trace.13 end
+end
+)"));
+  StatsOptions options;
+  options.phases = {{"10", "11"}, {"12", "13"}};
+  ASSERT_OK_AND_ASSIGN(StatsRun run, ProfileProgramWithStats(program, {}, {}, options));
+  ASSERT_OK(run.status);
+  const PhaseStats* first = Phase(run.stats, "10..11");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->count, 1u);
+  EXPECT_EQ(first->total, 4u);
+  EXPECT_FALSE(first->open);
+  const PhaseStats* body = Phase(run.stats, "12..13");
+  ASSERT_NE(body, nullptr);
+  EXPECT_EQ(body->count, 1u);
+  EXPECT_EQ(body->total, 1u);
+  // A `trace` runs as an instruction of no cycle.
+  EXPECT_EQ(Row(run.stats.instructions, "trace")->count, 4u);
+  EXPECT_EQ(Row(run.stats.instructions, "trace")->cycles, 0u);
+}
+
 // `long` (100 ops: it spans op batches, so its inlined copies meet RESPAN rows) and `inner`
 // (exec'd by long) are inlined into main's block, back to back.
 constexpr char kInlinedCopies[] = R"(

@@ -252,5 +252,119 @@ TEST(ExecutorTest, StepAdvancesOneCycle) {
   EXPECT_EQ(exec.StackTop(1)[0].value(), 3u);
 }
 
+// Records `trace.N` decorators as (N, clk).
+class TraceHost : public Host {
+ public:
+  absl::Status OnEvent(uint64_t, uint64_t, const Executor&, AdviceProvider&) override {
+    return absl::OkStatus();
+  }
+  void OnTrace(uint64_t trace_id, uint64_t clk) override { traces.emplace_back(trace_id, clk); }
+  std::vector<std::pair<uint64_t, uint64_t>> traces;
+};
+
+struct TracedRun {
+  RunResult result;
+  std::vector<std::pair<uint64_t, uint64_t>> traces;
+};
+
+absl::StatusOr<TracedRun> RunTraced(const std::string& source, std::vector<Felt> stack = {}) {
+  absl::StatusOr<Program> program = Assemble(source);
+  if (!program.ok()) return program.status();
+  ProgramInputs inputs;
+  inputs.stack = std::move(stack);
+  TraceHost host;
+  absl::StatusOr<RunResult> r = RunProgram(*program, inputs, ExecutionOptions{}, &host);
+  if (!r.ok()) return r.status();
+  return TracedRun{*std::move(r), std::move(host.traces)};
+}
+
+// `trace.N clk`: the decorator runs at the clk CLK pushes, whatever padding NOOP or RESPAN row
+// comes between them; repeated and inlined copies run once per copy.
+TEST(ExecutorTest, TraceRunsAtTheRowThatFollowsIt) {
+  auto r = RunTraced(R"(
+    proc.foo trace.9 clk end
+    begin
+      trace.1 clk
+      push.1 trace.2 clk
+      repeat.70 push.0 drop end trace.3 clk
+      repeat.3 trace.4 clk end
+      exec.foo exec.foo
+      repeat.9 movup.9 drop end
+    end)");
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Stack, top first: foo, foo, 4, 4, 4, 3, 2, 1 (the push), 1.
+  const std::vector<int> order = {9, 9, 4, 4, 4, 3, 2, -1, 1};
+  ASSERT_EQ(r->traces.size(), 8u);
+  size_t t = r->traces.size();
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (order[i] < 0) continue;
+    --t;
+    EXPECT_EQ(r->traces[t].first, static_cast<uint64_t>(order[i])) << i;
+    EXPECT_EQ(r->traces[t].second, r->result.stack[i].value()) << "trace." << order[i];
+  }
+  // The 70 push/drop pairs put trace.3 past a batch boundary: its clk is not the op count.
+  EXPECT_GT(r->traces[2].second, r->traces[1].second + 141);
+}
+
+// Between control constructs a decorator runs at the next construct's first row; at the end of
+// a body, after the body's last row.
+TEST(ExecutorTest, TraceBetweenConstructsRunsBeforeTheNextAndAfterTheLast) {
+  auto r = RunTraced(R"(
+    begin
+      if.true push.7 drop else push.8 drop end
+      trace.5
+      while.true clk swap drop push.0 end
+      trace.6
+    end)",
+                     {Felt(1), Felt(1)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->traces.size(), 2u);
+  // LOOP, SPAN, then CLK: two rows after the trace.
+  EXPECT_EQ(r->traces[0], std::make_pair(uint64_t{5}, r->result.stack[0].value() - 2));
+  EXPECT_EQ(r->traces[1], std::make_pair(uint64_t{6}, r->result.cycles));
+}
+
+// Decorators cost nothing and are not part of the MAST: same cycles, same digests.
+TEST(ExecutorTest, TraceChangesNoCycleAndNoDigest) {
+  const std::string traced = R"(
+    proc.foo trace.1 push.1 trace.2 add trace.3 end
+    begin
+      trace.4 push.2 exec.foo repeat.40 push.1 add end drop push.0 push.1
+      if.true nop end trace.5 while.true push.0 end trace.6
+    end)";
+  std::string plain = traced;
+  for (char c = '1'; c <= '6'; ++c) {
+    const std::string tag = std::string("trace.") + c;
+    plain.replace(plain.find(tag), tag.size(), std::string(tag.size(), ' '));
+  }
+  auto a = Assemble(traced);
+  auto b = Assemble(plain);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  for (size_t p = 0; p < a->procedures.size(); ++p) {
+    EXPECT_EQ(a->procedures[p].mast_root, b->procedures[p].mast_root) << a->procedures[p].name;
+  }
+  EXPECT_EQ(a->num_mast_nodes, b->num_mast_nodes);
+  EXPECT_EQ(a->num_mast_ops, b->num_mast_ops);
+  auto ra = RunTraced(traced);
+  auto rb = RunTraced(plain);
+  ASSERT_TRUE(ra.ok()) << ra.status();
+  ASSERT_TRUE(rb.ok()) << rb.status();
+  EXPECT_EQ(ra->result.cycles, rb->result.cycles);
+  EXPECT_EQ(ra->result.stack, rb->result.stack);
+  EXPECT_EQ(ra->traces.size(), 6u);
+  EXPECT_TRUE(rb->traces.empty());
+}
+
+// As in v0.16, a body of decorators only is refused (they would not change its digest).
+TEST(ExecutorTest, ABodyOfDecoratorsOnlyIsRefused) {
+  auto p = Assemble("proc.foo\n  trace.1\nend\nbegin exec.foo end");
+  ASSERT_FALSE(p.ok());
+  EXPECT_TRUE(absl::StrContains(p.status().message(), "test.masm:2:3")) << p.status();
+  EXPECT_TRUE(absl::StrContains(p.status().message(),
+                                "body must contain at least one instruction if it has decorators"))
+      << p.status();
+}
+
 }  // namespace
 }  // namespace flamefleet::vm

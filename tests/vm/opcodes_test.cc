@@ -73,8 +73,9 @@ TEST(OpcodesTest, OpcodeNamesAreUpperCaseV016Names) {
   EXPECT_EQ(OpcodeName(Opcode::kFinish), "FINISH");
   EXPECT_EQ(OpcodeName(Opcode::kDynEnter), "DYNENTER");
   EXPECT_EQ(OpcodeName(Opcode::kNoForest), "NOFOREST");
+  EXPECT_EQ(OpcodeName(Opcode::kTrace), "TRACE");
   // Values past the table are not operations.
-  EXPECT_EQ(OpcodeName(static_cast<Opcode>(kNumOpcodes)), "?");
+  EXPECT_EQ(OpcodeName(static_cast<Opcode>(137)), "?");  // after TRACE
   EXPECT_EQ(OpcodeName(static_cast<Opcode>(200)), "?");
   // 31 was never a v0.16 opcode: no operation is encoded as 31.
   for (size_t i = 0; i < kNumOpcodes; ++i) {
@@ -98,19 +99,19 @@ TEST(OpcodesTest, EachDialectNamesNinetyThreeDistinctNativeOps) {
       if (!IsPseudo(op)) ++native;
     }
     EXPECT_EQ(native, 93);
-    EXPECT_EQ(seen.size(), 101u);  // + 8 pseudo operations
+    EXPECT_EQ(seen.size(), 102u);  // + 9 pseudo operations
   }
 }
 
 TEST(OpcodesTest, IndicesAreDenseAndInTableOrder) {
-  EXPECT_EQ(kNumOpcodes, 127u);  // + the 4 v0.25 recursive-verifier rows
+  EXPECT_EQ(kNumOpcodes, 128u);  // + the 4 v0.25 recursive-verifier rows, TRACE
   EXPECT_EQ(OpcodeIndex(Opcode::kNoop), 0u);
   EXPECT_EQ(OpcodeIndex(Opcode::kEqz), 1u);
   EXPECT_EQ(OpcodeIndex(Opcode::kAssert), 31u);  // right after SWAPDW (30)
   EXPECT_EQ(OpcodeIndex(Opcode::kHalt), 92u);
   EXPECT_EQ(OpcodeIndex(Opcode::kEmitTop), 93u);  // the rows later dialects added follow HALT
   EXPECT_EQ(OpcodeIndex(Opcode::kEnterProc), 119u);
-  EXPECT_EQ(OpcodeIndex(Opcode::kNoForest), kNumOpcodes - 1);
+  EXPECT_EQ(OpcodeIndex(Opcode::kTrace), kNumOpcodes - 1);
   // Each row has its own value (the index table would be inconsistent otherwise).
   for (size_t i = 0; i < kNumOpcodes; ++i) {
     EXPECT_EQ(OpcodeIndex(kAllOpcodes[i]), i);
@@ -160,7 +161,8 @@ TEST(OpcodesTest, FlagsMarkImmediatesControlRowsAndPseudoOps) {
                               Opcode::kDynCallMemFmp}));
   EXPECT_EQ(pseudo, (std::set<Opcode>{Opcode::kEnterProc, Opcode::kLeaveProc, Opcode::kGosub,
                                       Opcode::kReturn, Opcode::kJump, Opcode::kFinish,
-                                      Opcode::kDynEnter, Opcode::kNoForest}));
+                                      Opcode::kDynEnter, Opcode::kNoForest,
+                                      Opcode::kTrace}));
   EXPECT_EQ(OpcodeFlags(static_cast<Opcode>(200)), kFlagNone);
   static_assert(HasImmediate(Opcode::kPush) && !HasImmediate(Opcode::kAdd));
   static_assert(IsControl(Opcode::kEnd) && !IsControl(Opcode::kGosub));

@@ -65,9 +65,11 @@ absl::StatusOr<Program> Assemble(const AssemblerOptions& options, const Assemble
   }
   builder.ResolveRootLiterals();
   const MastForest& forest = builder.forest();
-  program.num_mast_nodes = static_cast<uint32_t>(forest.nodes.size());
   for (const MastNode& node : forest.nodes) {
-    if (node.kind == MastKind::kBlock) program.num_mast_ops += node.ops.size();
+    if (node.kind == MastKind::kTraces) continue;  // decorators, not nodes
+    ++program.num_mast_nodes;
+    if (node.kind != MastKind::kBlock) continue;
+    for (const LoweredOp& op : node.ops) program.num_mast_ops += !IsPseudo(op.opcode);
   }
   std::vector<MastItem> roots(program.procedures.size());
   for (uint32_t i = 0; i < roots.size(); ++i) roots[i] = builder.root(i);

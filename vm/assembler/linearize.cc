@@ -160,7 +160,23 @@ class Linearizer {
     }
   }
 
+  // Emits a TRACE for each decorator of kTraces node `traces` (kNoTraces: none).
+  void EmitTraces(uint32_t traces) {
+    if (traces == kNoTraces) return;
+    const MastNode& n = forest_.nodes[traces];
+    for (size_t k = 0; k < n.ops.size(); ++k) {
+      Emit(Opcode::kTrace, 0, n.ops[k].imm, n.origins[k].source, RowRole::kStart);
+    }
+  }
+
   absl::Status EmitItem(MastItem item) {
+    EmitTraces(item.before);
+    FLAMEFLEET_RETURN_IF_ERROR(EmitItemRows(item));
+    EmitTraces(item.after);
+    return absl::OkStatus();
+  }
+
+  absl::Status EmitItemRows(MastItem item) {
     if (item.chain != 0) {
       // Enter the outermost procedure; its subroutine enters the rest of the chain.
       EmitGosub(forest_.Outermost(item.chain));
@@ -224,7 +240,10 @@ class Linearizer {
     uint32_t chain = 0;
     uint32_t suspended = 0;  // the chain left at the last RESPAN, until the next op
     for (int32_t r : rows_) {
-      if (r >= 0) {
+      if (r >= 0 && IsPseudo(n.ops[r].opcode)) {
+        // A TRACE decorator: no row, no frame change.
+        Emit(n.ops[r].opcode, 0, n.ops[r].imm, n.origins[r].source, RowRole::kStart);
+      } else if (r >= 0) {
         const OpOrigin& o = n.origins[r];
         const uint32_t resume =
             std::min(forest_.chains[Common(suspended, o.chain)].depth, o.reenter);
@@ -302,6 +321,8 @@ class Linearizer {
         Emit(Opcode::kDynEnter, 0, 0, n.source, Closing(n));
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source, Closing(n));
         return CheckSize();
+      case MastKind::kTraces:
+        return absl::InternalError("decorators left outside a block (MastBuilder::AttachTraces)");
       case MastKind::kExternal: {
         // A MAST-root literal (library EXTERNALs are entered through their item's chain).
         if (n.procedure == kNoProcedure) {

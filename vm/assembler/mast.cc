@@ -61,7 +61,18 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, const MastRules& rules,
     for (uint32_t g = next; g < NextPowerOfTwo(next); ++g) emit(kRowPadNoop);
   };
 
+  // Pseudo ops (TRACE decorators) take no slot: each is emitted just before the next real op's
+  // row (after any padding NOOP or RESPAN before it), or after the last padding before END.
+  size_t first_pending = ops.size();
+  auto emit_pending = [&](size_t upto) {
+    for (size_t k = first_pending; k < upto; ++k) emit(static_cast<int32_t>(k));
+    first_pending = ops.size();
+  };
   for (size_t i = 0; i < ops.size(); ++i) {
+    if (IsPseudo(ops[i].opcode)) {
+      if (first_pending == ops.size()) first_pending = i;
+      continue;
+    }
     const bool imm = TakesSlot(rules, ops[i].opcode);
     const bool fits = FitsInBatch(rules, imm, op_idx, next);
     if (!fits) {
@@ -76,18 +87,22 @@ uint32_t PackBlock(const std::vector<LoweredOp>& ops, const MastRules& rules,
       if (op_idx == group_size - 1) finish_group();
       ++next;  // the value's slot
     }
+    emit_pending(i);
     emit(static_cast<int32_t>(i));
     ++op_idx;
     last_has_imm = imm;
   }
   close_batch();
+  emit_pending(ops.size());
   return batches;
 }
 
 uint64_t BlockRows(const std::vector<LoweredOp>& ops, const MastRules& rules) {
   std::vector<int32_t> rows;
   PackBlock(ops, rules, &rows);
-  return rows.size() + 2;
+  uint64_t n = 2;  // SPAN and END
+  for (int32_t r : rows) n += r < 0 || !IsPseudo(ops[r].opcode);
+  return n;
 }
 
 Word BlockDigest(const std::vector<LoweredOp>& ops, const MastRules& rules,
@@ -109,6 +124,7 @@ Word BlockDigest(const std::vector<LoweredOp>& ops, const MastRules& rules,
     group = 0;
   };
   for (const LoweredOp& op : ops) {
+    if (IsPseudo(op.opcode)) continue;  // a TRACE decorator: not hashed
     const bool imm = TakesSlot(rules, op.opcode);
     const bool fits = FitsInBatch(rules, imm, op_idx, next);
     if (!fits) {
@@ -168,7 +184,8 @@ uint32_t MastForest::AddNode(MastNode node) {
       node.digest = rules_->dyncall_digest;
       break;
     case MastKind::kExternal:
-      break;  // set by the caller
+    case MastKind::kTraces:
+      break;  // kExternal: set by the caller; kTraces: no digest
   }
   nodes.push_back(std::move(node));
   return static_cast<uint32_t>(nodes.size() - 1);

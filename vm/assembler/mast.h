@@ -30,7 +30,9 @@ inline constexpr int32_t kRowRespan = -2;   // the RESPAN row that starts the ne
 // are padded with NOOPs up to a power of two; a RESPAN row starts every batch after the first.
 // If `rows` is not null it receives the executed row sequence between SPAN and END: op indices
 // in order, with kRowPadNoop where the decoder executes a padding NOOP and kRowRespan between
-// batches. Requires !ops.empty().
+// batches. A pseudo op in `ops` (a TRACE decorator) takes no slot and no row: its index comes
+// just before the next real op's (after the padding or RESPAN before that op), or last. Requires
+// at least one op that is not pseudo.
 uint32_t PackBlock(const std::vector<LoweredOp>& ops, const MastRules& rules,
                    std::vector<int32_t>* rows);
 
@@ -41,7 +43,8 @@ uint64_t BlockRows(const std::vector<LoweredOp>& ops, const MastRules& rules);
 // (HashElements) of its batches, each absorbed as rules.groups_per_batch felts (an op group holds
 // its ops' wire opcodes, rules.opcode_bits each, first op in the least significant bits; values
 // of ops with rules.group_slot_flags fill their own group slots; unused slots are 0). Error codes
-// are not hashed. Requires !ops.empty() and a wire opcode for every op. Thread-safe.
+// and pseudo ops (TRACE decorators) are not hashed. Requires an op that is not pseudo and a wire
+// opcode for every other op. Thread-safe.
 Word BlockDigest(const std::vector<LoweredOp>& ops, const MastRules& rules,
                  const WireOpcodeTable& wire, const Hasher& hasher);
 
@@ -52,9 +55,17 @@ inline constexpr uint32_t kNoProcedure = ~uint32_t{0};
 // entered on the way to the node when it is reached through `exec` / `call`: the callee, and,
 // when the callee's body is itself a single `exec`, that procedure too, and so on. Each gets a
 // frame on the call stack.
+// MastItem::before / after when there are no decorators.
+inline constexpr uint32_t kNoTraces = ~uint32_t{0};
+
+// `before` / `after` (a kTraces node, or kNoTraces): TRACE decorators that run just before the
+// item's first row / just after its last, at this reference only (decorators between control
+// constructs, or at the end of a body after one).
 struct MastItem {
   uint32_t node = 0;
   uint32_t chain = 0;
+  uint32_t before = kNoTraces;
+  uint32_t after = kNoTraces;
 };
 
 enum class MastKind : uint8_t {
@@ -67,6 +78,10 @@ enum class MastKind : uint8_t {
   kExternal,  // a procedure of a dynamically linked library; no rows of its own
   kDyn,       // dynexec: the callee's root is read from memory at run time
   kDynCall,   // dyncall: as kDyn, in a new context
+  // Decorators with no operation to attach to (ops: only TRACE pseudo ops). Never a child or a
+  // body: MastBuilder merges them into a neighbouring block or hangs them on a neighbouring item
+  // (MastItem::before / after). No rows, no digest.
+  kTraces,
 };
 
 // OpOrigin::reenter when the op continues the inlined executions of the op before it.
@@ -90,7 +105,7 @@ struct MastNode {
   uint32_t source = 0;  // source op of the construct (if/while/call), for errors
   MastItem first;       // JOIN first, SPLIT on_true, LOOP body, CALL callee
   MastItem second;      // JOIN second, SPLIT on_false
-  // kBlock only:
+  // kBlock and kTraces only:
   std::vector<LoweredOp> ops;
   std::vector<OpOrigin> origins;  // parallel to ops
   uint32_t num_batches = 0;

@@ -235,11 +235,25 @@ absl::StatusOr<uint32_t> MastBuilder::MakeBlock(std::vector<LoweredOp> ops,
   return AddNode(std::move(node));
 }
 
+// Returns a block of `ops`, or a kTraces node when they are all decorators (no real op).
+absl::StatusOr<uint32_t> MastBuilder::MakeBlockOrTraces(std::vector<LoweredOp> ops,
+                                                        std::vector<OpOrigin> origins) {
+  if (std::any_of(ops.begin(), ops.end(),
+                  [](const LoweredOp& op) { return !IsPseudo(op.opcode); })) {
+    return MakeBlock(std::move(ops), std::move(origins));
+  }
+  MastNode node;
+  node.kind = MastKind::kTraces;
+  node.ops = std::move(ops);
+  node.origins = std::move(origins);
+  return AddNode(std::move(node));
+}
+
 // Ends the open basic block of `parts` (if it has operations) and adds it to the items.
 absl::Status MastBuilder::CloseBlock(BodyParts& parts) {
   if (parts.ops.empty()) return absl::OkStatus();
   FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t node,
-                              MakeBlock(std::move(parts.ops), std::move(parts.origins)));
+                              MakeBlockOrTraces(std::move(parts.ops), std::move(parts.origins)));
   parts.items.push_back(MastItem{node, 0});
   parts.ops.clear();
   parts.origins.clear();
@@ -575,15 +589,20 @@ absl::StatusOr<std::vector<MastItem>> MastBuilder::MergeBlocks(std::vector<MastI
     case BlockMerge::kContiguous:
       break;
   }
+  // Blocks and the decorators between them merge into one block.
+  auto mergeable = [this](const MastItem& item) {
+    const MastKind kind = forest_.nodes[item.node].kind;
+    return kind == MastKind::kBlock || kind == MastKind::kTraces;
+  };
   std::vector<MastItem> merged;
   size_t i = 0;
   while (i < items.size()) {
-    if (forest_.nodes[items[i].node].kind != MastKind::kBlock) {
+    if (!mergeable(items[i])) {
       merged.push_back(items[i++]);
       continue;
     }
     size_t j = i;
-    while (j < items.size() && forest_.nodes[items[j].node].kind == MastKind::kBlock) ++j;
+    while (j < items.size() && mergeable(items[j])) ++j;
     if (j - i == 1) {
       merged.push_back(items[i]);
       i = j;
@@ -593,23 +612,19 @@ absl::StatusOr<std::vector<MastItem>> MastBuilder::MergeBlocks(std::vector<MastI
     std::vector<OpOrigin> origins;
     auto flush = [&]() -> absl::Status {
       if (ops.empty()) return absl::OkStatus();
-      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, MakeBlock(std::move(ops), std::move(origins)));
+      FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id,
+                                  MakeBlockOrTraces(std::move(ops), std::move(origins)));
       merged.push_back(MastItem{id, 0});
       ops.clear();
       origins.clear();
       return absl::OkStatus();
     };
-    for (; i < j; ++i) {
-      const MastNode& block = forest_.nodes[items[i].node];
-      if (block.is_procedure_root && block.num_batches >= rules_.keep_apart_batches) {
-        FLAMEFLEET_RETURN_IF_ERROR(flush());
-        merged.push_back(items[i]);
-        continue;
-      }
+    // Appends the ops of `node` (a block or decorators) as reached through chain `prefix`.
+    auto append = [&](uint32_t node, uint32_t prefix) -> absl::Status {
+      const MastNode& block = forest_.nodes[node];
       if (ops.size() + block.ops.size() > kMaxBlockOps) {
         return absl::ResourceExhaustedError("program too large: basic block over 2^24 ops");
       }
-      uint32_t prefix = items[i].chain;
       const uint32_t prefix_depth = forest_.chains[prefix].depth;
       ops.insert(ops.end(), block.ops.begin(), block.ops.end());
       for (size_t k = 0; k < block.origins.size(); ++k) {
@@ -621,15 +636,71 @@ absl::StatusOr<std::vector<MastItem>> MastBuilder::MergeBlocks(std::vector<MastI
         if (k == 0 && prefix != 0) merged_origin.reenter = 0;
         origins.push_back(merged_origin);
       }
+      return absl::OkStatus();
+    };
+    for (; i < j; ++i) {
+      const MastNode& block = forest_.nodes[items[i].node];
+      if (block.kind == MastKind::kBlock && block.is_procedure_root &&
+          block.num_batches >= rules_.keep_apart_batches) {
+        FLAMEFLEET_RETURN_IF_ERROR(flush());
+        merged.push_back(items[i]);
+        continue;
+      }
+      if (items[i].before != kNoTraces) FLAMEFLEET_RETURN_IF_ERROR(append(items[i].before, 0));
+      FLAMEFLEET_RETURN_IF_ERROR(append(items[i].node, items[i].chain));
+      if (items[i].after != kNoTraces) FLAMEFLEET_RETURN_IF_ERROR(append(items[i].after, 0));
     }
     FLAMEFLEET_RETURN_IF_ERROR(flush());
   }
   return merged;
 }
 
-// Merges contiguous basic blocks and builds the balanced JOIN tree.
+// Returns the decorators of kTraces nodes `a` then `b` as one (either may be kNoTraces).
+absl::StatusOr<uint32_t> MastBuilder::ConcatTraces(uint32_t a, uint32_t b) {
+  if (a == kNoTraces) return b;
+  if (b == kNoTraces) return a;
+  MastNode node;
+  node.kind = MastKind::kTraces;
+  for (uint32_t id : {a, b}) {
+    const MastNode& n = forest_.nodes[id];
+    node.ops.insert(node.ops.end(), n.ops.begin(), n.ops.end());
+    node.origins.insert(node.origins.end(), n.origins.begin(), n.origins.end());
+  }
+  return AddNode(std::move(node));
+}
+
+// Hangs the decorators that no block took (kTraces items) on the next item (`before`, as v0.16
+// puts them before a control node's entry); those at the end go to `*trailing`. A body of
+// decorators only is an error, as in v0.16.
+absl::StatusOr<std::vector<MastItem>> MastBuilder::AttachTraces(std::vector<MastItem> items,
+                                                                uint32_t* trailing) {
+  std::vector<MastItem> out;
+  uint32_t pending = kNoTraces;
+  for (const MastItem& item : items) {
+    if (forest_.nodes[item.node].kind != MastKind::kTraces) {
+      out.push_back(item);
+      FLAMEFLEET_ASSIGN_OR_RETURN(out.back().before, ConcatTraces(pending, item.before));
+      pending = kNoTraces;
+      continue;
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(pending, ConcatTraces(pending, item.node));
+  }
+  if (pending != kNoTraces && out.empty()) {
+    const MastNode& n = forest_.nodes[pending];
+    return Error(program_->source_ops[n.origins[0].source].loc,
+                 "body must contain at least one instruction if it has decorators");
+  }
+  *trailing = pending;
+  return out;
+}
+
+// Merges contiguous basic blocks and builds the balanced JOIN tree. Decorators at the end of
+// the body run after the whole body (v0.16's after-exit decorators).
 absl::StatusOr<MastItem> MastBuilder::JoinItems(std::vector<MastItem> items) {
-  FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<MastItem> merged, MergeBlocks(std::move(items)));
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<MastItem> blocks, MergeBlocks(std::move(items)));
+  uint32_t trailing = kNoTraces;
+  FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<MastItem> merged,
+                              AttachTraces(std::move(blocks), &trailing));
   while (merged.size() > 1) {
     std::vector<MastItem> next;
     size_t pairs = merged.size() / 2;
@@ -644,6 +715,7 @@ absl::StatusOr<MastItem> MastBuilder::JoinItems(std::vector<MastItem> items) {
     if (merged.size() % 2 == 1) next.push_back(merged.back());
     merged = std::move(next);
   }
+  FLAMEFLEET_ASSIGN_OR_RETURN(merged[0].after, ConcatTraces(merged[0].after, trailing));
   return merged[0];
 }
 

@@ -109,6 +109,8 @@ class MastBuilder {
   absl::Status CountWork();
   absl::StatusOr<uint32_t> AddNode(MastNode node);
   absl::StatusOr<uint32_t> MakeBlock(std::vector<LoweredOp> ops, std::vector<OpOrigin> origins);
+  absl::StatusOr<uint32_t> MakeBlockOrTraces(std::vector<LoweredOp> ops,
+                                             std::vector<OpOrigin> origins);
   absl::Status CloseBlock(BodyParts& parts);
   absl::StatusOr<MastItem> CompileBody(const ast::Block& body, const BodyContext& ctx,
                                        bool is_root);
@@ -129,6 +131,9 @@ class MastBuilder {
   absl::StatusOr<MastItem> Invoke(const BodyContext& ctx, const ast::Instruction& inst);
   void RecordErrorMessage(const ast::Instruction& inst, const BodyContext& ctx);
   absl::StatusOr<std::vector<MastItem>> MergeBlocks(std::vector<MastItem> items);
+  absl::StatusOr<uint32_t> ConcatTraces(uint32_t a, uint32_t b);
+  absl::StatusOr<std::vector<MastItem>> AttachTraces(std::vector<MastItem> items,
+                                                     uint32_t* trailing);
   absl::StatusOr<MastItem> JoinItems(std::vector<MastItem> items);
 
   Linker& linker_;

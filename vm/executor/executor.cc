@@ -1986,6 +1986,10 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_COUNT_ARRIVAL();
         continue;
       }
+      case Opcode::kTrace:
+        if (host_ != nullptr) host_->OnTrace(in.imm, clk);
+        ++pc;
+        continue;
       case Opcode::kJump:
         pc = in.aux;
         FF_COUNT_ARRIVAL();

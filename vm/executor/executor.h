@@ -137,6 +137,9 @@ class Host {
   // `executor.StackTop()` and change `advice`. A non-OK status traps the program.
   virtual absl::Status OnEvent(uint64_t event_id, uint64_t clk, const Executor& executor,
                                AdviceProvider& advice) = 0;
+  // Called when a v0.16 `trace.N` decorator runs, with N and the clk of the row that follows
+  // it (decorators cost no cycle). Default: nothing.
+  virtual void OnTrace(uint64_t trace_id, uint64_t clk) { (void)trace_id, (void)clk; }
   // Whether the host answers the precompile event `event_id` (keccak256, sha512, ECDSA, EdDSA,
   // AEAD; vm/executor/precompiles.h) itself, e.g. a replay whose log has the answer: then the
   // VM computes nothing and calls OnEvent. Default: the VM computes it.

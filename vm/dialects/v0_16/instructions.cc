@@ -621,10 +621,12 @@ absl::Status LowerBreakpoint(Lowering& l) {
   return absl::OkStatus();
 }
 
-// trace.<u32>: a Trace decorator, no operation. The id is still validated.
+// trace.<u32>: a Trace decorator: no row, no op-group slot, no part of the digest; the
+// zero-cycle TRACE pseudo op hands the id to the host where the decorator runs (a marker for
+// `--phase` / `--marker`).
 absl::Status LowerTrace(Lowering& l) {
   FLAMEFLEET_ASSIGN_OR_RETURN(Imm id, l.RequiredImm(ImmType::kU32));
-  (void)id;
+  l.emit().Op(kTrace, id.value);
   return absl::OkStatus();
 }
 
