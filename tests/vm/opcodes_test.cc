@@ -161,8 +161,7 @@ TEST(OpcodesTest, FlagsMarkImmediatesControlRowsAndPseudoOps) {
                               Opcode::kDynCallMemFmp}));
   EXPECT_EQ(pseudo, (std::set<Opcode>{Opcode::kEnterProc, Opcode::kLeaveProc, Opcode::kGosub,
                                       Opcode::kReturn, Opcode::kJump, Opcode::kFinish,
-                                      Opcode::kDynEnter, Opcode::kNoForest,
-                                      Opcode::kTrace}));
+                                      Opcode::kDynEnter, Opcode::kNoForest, Opcode::kTrace}));
   EXPECT_EQ(OpcodeFlags(static_cast<Opcode>(200)), kFlagNone);
   static_assert(HasImmediate(Opcode::kPush) && !HasImmediate(Opcode::kAdd));
   static_assert(IsControl(Opcode::kEnd) && !IsControl(Opcode::kGosub));
