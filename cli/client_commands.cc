@@ -353,7 +353,9 @@ CommandResult RunLocal(const RunFlags& flags) {
               if (!job.error().empty()) std::cerr << "    " << job.error() << "\n";
             }
           }
-          std::cerr << "wrote " << flags.output << "/aggregate.svg, aggregate-by-job.svg and "
+          // The embedded coordinator is this binary's: it always serves the batch summary.
+          std::cerr << "wrote " << flags.output
+                    << "/aggregate.svg, aggregate-by-job.svg, summary.json and "
                     << final_batch->jobs_succeeded() << " job flamegraph(s); "
                     << final_batch->aggregate_cycles() << " cycles in total\n";
           code = ExitFor(*final_batch);

@@ -192,6 +192,15 @@ absl::StatusOr<DiffInput> LoadBatch(BatchClient& client, const std::string& batc
   if (batch.jobs_succeeded() > 0) {
     FLAMEFLEET_ASSIGN_OR_RETURN(in.aggregate, client.FetchProfile(batch_id, ""));
   }
+  // The batch's summary (phases, per-job tables), as `fetch` writes it; a coordinator that
+  // predates summaries has none, and the side then has stacks only.
+  absl::StatusOr<std::string> summary = client.FetchBatchSummaryJson(batch_id);
+  if (summary.ok()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        in.summary, ParseSummary(*summary, absl::StrCat("batch ", batch_id, " summary")));
+  } else if (!absl::IsUnimplemented(summary.status()) && !absl::IsNotFound(summary.status())) {
+    return summary.status();
+  }
   return in;
 }
 

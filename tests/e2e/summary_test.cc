@@ -146,6 +146,21 @@ markers = ["p::"]
   EXPECT_EQ(cached["jobs"], doc["jobs"]);
   EXPECT_EQ(cached["procedures"], doc["procedures"]);
 
+  // `diff` of two batch ids reads their summaries from the coordinator: phase deltas and gates.
+  EXPECT_EQ(Cli(absl::StrCat("diff ", id, " ", again,
+                             " -o d.svg --json --fail-above phase:p::start..p::end=0")),
+            0)
+      << err_;
+  const json diff = json::parse(out_);
+  ASSERT_EQ(diff["phases"].size(), doc["phases"].size()) << out_;
+  const json* pair = nullptr;
+  for (const json& p : diff["phases"]) {
+    if (p["name"] == "p::start..p::end") pair = &p;
+  }
+  ASSERT_NE(pair, nullptr) << out_;
+  EXPECT_EQ((*pair)["before"], (*pair)["after"]);
+  EXPECT_EQ((*pair)["before"], doc["phases"][0]["total"]);
+
   // Other phases are another result: run again, and the summary says so.
   RunBatch("suite --phase p::loop=p::end", "other");
   const json other = json::parse(ReadFile(root_ / "other/summary.json"));
