@@ -456,7 +456,8 @@ class WebServer::Impl {
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_header("Cache-Control", "no-store");
     res.set_header("X-Frame-Options", "SAMEORIGIN");
-    if (session_.empty() || req.path == "/login" || absl::StartsWith(req.path, "/static/")) {
+    if (session_.empty() || req.path == "/login" || req.path == "/favicon.ico" ||
+        absl::StartsWith(req.path, "/static/")) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
     if (Authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
@@ -525,6 +526,8 @@ class WebServer::Impl {
       } else {
         SendHtml(res, 200, web::internal::RenderLoginPage(""));
       }
+    } else if (path == "/favicon.ico") {
+      res.status = 204;  // no icon (browsers ask for one)
     } else if (path == "/static/web.js") {
       res.set_content(web::internal::kWebJs, "text/javascript; charset=utf-8");
     } else if (path == "/static/web.css") {
