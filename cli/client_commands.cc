@@ -303,8 +303,8 @@ struct RunFlags {
 // `run`: starts a LocalFleet, submits, watches, fetches, stops the fleet. Exits 130 when
 // interrupted (SIGINT, SIGTERM), after stopping the fleet. With --open the coordinator serves
 // its web view and the batch page's URL is printed ("URL http://127.0.0.1:PORT/batches/ID" on
-// stdout); with --keep the fleet stays up after the batch until SIGINT/SIGTERM, and the exit
-// code is then the batch's.
+// stdout); with --keep the fleet stays up after the batch ("SERVING <base URL>" on stdout) until
+// SIGINT/SIGTERM, and the exit code is then the batch's.
 CommandResult RunLocal(const RunFlags& flags) {
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::SubmitBatchRequest request, MakeRequest(flags.submit));
   int workers = flags.workers > 0
@@ -375,6 +375,7 @@ CommandResult RunLocal(const RunFlags& flags) {
           if (flags.keep) {
             std::cerr << "serving " << fleet->web_url() << " (coordinator " << fleet->address()
                       << ") until Ctrl-C\n";
+            std::cout << "SERVING " << fleet->web_url() << std::endl;  // for scripts
             // Until SIGINT/SIGTERM, or until a fleet process dies.
             while (!stop_requested.WaitForNotificationWithTimeout(absl::Seconds(1))) {
               if (auto dead = fleet->DeadChild()) {

@@ -63,7 +63,7 @@ let browser;
 try {
   const [, url] = await stdoutLine(/^URL (\S+)$/);
   const [, address] = await stderrLine(/^local fleet: coordinator (\S+),/);
-  await stderrLine(/^serving /);
+  await stdoutLine(/^SERVING /);
   const base = new URL(url).origin;
   check(/\/batches\/1$/.test(url), `run --open printed the batch page's URL (${url})`);
 

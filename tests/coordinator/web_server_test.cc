@@ -19,6 +19,7 @@
 #include "coordinator/clock.h"
 #include "coordinator/job_store.h"
 #include "coordinator/render_client.h"
+#include "coordinator/web/internal/html.h"
 #include "coordinator/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -117,6 +118,18 @@ class WebServerTest : public ::testing::Test {
   std::unique_ptr<WebServer> web_;
   std::unique_ptr<httplib::Client> client_;
 };
+
+TEST(WebHtmlTest, EscapingAndUrlEncodingLeaveNoMarkupOrDelimiters) {
+  EXPECT_EQ(web::internal::Html("<a href=\"x\" onclick='y'>&amp;</a>"),
+            "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;amp;&lt;/a&gt;");
+  EXPECT_EQ(web::internal::Html("plain v0_25/fib.masm"), "plain v0_25/fib.masm");
+  EXPECT_EQ(web::internal::UrlPath("a b/<c>?#%.masm"), "a%20b/%3Cc%3E%3F%23%25.masm");
+  EXPECT_EQ(web::internal::UrlQuery("k=v&x/y"), "k%3Dv%26x%2Fy");
+  EXPECT_EQ(web::internal::Cycles(1234567), "1,234,567");
+  EXPECT_EQ(web::internal::SignedCycles(-1000), "-1,000");
+  EXPECT_EQ(web::internal::SignedCycles(INT64_MIN), "-9,223,372,036,854,775,808");
+  EXPECT_EQ(web::internal::Duration(61'000), "1 min 01 s");
+}
 
 TEST_F(WebServerTest, ListsBatchesNewestFirstFilteredLikeList) {
   Serve();
