@@ -486,5 +486,30 @@ TEST_F(WebServerTest, WithACertificateThePortServesHttpsOnly) {
   EXPECT_TRUE(!plain || plain->status != 200);
 }
 
+TEST_F(WebServerTest, WithClientAuthOnlyClientsWithACertificateOfTheCaGetPages) {
+  const std::string dir = FLAMEFLEET_TLS_TESTDATA;
+  WebServerOptions options;
+  options.security.cert_chain_pem = ReadTestFile("server.pem");
+  options.security.private_key_pem = ReadTestFile("server.key");
+  options.security.ca_pem = ReadTestFile("ca.pem");
+  options.security.client_auth = true;
+  Serve(options);
+  httplib::SSLClient with_cert("127.0.0.1", web_->port(), dir + "/client.pem", dir + "/client.key");
+  with_cert.set_ca_cert_path((dir + "/ca.pem").c_str());
+  with_cert.enable_server_certificate_verification(true);
+  auto res = with_cert.Get("/");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  httplib::SSLClient without("127.0.0.1", web_->port());
+  without.set_ca_cert_path((dir + "/ca.pem").c_str());
+  without.enable_server_certificate_verification(true);
+  EXPECT_FALSE(without.Get("/"));
+  // A certificate of another CA is refused too.
+  httplib::SSLClient other("127.0.0.1", web_->port(), dir + "/other.pem", dir + "/other.key");
+  other.set_ca_cert_path((dir + "/ca.pem").c_str());
+  other.enable_server_certificate_verification(true);
+  EXPECT_FALSE(other.Get("/"));
+}
+
 }  // namespace
 }  // namespace flamefleet::coordinator
