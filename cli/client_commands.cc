@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "cli/batch_client.h"
 #include "cli/command.h"
@@ -295,10 +296,15 @@ struct RunFlags {
   SubmitFlags submit{ProgramCommand::kRun};
   std::string output = "out";
   int workers = 0;
+  bool open = false;  // the coordinator serves its web view; print the batch page's URL
+  bool keep = false;  // keep the fleet (and the web view) up after the batch, until Ctrl-C
 };
 
 // `run`: starts a LocalFleet, submits, watches, fetches, stops the fleet. Exits 130 when
-// interrupted (SIGINT, SIGTERM), after stopping the fleet.
+// interrupted (SIGINT, SIGTERM), after stopping the fleet. With --open the coordinator serves
+// its web view and the batch page's URL is printed ("URL http://127.0.0.1:PORT/batches/ID" on
+// stdout); with --keep the fleet stays up after the batch ("SERVING <base URL>" on stdout) until
+// SIGINT/SIGTERM, and the exit code is then the batch's.
 CommandResult RunLocal(const RunFlags& flags) {
   FLAMEFLEET_ASSIGN_OR_RETURN(v1::SubmitBatchRequest request, MakeRequest(flags.submit));
   int workers = flags.workers > 0
@@ -320,19 +326,23 @@ CommandResult RunLocal(const RunFlags& flags) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   auto fleet = std::make_shared<LocalFleet>();
   std::atomic<bool> interrupted{false};
-  std::thread signals([set, &interrupted, fleet] {
+  absl::Notification stop_requested;
+  std::thread signals([set, &interrupted, &stop_requested, fleet] {
     int sig = 0;
     if (sigwait(&set, &sig) == 0 && sig != SIGUSR2) {
       interrupted = true;
+      stop_requested.Notify();
       fleet->Stop();
     }
   });
 
+  const bool open = flags.open || flags.keep;
   ExitCode code{kExitOk};
-  absl::Status st = fleet->Start(state_dir, workers);
+  bool kept = false;  // the batch ended and we were serving until interrupted
+  absl::Status st = fleet->Start(state_dir, workers, /*web=*/open);
   if (st.ok()) {
-    std::cerr << "local fleet: coordinator " << fleet->address() << ", " << workers
-              << " worker(s)\n";
+    std::cerr << "local fleet: coordinator " << fleet->address() << ", " << workers << " worker(s)"
+              << (open ? ", web view " + fleet->web_url() : "") << "\n";
     BatchClient client(MakeChannel(fleet->address()));
     auto id = client.Submit(request);
     if (!id.ok()) {
@@ -340,6 +350,11 @@ CommandResult RunLocal(const RunFlags& flags) {
     } else {
       std::cerr << "batch " << *id << ": " << request.jobs_size() << " job(s)\n";
       std::cout << "BATCH " << *id << std::endl;  // for scripts (and the tests)
+      if (open) {
+        const std::string url = absl::StrCat(fleet->web_url(), "/batches/", *id);
+        std::cerr << "batch page: " << url << "\n";
+        std::cout << "URL " << url << std::endl;
+      }
       // The local coordinator is our child: if it dies there is nothing to reconnect to.
       auto final_batch = WatchWithProgress(client, *id, absl::ZeroDuration());
       if (!final_batch.ok()) {
@@ -359,6 +374,19 @@ CommandResult RunLocal(const RunFlags& flags) {
                     << final_batch->jobs_succeeded() << " job flamegraph(s); "
                     << final_batch->aggregate_cycles() << " cycles in total\n";
           code = ExitFor(*final_batch);
+          if (flags.keep) {
+            std::cerr << "serving " << fleet->web_url() << " (coordinator " << fleet->address()
+                      << ") until Ctrl-C\n";
+            std::cout << "SERVING " << fleet->web_url() << std::endl;  // for scripts
+            // Until SIGINT/SIGTERM, or until a fleet process dies.
+            while (!stop_requested.WaitForNotificationWithTimeout(absl::Seconds(1))) {
+              if (auto dead = fleet->DeadChild()) {
+                st = absl::UnavailableError(*dead);
+                break;
+              }
+            }
+            kept = st.ok();
+          }
         }
       }
     }
@@ -371,7 +399,7 @@ CommandResult RunLocal(const RunFlags& flags) {
   signals.join();
   std::error_code ec;
   std::filesystem::remove_all(state_dir, ec);
-  if (interrupted) return ExitCode{kExitInterrupted};
+  if (interrupted && !kept) return ExitCode{kExitInterrupted};
   if (!st.ok()) return st;
   return code;
 }
@@ -659,6 +687,11 @@ void AddClientCommands(CLI::App& app, int* exit_code) {
   AddSubmitOptions(run_cmd, &run->submit);
   run_cmd->add_option("-o,--output", run->output, "output directory (default out)");
   run_cmd->add_option("--workers", run->workers, "worker processes (default: cores)");
+  run_cmd->add_flag("--open", run->open,
+                    "serve the coordinator's web view on loopback and print the batch page's URL");
+  run_cmd->add_flag("--keep", run->keep,
+                    "with --open: keep the fleet and its web view up after the batch, until "
+                    "Ctrl-C (implies --open)");
   SetFleetCommand(run_cmd, exit_code, [run] { return RunLocal(*run); });
 }
 

@@ -35,10 +35,12 @@ class LocalFleet {
   ~LocalFleet();
 
   // Starts the renderer, then the coordinator (state in `state_dir`, which must exist), then
-  // `workers` one-slot workers, each after the previous one listens. Returns NotFound when a
-  // service binary is missing and the errors of starting a child or waiting for its port;
-  // children already started stay until Stop. Call once.
-  absl::Status Start(const std::string& state_dir, int workers);
+  // `workers` one-slot workers, each after the previous one listens. With `web`, the
+  // coordinator also serves its web view on an OS-chosen loopback port (--http-listen
+  // 127.0.0.1:0; see web_url()). Returns NotFound when a service binary is missing and the
+  // errors of starting a child or waiting for its port; children already started stay until
+  // Stop. Call once.
+  absl::Status Start(const std::string& state_dir, int workers, bool web = false);
 
   // Returns "fleet process PID exited" for a child that died, if any.
   std::optional<std::string> DeadChild();
@@ -49,10 +51,15 @@ class LocalFleet {
   // Returns the coordinator's address ("127.0.0.1:PORT") once Start succeeded.
   const std::string& address() const { return address_; }
 
+  // Returns the web view's base URL ("http://127.0.0.1:PORT") once Start(..., web = true)
+  // succeeded, else "".
+  const std::string& web_url() const { return web_url_; }
+
  private:
   absl::Mutex mu_;
   std::vector<std::unique_ptr<Subprocess>> children_ ABSL_GUARDED_BY(mu_);
   std::string address_;
+  std::string web_url_;
 };
 
 }  // namespace flamefleet::cli

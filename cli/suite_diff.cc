@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/top.h"
 #include "common/status_macros.h"
+#include "profile/cycle_delta.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -23,31 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr absl::string_view kFoldedSuffix = ".folded";
-
-// Self cycles of `p` summed by frame name ("[unknown]" for the root, "[hidden]" for pruned).
-std::map<std::string, uint64_t> SelfByName(const profile::Profile& p) {
-  std::map<std::string, uint64_t> out;
-  if (p.num_nodes() == 0) return out;
-  if (p.self(profile::Profile::kRoot) != 0) out["[unknown]"] += p.self(profile::Profile::kRoot);
-  uint64_t hidden = p.hidden(profile::Profile::kRoot).cycles;
-  std::vector<uint64_t> by_frame(p.num_frames(), 0);
-  for (profile::Profile::NodeId n = 1; n < p.num_nodes(); ++n) {
-    by_frame[p.frame(n)] += p.self(n);
-    hidden += p.hidden(n).cycles;
-  }
-  for (size_t f = 0; f < by_frame.size(); ++f) {
-    if (by_frame[f] != 0) {
-      out[std::string(p.frame_name(static_cast<profile::Profile::FrameId>(f)))] += by_frame[f];
-    }
-  }
-  if (hidden != 0) out["[hidden]"] += hidden;
-  return out;
-}
-
-bool GrewMore(const CycleDelta& a, const CycleDelta& b) {
-  if (a.delta() != b.delta()) return a.delta() > b.delta();
-  return a.name < b.name;
-}
 
 std::string Percent(const CycleDelta& d) {
   const double p = d.percent();
@@ -70,25 +46,6 @@ void PrintRows(const std::vector<CycleDelta>& rows, size_t limit, absl::string_v
     out << absl::StrFormat("  %-*s %14d %14d %14s %9s\n", static_cast<int>(width), d.name, d.before,
                            d.after, Signed(d.delta()), Percent(d));
   }
-}
-
-// Splits two name -> value maps into rows on both sides (by delta descending), only in `after`
-// and only in `before` (by name).
-void Match(const std::map<std::string, uint64_t>& before,
-           const std::map<std::string, uint64_t>& after, std::vector<CycleDelta>* both,
-           std::vector<CycleDelta>* added, std::vector<CycleDelta>* removed) {
-  for (const auto& [name, cycles] : before) {
-    auto it = after.find(name);
-    if (it == after.end()) {
-      removed->push_back({name, cycles, 0});
-    } else {
-      both->push_back({name, cycles, it->second});
-    }
-  }
-  for (const auto& [name, cycles] : after) {
-    if (!before.contains(name)) added->push_back({name, 0, cycles});
-  }
-  std::sort(both->begin(), both->end(), GrewMore);
 }
 
 std::map<std::string, uint64_t> PhaseTotals(const std::vector<SummaryPhase>& phases) {
@@ -118,11 +75,6 @@ nlohmann::json RowJson(const CycleDelta& d) {
 }
 
 }  // namespace
-
-double CycleDelta::percent() const {
-  if (before == 0) return after == 0 ? 0.0 : std::numeric_limits<double>::infinity();
-  return 100.0 * static_cast<double>(delta()) / static_cast<double>(before);
-}
 
 absl::StatusOr<DiffInput> LoadOutputDirectory(const std::string& dir,
                                               const profile::FoldedReadOptions& options) {
@@ -243,7 +195,7 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
     before_jobs = {{kWholeProfileJob, d.before_total}};
     after_jobs = {{kWholeProfileJob, d.after_total}};
   }
-  Match(before_jobs, after_jobs, &d.jobs, &d.added, &d.removed);
+  profile::MatchCycles(before_jobs, after_jobs, &d.jobs, &d.added, &d.removed);
 
   std::map<std::string, ProcedureCycles> before_procs;
   std::map<std::string, ProcedureCycles> after_procs;
@@ -262,17 +214,10 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
   } else {
     before_procs = ProceduresByName(before.aggregate);
     after_procs = ProceduresByName(after.aggregate);
-    before_frames = SelfByName(before.aggregate);
-    after_frames = SelfByName(after.aggregate);
+    before_frames = profile::SelfCyclesByName(before.aggregate);
+    after_frames = profile::SelfCyclesByName(after.aggregate);
   }
-  for (const auto& [name, cycles] : before_frames) {
-    auto it = after_frames.find(name);
-    d.frames.push_back({name, cycles, it == after_frames.end() ? 0 : it->second});
-  }
-  for (const auto& [name, cycles] : after_frames) {
-    if (!before_frames.contains(name)) d.frames.push_back({name, 0, cycles});
-  }
-  std::sort(d.frames.begin(), d.frames.end(), GrewMore);
+  d.frames = profile::FrameDeltas(before_frames, after_frames);
 
   for (const auto& [name, b] : before_procs) {
     auto it = after_procs.find(name);
@@ -300,8 +245,9 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
     return d;
   }
   d.has_phases = true;
-  Match(PhaseTotals(before.summary->totals.phases), PhaseTotals(after.summary->totals.phases),
-        &d.phases, &d.phases_added, &d.phases_removed);
+  profile::MatchCycles(PhaseTotals(before.summary->totals.phases),
+                       PhaseTotals(after.summary->totals.phases), &d.phases, &d.phases_added,
+                       &d.phases_removed);
   if (!whole) {
     // Per job: jobs on both sides, phases on both sides of the job.
     for (const SummaryJob& b : before.summary->jobs) {
@@ -313,7 +259,7 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
         if (it != after_phases.end()) d.job_phases[p.name].push_back({b.name, p.total, it->second});
       }
     }
-    for (auto& [name, rows] : d.job_phases) std::sort(rows.begin(), rows.end(), GrewMore);
+    for (auto& [name, rows] : d.job_phases) std::sort(rows.begin(), rows.end(), profile::GrewMore);
   }
   return d;
 }

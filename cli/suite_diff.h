@@ -34,6 +34,7 @@
 #include "cli/batch_client.h"
 #include "cli/summary_file.h"
 #include "nlohmann/json.hpp"
+#include "profile/cycle_delta.h"
 #include "profile/folded.h"
 #include "profile/profile.h"
 
@@ -74,15 +75,9 @@ absl::Status CheckComparable(const DiffInput& before, const DiffInput& after);
 // batch, Unavailable if the coordinator cannot be reached).
 absl::StatusOr<DiffInput> LoadBatch(BatchClient& client, const std::string& batch_id);
 
-// The change of one job's (or one frame's) cycles.
-struct CycleDelta {
-  std::string name;
-  uint64_t before = 0;
-  uint64_t after = 0;
-  int64_t delta() const { return static_cast<int64_t>(after) - static_cast<int64_t>(before); }
-  // Returns 100 * delta / before; +infinity if before is 0 and after is not; 0 if both are 0.
-  double percent() const;
-};
+// The change of one job's (or one frame's) cycles: profile/cycle_delta.h, shared with the
+// coordinator's web view of a diff.
+using profile::CycleDelta;
 
 // The change of one procedure of the aggregates: self and inclusive cycles (cli/top.h: inclusive
 // counts a recursive stack once).

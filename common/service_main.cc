@@ -44,4 +44,13 @@ void AnnounceHealthListening(const std::string& requested, int port) {
   }
 }
 
+void AnnounceHttpListening(const std::string& requested, int port, bool https) {
+  LOG(INFO) << "web view (" << (https ? "HTTPS" : "HTTP") << ") on " << requested << ", port "
+            << port;
+  if (absl::EndsWith(requested, ":0")) {
+    std::printf("HTTP_LISTENING %d\n", port);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace flamefleet

@@ -28,6 +28,11 @@ void AnnounceListening(int port);
 // prints "HEALTH_LISTENING <port>" on stdout and flushes it. Call after AnnounceListening.
 void AnnounceHealthListening(const std::string& requested, int port);
 
+// Logs the web view's port and, if `requested` (the --http-listen address) asked for port 0,
+// prints "HTTP_LISTENING <port>" on stdout and flushes it. Call after AnnounceListening (and
+// AnnounceHealthListening), so a launcher reads LISTENING first.
+void AnnounceHttpListening(const std::string& requested, int port, bool https);
+
 }  // namespace flamefleet
 
 #endif  // FLAMEFLEET_COMMON_SERVICE_MAIN_H_

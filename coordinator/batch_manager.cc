@@ -252,6 +252,14 @@ std::vector<v1::Batch> BatchManager::ListBatches(const v1::ListBatchesRequest& r
   return history_.List(request);
 }
 
+absl::StatusOr<std::string> BatchManager::PreviousBatch(absl::string_view batch_id) {
+  absl::MutexLock lock(&mu_);
+  if (FindLocked(batch_id) == nullptr) {
+    return absl::NotFoundError(absl::StrCat("batch ", batch_id, " not found"));
+  }
+  return history_.Previous(batch_id);
+}
+
 absl::StatusOr<BatchSnapshot> BatchManager::WaitForChange(absl::string_view batch_id,
                                                           uint64_t after_version,
                                                           absl::Duration timeout) {

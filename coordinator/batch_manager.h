@@ -124,6 +124,10 @@ class BatchManager {
   // (0 = 100; above kMaxListedBatches it is clamped); no job lists.
   std::vector<v1::Batch> ListBatches(const v1::ListBatchesRequest& request);
 
+  // Returns the id of the batch's predecessor with the same labels (RunHistory::Previous), ""
+  // if it has none. NotFound if `batch_id` is unknown.
+  absl::StatusOr<std::string> PreviousBatch(absl::string_view batch_id);
+
   // Waits up to `timeout` for the batch's version to exceed `after_version`,
   // then returns its current snapshot (the same version if nothing changed in
   // time). Per-job statuses are included when the batch has ended. NotFound if

@@ -13,6 +13,11 @@
 //       [--max-name-bytes N] [--max-labels N] [--max-error-bytes N]
 //       [--max-lease-wait-ms N] [--max-lease-polls N] [--max-server-threads N]
 //       [--max-profile-bytes N] [--max-inflight-result-bytes N] [--result-budget-wait-ms N]
+//       [--http-listen ADDR] [--http-jobs-per-page N] [--http-summary-rows N]
+//
+// --http-listen serves the web view (coordinator/web/web_server.h) on a second port, off by
+// default; port 0 prints "HTTP_LISTENING <port>" after "LISTENING <port>". With the TLS flags it
+// serves HTTPS, with --auth-token-file it needs the same token as the gRPC API.
 //
 // The state dir is locked (DIR/LOCK, flock) while the coordinator runs: a second one on the
 // same dir exits 1 naming the holder's pid. Every port refuses to be shared (no SO_REUSEPORT):
@@ -41,6 +46,7 @@
 #include "common/service_flags.h"
 #include "common/service_main.h"
 #include "coordinator/coordinator_service.h"
+#include "coordinator/web/web_server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0", "host:port to listen on (port 0: OS-chosen)");
 ABSL_FLAG(std::string, state_dir, "", "directory for state.db and artifacts (required)");
@@ -110,6 +116,14 @@ ABSL_FLAG(int64_t, result_budget_wait_ms,
 ABSL_FLAG(int64_t, max_server_threads, flamefleet::kDefaultMaxServerThreads,
           "most threads serving RPCs (each long-poll, watch and upload holds one); beyond it "
           "gRPC answers RESOURCE_EXHAUSTED");
+ABSL_FLAG(std::string, http_listen, "",
+          "host:port of the web view (port 0: OS-chosen, printed as HTTP_LISTENING); empty: off");
+ABSL_FLAG(int64_t, http_jobs_per_page,
+          static_cast<int64_t>(flamefleet::coordinator::kDefaultJobsPerPage),
+          "jobs in one page of a batch's job table in the web view (at most 10000)");
+ABSL_FLAG(int64_t, http_summary_rows,
+          static_cast<int64_t>(flamefleet::coordinator::kDefaultSummaryRows),
+          "rows of each summary table (procedures, phases) on a batch's web page (at most 10000)");
 namespace flamefleet::coordinator {
 namespace {
 
@@ -253,14 +267,34 @@ int Run() {
     LOG(ERROR) << "cannot start server: " << server.status();
     return 1;
   }
+  std::unique_ptr<WebServer> web;
+  const std::string http_listen = absl::GetFlag(FLAGS_http_listen);
+  if (!http_listen.empty()) {
+    const int64_t jobs_per_page = absl::GetFlag(FLAGS_http_jobs_per_page);
+    const int64_t summary_rows = absl::GetFlag(FLAGS_http_summary_rows);
+    absl::StatusOr<std::unique_ptr<WebServer>> started = WebServer::Start(
+        &manager,
+        WebServerOptions{.listen = http_listen,
+                         .security = flags->security,
+                         .jobs_per_page = static_cast<size_t>(std::max<int64_t>(0, jobs_per_page)),
+                         .summary_rows = static_cast<size_t>(std::max<int64_t>(0, summary_rows))});
+    if (!started.ok()) {
+      LOG(ERROR) << "cannot start the web view: " << started.status().message();
+      (*server)->Shutdown(absl::Seconds(1));
+      return absl::IsInvalidArgument(started.status()) ? 2 : 1;
+    }
+    web = *std::move(started);
+  }
   LOG(INFO) << "coordinator listening on port " << (*server)->port() << ", state in " << state_dir
             << ", rendering " << (renderer.empty() ? std::string("in process") : "via " + renderer);
   AnnounceListening((*server)->port());
   if (!flags->health_listen.empty()) {
     AnnounceHealthListening(flags->health_listen, (*server)->health_port());
   }
+  if (web != nullptr) AnnounceHttpListening(http_listen, web->port(), web->https());
   WaitForShutdownSignal();
   LOG(INFO) << "shutting down";
+  if (web != nullptr) web->Shutdown();
   manager.Shutdown();  // wakes long-polls and watchers so the drain is quick
   (*server)->Shutdown(absl::Seconds(10));
   return 0;
@@ -280,6 +314,7 @@ int main(int argc, char** argv) {
       "[--max-name-bytes N] [--max-labels N] [--max-error-bytes N] [--max-lease-wait-ms N] "
       "[--max-lease-polls N] "
       "[--max-server-threads N] [--max-profile-bytes N] [--max-inflight-result-bytes N] "
-      "[--result-budget-wait-ms N]");
+      "[--result-budget-wait-ms N] [--http-listen ADDR] [--http-jobs-per-page N] "
+      "[--http-summary-rows N]");
   return flamefleet::coordinator::Run();
 }

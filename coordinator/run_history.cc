@@ -153,6 +153,20 @@ AggregateSelection RunHistory::SelectForAggregate(const v1::AggregateRequest& re
   return selection;
 }
 
+std::string RunHistory::Previous(absl::string_view batch_id) const {
+  const BatchEntry* batch = Find(batch_id);
+  if (batch == nullptr) return "";
+  auto it = std::find(order_.rbegin(), order_.rend(), batch_id);
+  for (++it; it != order_.rend(); ++it) {
+    const BatchRecord& record = batches_.at(*it)->record;
+    if (record.state != v1::BATCH_STATE_SUCCEEDED && record.state != v1::BATCH_STATE_FAILED) {
+      continue;  // running (no aggregate yet) or cancelled (none at all)
+    }
+    if (record.labels == batch->record.labels) return record.id;
+  }
+  return "";
+}
+
 std::vector<std::string> RunHistory::EndedBefore(absl::Time cutoff) const {
   std::vector<std::string> ids;
   for (const std::string& id : order_) {

@@ -102,6 +102,12 @@ class RunHistory {
   // the profile of each of their succeeded jobs. Empty batch_ids if none matches.
   AggregateSelection SelectForAggregate(const v1::AggregateRequest& request) const;
 
+  // Returns the id of the predecessor of batch `batch_id`: the newest batch held before it
+  // (in creation order) that ended SUCCEEDED or FAILED (it has an aggregate) and has exactly
+  // the same labels (two unlabelled batches count as the same suite). "" if there is none or
+  // `batch_id` is not held. What the web view's deltas and "diff against the previous" use.
+  std::string Previous(absl::string_view batch_id) const;
+
   // Returns the ids, oldest first, of the ended batches (SUCCEEDED, FAILED or CANCELLED) not
   // being finalized that finished before `cutoff`: what retention removes.
   std::vector<std::string> EndedBefore(absl::Time cutoff) const;

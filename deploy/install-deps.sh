@@ -8,7 +8,7 @@ PACKAGES=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev libsecp256k1-dev libsqlite3-dev libcli11-dev libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev
-  libgoogle-glog-dev
+  libgoogle-glog-dev libcpp-httplib-dev
   chromium
   yamllint docker-compose
   golang-go

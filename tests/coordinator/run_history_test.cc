@@ -208,6 +208,28 @@ TEST(RunHistoryTest, ExpectedCostIsTheLatestRunOfTheProgramElseOfTheName) {
   EXPECT_EQ(history.ExpectedCost(other), kUnknownCost);
 }
 
+TEST(RunHistoryTest, PreviousIsTheNewestEarlierEndedBatchWithTheSameLabels) {
+  RunHistory history;
+  history.Add(Batch("1", v1::BATCH_STATE_SUCCEEDED, 0, 1));
+  history.Add(Batch("2", v1::BATCH_STATE_FAILED, 2, 3));
+  BatchRecord other = Batch("3", v1::BATCH_STATE_SUCCEEDED, 4, 5);
+  other.labels["suite"] = "weekly";
+  history.Add(std::move(other));
+  history.Add(Batch("4", v1::BATCH_STATE_CANCELLED, 6, 7));
+  history.Add(Batch("5", v1::BATCH_STATE_RUNNING, 8));
+  BatchRecord extra = Batch("6", v1::BATCH_STATE_SUCCEEDED, 9, 10);
+  extra.labels["branch"] = "main";  // a superset of the labels is another suite
+  history.Add(std::move(extra));
+  history.Add(Batch("7", v1::BATCH_STATE_RUNNING, 11));
+  // Cancelled, running, other labels and a superset are skipped; FAILED counts.
+  EXPECT_EQ(history.Previous("7"), "2");
+  EXPECT_EQ(history.Previous("2"), "1");
+  EXPECT_EQ(history.Previous("1"), "");
+  EXPECT_EQ(history.Previous("3"), "");
+  EXPECT_EQ(history.Previous("6"), "");
+  EXPECT_EQ(history.Previous("unknown"), "");
+}
+
 TEST(RunHistoryTest, TaskIdIsBatchSlashIndex) { EXPECT_EQ(TaskId("12", 3), "12/3"); }
 
 }  // namespace
