@@ -1,6 +1,7 @@
 #include "vm/executor/trace_shape.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cassert>
 #include <cstdint>
@@ -16,11 +17,18 @@ constexpr uint32_t kRangeMax = 65535;
 
 // The range checker's rows for a gap of d between two consecutive values: the fewest powers of
 // 3 (up to 3^7 = 2187) that sum to d; greedy is optimal for powers of 3.
-uint64_t Steps(uint32_t d) {
-  uint64_t steps = d / 2187;
-  for (uint32_t r = d % 2187; r != 0; r /= 3) steps += r % 3;
-  return steps;
+// The base-3 digit sums of 0 .. 2186 (an immutable table; a new range value costs three
+// lookups, not 21 divisions).
+const std::array<uint8_t, 2187>& DigitSums3() {
+  static const std::array<uint8_t, 2187> table = [] {
+    std::array<uint8_t, 2187> t{};
+    for (uint32_t r = 1; r < 2187; ++r) t[r] = static_cast<uint8_t>(t[r / 3] + r % 3);
+    return t;
+  }();
+  return table;
 }
+
+uint64_t Steps(uint32_t d) { return d / 2187 + DigitSums3()[d % 2187]; }
 
 uint64_t NextPow2(uint64_t n) { return n <= 1 ? 1 : std::bit_ceil(n); }
 
