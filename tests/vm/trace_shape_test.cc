@@ -559,6 +559,29 @@ TEST(TraceShapeAssembledTest, KernelRomRowsPerDeclaredProcedureNotPerSyscall) {
   }
 }
 
+TEST(TraceShapeAssembledTest, DistinctWordsAreBoundedByTheMemoryBudget) {
+  // Reads of 100,000 distinct never-written words allocate no page, but the recorder keeps one
+  // entry per word: at most max_memory_bytes / 32 of them.
+  AssemblerOptions options;
+  options.dialect = Dialect::kV0_25;
+  absl::StatusOr<Program> program = Assembler(options).AssembleSource(
+      "t.masm",
+      "begin\n  push.0 push.1\n  while.true\n    dup mem_load drop add.4 dup push.400000 lt\n"
+      "  end\n  drop\nend\n");
+  ASSERT_TRUE(program.ok()) << program.status();
+  ExecutionOptions limits;
+  limits.max_memory_bytes = uint64_t{2} << 20;
+  TraceShapeRecorder recorder(*program);
+  Executor exec(*program, {}, AdviceProvider(*program->dialect->hasher), limits);
+  exec.RecordTraceShape(&recorder);
+  EXPECT_EQ(exec.Run(), Executor::State::kTrapped);
+  EXPECT_EQ(exec.trap().kind, TrapKind::kMemoryLimit);
+  EXPECT_NE(exec.trap().message.find("distinct memory words"), std::string::npos);
+  // Without the recorder the same run finishes.
+  Executor plain(*program, {}, AdviceProvider(*program->dialect->hasher), limits);
+  EXPECT_EQ(plain.Run(), Executor::State::kFinished) << plain.trap().message;
+}
+
 // ---- attribution: buckets and overhead add up to the totals
 
 TEST(TraceShapeAttributionTest, BucketsSumToTotals) {

@@ -1115,14 +1115,15 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
     if constexpr (kShape) stmt; \
   } while (false)
     // A memory row at element address `a` (trace shape); traps when its bookkeeping is too large.
-#define FF_MEM_ROW(a)                                                     \
-  do {                                                                    \
-    if constexpr (kShape) {                                               \
-      if (!trace_shape_->MemoryAccess(static_cast<uint32_t>(a), clk)) {   \
-        SetMemoryTrap("the trace-shape memory bookkeeping", 32, pc, clk); \
-        goto trapped;                                                     \
-      }                                                                   \
-    }                                                                     \
+#define FF_MEM_ROW(a)                                                                              \
+  do {                                                                                             \
+    if constexpr (kShape) {                                                                        \
+      if (!trace_shape_->MemoryAccess(static_cast<uint32_t>(a), clk)) {                            \
+        SetMemoryTrap("the trace-shape record of distinct memory words (max-memory / 32)", 32, pc, \
+                      clk);                                                                        \
+        goto trapped;                                                                              \
+      }                                                                                            \
+    }                                                                                              \
   } while (false)
 
 #define FF_S(i) sp[-(i)]
