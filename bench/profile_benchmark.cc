@@ -3,7 +3,10 @@
 // a phase's markers: *Stats; issue #16 budgets it at 10 % over *Nested), with the executor's row
 // counting alone (*CountOnly: the counted dispatch loop against *NoProfile), with --flat sampling,
 // and with the miden-debug approach (a `;`-joined stack string built and inserted into an ordered
-// map every cycle), on the same programs.
+// map every cycle), on the same programs. Trace shape (issue #18, target <= 15 % over the
+// cycles-only profile): *V025Stats (summary.json without the trace shape) against
+// *V025StatsTrace (with it: every chiplet's rows, the range checker, attribution to procedures)
+// on v0.25 programs, fib-like and hash-heavy.
 //
 //   ./build/bench/profile_benchmark
 #include <cstdint>
@@ -21,16 +24,17 @@ namespace {
 using bench::FibLike;
 std::string CallHeavy() { return bench::CallHeavy(20000); }
 
-vm::Program Assemble(const std::string& source) {
+vm::Program Assemble(const std::string& source, vm::Dialect dialect = vm::Dialect::kV0_16) {
   vm::AssemblerOptions options;
-  options.dialect = vm::Dialect::kV0_16;  // the programs of bench/bench_programs.h without V025
+  options.dialect = dialect;  // v0.16: the programs of bench/bench_programs.h without V025
   return *vm::Assembler(options).AssembleSource("b.masm", source);
 }
 
-enum class Mode { kNone, kNested, kFlat, kSeedStyle, kStats, kCountOnly };
+enum class Mode { kNone, kNested, kFlat, kSeedStyle, kStats, kStatsTrace, kCountOnly };
 
-void Run(benchmark::State& state, const std::string& source, Mode mode) {
-  vm::Program program = Assemble(source);
+void Run(benchmark::State& state, const std::string& source, Mode mode,
+         vm::Dialect dialect = vm::Dialect::kV0_16) {
+  vm::Program program = Assemble(source, dialect);
   uint64_t cycles = 0;
   for (auto _ : state) {
     if (mode == Mode::kNone) {
@@ -44,11 +48,13 @@ void Run(benchmark::State& state, const std::string& source, Mode mode) {
       exec.Run();
       cycles += exec.clk();
       benchmark::DoNotOptimize(counts.entries.size());
-    } else if (mode == Mode::kStats) {
+    } else if (mode == Mode::kStats || mode == Mode::kStatsTrace) {
       // Everything of summary.json on: calls, row counts, and a marker (none fires in these
-      // programs, so the marker host is installed but the programs' cycles are unchanged).
+      // programs, so the marker host is installed but the programs' cycles are unchanged); with
+      // kStatsTrace also the trace shape.
       StatsOptions stats;
       stats.phases = {{"bench::start", "bench::end"}};
+      stats.trace_shape = mode == Mode::kStatsTrace;
       auto r = ProfileProgramWithStats(program, vm::ProgramInputs{}, vm::ExecutionOptions{}, stats);
       cycles += r->result.cycles;
       benchmark::DoNotOptimize(r->stats.instructions.size());
@@ -92,6 +98,29 @@ void BM_CallHeavyNested(benchmark::State& s) { Run(s, CallHeavy(), Mode::kNested
 void BM_CallHeavyStats(benchmark::State& s) { Run(s, CallHeavy(), Mode::kStats); }
 void BM_CallHeavyFlat(benchmark::State& s) { Run(s, CallHeavy(), Mode::kFlat); }
 void BM_CallHeavySeedStyle(benchmark::State& s) { Run(s, CallHeavy(), Mode::kSeedStyle); }
+constexpr vm::Dialect kV025 = vm::Dialect::kV0_25;
+void BM_FibLikeV025Nested(benchmark::State& s) {
+  Run(s, bench::FibLikeV025(), Mode::kNested, kV025);
+}
+void BM_FibLikeV025Stats(benchmark::State& s) { Run(s, bench::FibLikeV025(), Mode::kStats, kV025); }
+void BM_FibLikeV025StatsTrace(benchmark::State& s) {
+  Run(s, bench::FibLikeV025(), Mode::kStatsTrace, kV025);
+}
+void BM_HpermHeavyV025Nested(benchmark::State& s) {
+  Run(s, bench::HpermHeavyV025(), Mode::kNested, kV025);
+}
+void BM_HpermHeavyV025Stats(benchmark::State& s) {
+  Run(s, bench::HpermHeavyV025(), Mode::kStats, kV025);
+}
+void BM_HpermHeavyV025StatsTrace(benchmark::State& s) {
+  Run(s, bench::HpermHeavyV025(), Mode::kStatsTrace, kV025);
+}
+void BM_CallHeavyV025Stats(benchmark::State& s) {
+  Run(s, bench::CallHeavyV025(20000), Mode::kStats, kV025);
+}
+void BM_CallHeavyV025StatsTrace(benchmark::State& s) {
+  Run(s, bench::CallHeavyV025(20000), Mode::kStatsTrace, kV025);
+}
 
 BENCHMARK(BM_FibLikeNoProfile);
 BENCHMARK(BM_FibLikeNested);
@@ -104,6 +133,14 @@ BENCHMARK(BM_CallHeavyNested);
 BENCHMARK(BM_CallHeavyStats);
 BENCHMARK(BM_CallHeavyFlat);
 BENCHMARK(BM_CallHeavySeedStyle);
+BENCHMARK(BM_FibLikeV025Nested);
+BENCHMARK(BM_FibLikeV025Stats);
+BENCHMARK(BM_FibLikeV025StatsTrace);
+BENCHMARK(BM_HpermHeavyV025Nested);
+BENCHMARK(BM_HpermHeavyV025Stats);
+BENCHMARK(BM_HpermHeavyV025StatsTrace);
+BENCHMARK(BM_CallHeavyV025Stats);
+BENCHMARK(BM_CallHeavyV025StatsTrace);
 
 }  // namespace
 }  // namespace flamefleet::runner

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +31,24 @@ struct ProfileFlags {
   std::string summary;                       // --summary: summary.json path
   std::vector<std::string> phases;           // --phase START=END
   std::vector<std::string> marker_prefixes;  // --marker PREFIX
+  std::string weight;                        // --weight KIND: rows of KIND instead of cycles
 };
+
+// What `profile` draws: the profile and its unit.
+struct Drawn {
+  runner::ProfiledRun run;
+  std::string count_name = "cycles";
+};
+
+// Prints the run's trace shape in the terms of `miden run`'s block (docs/trace-shape.md).
+void PrintTraceShape(const vm::TraceShape& t) {
+  std::cerr << "Trace shape: core " << t.core_rows << " rows, range " << t.range_rows
+            << ", chiplets " << t.chiplets_rows << " (hasher " << t.hasher_rows << ", bitwise "
+            << t.bitwise_rows << ", memory " << t.memory_rows << ", ace " << t.ace_rows
+            << ", kernel ROM " << t.kernel_rom_rows << "); padded " << t.padded_len << " (core "
+            << t.core_height << ", chiplets " << t.chiplets_height << "; set by "
+            << vm::TraceBoundName(t.bound) << ")\n";
+}
 
 struct Loaded {
   vm::Program program;
@@ -70,18 +88,29 @@ absl::StatusOr<runner::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) 
   return runner::ProfileProgram(loaded.program, loaded.inputs, p.ExecutionOptions(), mode);
 }
 
-// `profile --summary`: the profile and the job's accounting from one run, and summary.json.
-absl::StatusOr<runner::ProfiledRun> ProfileWithSummary(const ProfileFlags& flags) {
+// `profile --summary` / `--weight`: the profile and the job's accounting (with its trace shape)
+// from one run, and summary.json; with --weight the profile weighted by that row kind.
+absl::StatusOr<Drawn> ProfileWithSummary(const ProfileFlags& flags) {
   const ProgramFlags& p = flags.program;
+  const char* flag = flags.summary.empty() ? "--weight" : "--summary";
   if (!p.replay.empty()) {
-    return UsageError(absl::InvalidArgumentError("--summary cannot be used with --replay"));
+    return UsageError(
+        absl::InvalidArgumentError(absl::StrCat(flag, " cannot be used with --replay")));
   }
   if (flags.flat) {
     return UsageError(absl::InvalidArgumentError(
-        "--summary needs the nested call stacks (drop --flat): inclusive cycles and calls are "
-        "per call stack"));
+        absl::StrCat(flag,
+                     " needs the nested call stacks (drop --flat): inclusive cycles and calls "
+                     "are per call stack")));
+  }
+  std::optional<runner::TraceKind> weight;
+  if (!flags.weight.empty()) {
+    absl::StatusOr<runner::TraceKind> kind = runner::ParseTraceKind(flags.weight);
+    if (!kind.ok()) return UsageError(kind.status());
+    weight = *kind;
   }
   runner::StatsOptions stats;
+  stats.trace_shape = true;
   for (const std::string& phase : flags.phases) {
     absl::StatusOr<runner::PhasePair> pair = runner::ParsePhasePair(phase);
     if (!pair.ok()) return UsageError(pair.status());
@@ -89,18 +118,34 @@ absl::StatusOr<runner::ProfiledRun> ProfileWithSummary(const ProfileFlags& flags
   }
   stats.marker_prefixes = flags.marker_prefixes;
   FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded, Load(p));
+  if (weight.has_value() && loaded.program.dialect->trace_shape == nullptr) {
+    return UsageError(absl::InvalidArgumentError(
+        absl::StrCat("--weight: the trace shape is modelled for v0.25 programs only, not ",
+                     loaded.program.dialect->name)));
+  }
   FLAMEFLEET_ASSIGN_OR_RETURN(
       runner::StatsRun run,
       runner::ProfileProgramWithStats(loaded.program, loaded.inputs, p.ExecutionOptions(), stats));
-  const std::string json = runner::SummaryJson({.job = std::filesystem::path(p.program).stem(),
-                                                .program = &loaded.program,
-                                                .inputs = &loaded.inputs,
-                                                .run = &run});
-  FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(flags.summary, json));
-  std::cerr << "Wrote summary to " << flags.summary << "\n";
+  if (!flags.summary.empty()) {
+    const std::string json = runner::SummaryJson({.job = std::filesystem::path(p.program).stem(),
+                                                  .program = &loaded.program,
+                                                  .inputs = &loaded.inputs,
+                                                  .run = &run});
+    FLAMEFLEET_RETURN_IF_ERROR(WriteFileAtomically(flags.summary, json));
+    std::cerr << "Wrote summary to " << flags.summary << "\n";
+  }
   // The summary records a failed run too; the command still fails as `profile` does.
   FLAMEFLEET_RETURN_IF_ERROR(run.status);
-  return runner::ProfiledRun{std::move(run.result), std::move(run.profile)};
+  Drawn drawn;
+  if (run.stats.trace_shape.has_value()) {
+    PrintTraceShape(run.stats.trace_shape->totals);
+    if (weight.has_value()) {
+      drawn.count_name = absl::StrCat(runner::TraceKindName(*weight), " rows");
+      run.profile = runner::TraceWeightedProfile(run.profile, *run.stats.trace_shape, *weight);
+    }
+  }
+  drawn.run = runner::ProfiledRun{std::move(run.result), std::move(run.profile)};
+  return drawn;
 }
 
 absl::Status RunProfile(const ProfileFlags& flags) {
@@ -108,14 +153,21 @@ absl::Status RunProfile(const ProfileFlags& flags) {
   if (flags.summary.empty() && (!flags.phases.empty() || !flags.marker_prefixes.empty())) {
     return UsageError(absl::InvalidArgumentError("--phase and --marker need --summary"));
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(runner::ProfiledRun run, flags.summary.empty()
-                                                           ? ProfileFromFlags(flags)
-                                                           : ProfileWithSummary(flags));
+  Drawn drawn;
+  if (flags.summary.empty() && flags.weight.empty()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(drawn.run, ProfileFromFlags(flags));
+  } else {
+    FLAMEFLEET_ASSIGN_OR_RETURN(drawn, ProfileWithSummary(flags));
+  }
+  const runner::ProfiledRun& run = drawn.run;
   std::cerr << "Executed " << run.result.cycles << " cycles across " << UniqueStacks(run.profile)
             << " unique stack paths\n";
   renderer::RenderOptions options;
   options.title = flags.title;
-  options.count_name = "cycles";
+  if (!flags.weight.empty() && flags.title == ProfileFlags{}.title) {
+    options.title = absl::StrCat("Miden VM Flame Graph (", drawn.count_name, ")");
+  }
+  options.count_name = drawn.count_name;
   const profile::OutputFormat format = profile::OutputFormatForPath(flags.output);
   FLAMEFLEET_RETURN_IF_ERROR(renderer::WriteProfileFile(run.profile, flags.output, options));
   std::cerr << "Wrote "
@@ -158,8 +210,11 @@ void AddProfileCommands(CLI::App& app, int* exit_code) {
                 "miden-debug compatible stacks: one frame, the executing op's procedure");
   cmd->add_option("--title", flags->title, "flamegraph title");
   cmd->add_option("--summary", flags->summary,
-                  "also write the job's summary as JSON (calls, instructions, phases, MAST size; "
-                  "docs/summary.md)");
+                  "also write the job's summary as JSON (calls, instructions, phases, MAST size, "
+                  "trace shape; docs/summary.md)");
+  cmd->add_option("--weight", flags->weight,
+                  "weigh the profile by trace rows of KIND instead of cycles: hasher, bitwise, "
+                  "memory, ace, range or chiplets (v0.25; docs/trace-shape.md)");
   cmd->add_option("--phase", flags->phases,
                   "a phase from event START to event END, as START=END (repeatable; needs "
                   "--summary)");

@@ -417,6 +417,10 @@ int RunDiff(RenderArgs* a, bool title_given, const DiffFlags& flags) {
     } else if (gates[i].metric == Gate::Metric::kPhase) {
       std::cerr << "flamefleet: " << gates[i].MetricName() << " (total cycles) grew by more than "
                 << gates[i].percent << "%:";
+    } else if (gates[i].metric == Gate::Metric::kPadded) {
+      std::cerr << "flamefleet: " << over[i].size()
+                << " job(s) whose padded trace length grew by more than " << gates[i].percent
+                << "%:";
     } else {
       std::cerr << "flamefleet: " << gates[i].MetricName()
                 << " (inclusive cycles) grew by more than " << gates[i].percent << "%:";
@@ -479,7 +483,8 @@ void AddRenderCommands(CLI::App& app, int* exit_code) {
       ->add_option("--fail-above", diff_flags->fail_above,
                    "exit 3 if a metric grew by more than PCT percent: PCT or cycles=PCT (any job "
                    "on both sides), proc:NAME=PCT (a procedure's inclusive cycles), "
-                   "phase:NAME=PCT (a phase's total cycles; needs summaries); repeatable")
+                   "phase:NAME=PCT (a phase's total cycles; needs summaries), padded:PCT (a "
+                   "job's padded trace length; needs summaries with a trace shape); repeatable")
       ->allow_extra_args(false);
   diff_cmd->add_flag("--json", diff_flags->json, "print the tables as JSON");
   SetCommand(diff_cmd, exit_code, [diff, diff_cmd, diff_flags] {

@@ -177,6 +177,50 @@ absl::Status CheckComparable(const DiffInput& before, const DiffInput& after) {
       "summary.json) or two sides with stacks"));
 }
 
+namespace {
+
+// The trace-shape part of a comparison of two summaries (SuiteDiff::has_trace).
+void CompareTraceShapes(const Summary& before, const Summary& after, bool whole, SuiteDiff* d) {
+  std::vector<std::string> names;
+  for (runner::TraceKind kind : runner::kAllTraceKinds) {
+    names.emplace_back(runner::TraceKindName(kind));
+  }
+  for (const char* name : {"core", "core height", "chiplets height", "padded"}) {
+    names.emplace_back(name);
+  }
+  std::vector<CycleDelta> sums;
+  for (const std::string& name : names) sums.push_back({name, 0, 0});
+  auto add = [](std::vector<CycleDelta>& rows, const SummaryTraceShape& t, bool after_side) {
+    std::vector<uint64_t> v(t.totals.begin(), t.totals.end());
+    v.push_back(t.core_rows);
+    v.push_back(t.core_height);
+    v.push_back(t.chiplets_height);
+    v.push_back(t.padded_len);
+    for (size_t i = 0; i < v.size(); ++i) (after_side ? rows[i].after : rows[i].before) += v[i];
+  };
+  for (const SummaryJob& b : before.jobs) {
+    const SummaryJob* a =
+        whole ? (after.jobs.size() == 1 ? &after.jobs[0] : nullptr) : after.FindJob(b.name);
+    if (a == nullptr || !b.tables.trace_shape || !a->tables.trace_shape) continue;
+    d->job_padded.push_back({whole ? std::string(kWholeProfileJob) : b.name,
+                             b.tables.trace_shape->padded_len, a->tables.trace_shape->padded_len});
+    add(sums, *b.tables.trace_shape, false);
+    add(sums, *a->tables.trace_shape, true);
+    if (whole) break;
+  }
+  if (d->job_padded.empty()) {
+    d->no_trace_reason =
+        "no job has a trace shape on both sides (job summaries of v0.25 runs have one: "
+        "`flamefleet profile PROG --summary out.json`)";
+    return;
+  }
+  d->has_trace = true;
+  std::sort(d->job_padded.begin(), d->job_padded.end(), GrewMore);
+  d->trace = std::move(sums);
+}
+
+}  // namespace
+
 SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
   SuiteDiff d;
   // Summaries, not stacks, when a side has no stacks (CheckComparable: both have summaries).
@@ -242,12 +286,14 @@ SuiteDiff CompareSuites(const DiffInput& before, const DiffInput& after) {
     d.no_phases_reason = absl::StrCat(
         !before.summary ? before.label : after.label,
         " has no summary (a summary .json file, or a fetched directory with a summary.json)");
+    d.no_trace_reason = d.no_phases_reason;
     return d;
   }
   d.has_phases = true;
   profile::MatchCycles(PhaseTotals(before.summary->totals.phases),
                        PhaseTotals(after.summary->totals.phases), &d.phases, &d.phases_added,
                        &d.phases_removed);
+  CompareTraceShapes(*before.summary, *after.summary, whole, &d);
   if (!whole) {
     // Per job: jobs on both sides, phases on both sides of the job.
     for (const SummaryJob& b : before.summary->jobs) {
@@ -270,6 +316,8 @@ std::string Gate::MetricName() const {
       return "cycles";
     case Metric::kProcedure:
       return absl::StrCat("proc:", procedure);
+    case Metric::kPadded:
+      return "padded";
     case Metric::kPhase:
       break;
   }
@@ -280,7 +328,12 @@ absl::StatusOr<Gate> ParseGate(absl::string_view spec) {
   Gate gate;
   absl::string_view metric = "cycles";
   absl::string_view number = spec;
-  const size_t eq = spec.rfind('=');
+  if (absl::StartsWith(spec, "padded:")) {
+    // padded:PCT (as padded=PCT).
+    metric = "padded";
+    number = spec.substr(7);
+  }
+  const size_t eq = metric == "padded" ? absl::string_view::npos : spec.rfind('=');
   if (eq != absl::string_view::npos) {
     metric = spec.substr(0, eq);
     number = spec.substr(eq + 1);
@@ -288,9 +341,14 @@ absl::StatusOr<Gate> ParseGate(absl::string_view spec) {
   if (!absl::SimpleAtod(number, &gate.percent) || !std::isfinite(gate.percent)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--fail-above \"", spec,
-                     "\": expected PCT, cycles=PCT, proc:NAME=PCT or phase:NAME=PCT (a number)"));
+                     "\": expected PCT, cycles=PCT, proc:NAME=PCT, phase:NAME=PCT or padded:PCT "
+                     "(a number)"));
   }
   if (metric == "cycles") return gate;
+  if (metric == "padded") {
+    gate.metric = Gate::Metric::kPadded;
+    return gate;
+  }
   if (absl::StartsWith(metric, "proc:") && metric.size() > 5) {
     gate.metric = Gate::Metric::kProcedure;
     gate.procedure = std::string(metric.substr(5));
@@ -305,7 +363,8 @@ absl::StatusOr<Gate> ParseGate(absl::string_view spec) {
                                                  metric,
                                                  "\"; known: cycles (per job), proc:NAME (a "
                                                  "procedure's inclusive cycles), phase:NAME (a "
-                                                 "phase's total cycles)"));
+                                                 "phase's total cycles), padded (a job's padded "
+                                                 "trace length)"));
 }
 
 namespace {
@@ -366,6 +425,17 @@ std::string GateNote(const SuiteDiff& diff, const Gate& gate) {
 absl::StatusOr<std::vector<CycleDelta>> GateRegressions(const SuiteDiff& diff, const Gate& gate) {
   if (gate.metric == Gate::Metric::kJobCycles) return JobsAbove(diff, gate.percent);
   if (gate.metric == Gate::Metric::kPhase) return PhaseRegressions(diff, gate);
+  if (gate.metric == Gate::Metric::kPadded) {
+    if (!diff.has_trace) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--fail-above padded: needs a trace shape on both sides; ", diff.no_trace_reason));
+    }
+    std::vector<CycleDelta> out;
+    for (const CycleDelta& job : diff.job_padded) {
+      if (Above(job, gate.percent)) out.push_back(job);
+    }
+    return out;
+  }
   for (const ProcedureDelta& p : diff.procedures) {
     if (p.name != gate.procedure) continue;
     if (p.inclusive.delta() > 0 && p.inclusive.percent() > gate.percent) {
@@ -430,6 +500,19 @@ void PrintSuiteDiff(const SuiteDiff& diff, size_t top, std::ostream& out) {
     out << "removed phases (only in BEFORE; not gated by --fail-above):\n";
     PrintRows(diff.phases_removed, diff.phases_removed.size(), "phase", out);
   }
+  if (diff.has_trace) {
+    out << "trace shape (rows summed over " << diff.job_padded.size()
+        << " job(s) with one on both sides; docs/trace-shape.md):\n";
+    PrintRows(diff.trace, diff.trace.size(), "trace", out);
+    std::vector<CycleDelta> crossed;
+    for (const CycleDelta& job : diff.job_padded) {
+      if (job.delta() != 0) crossed.push_back(job);
+    }
+    if (!crossed.empty()) {
+      out << "jobs whose padded trace length changed:\n";
+      PrintRows(crossed, crossed.size(), "job", out);
+    }
+  }
   out << "total:\n";
   PrintRows({{"all jobs", diff.before_total, diff.after_total}}, 1, "aggregate", out);
 }
@@ -468,6 +551,10 @@ nlohmann::json SuiteDiffJson(const SuiteDiff& diff, size_t top) {
   }
   j["phases_added"] = rows(diff.phases_added, diff.phases_added.size());
   j["phases_removed"] = rows(diff.phases_removed, diff.phases_removed.size());
+  if (diff.has_trace) {
+    j["trace"] = rows(diff.trace, diff.trace.size());
+    j["jobs_padded"] = rows(diff.job_padded, diff.job_padded.size());
+  }
   return j;
 }
 

@@ -107,6 +107,15 @@ struct SuiteDiff {
   // Per phase (on both sides), its total in each job that is on both sides and has the phase on
   // both (row name = the job), when both sides are batch summaries; by delta descending.
   std::map<std::string, std::vector<CycleDelta>> job_phases;
+  // Trace shape (docs/trace-shape.md), only if both sides are summaries of jobs with a trace
+  // shape (has_trace; else no_trace_reason): per job on both sides that has one on both, its
+  // padded length, by delta descending (jobs named as in `jobs`); and the rows of each kind
+  // (hasher, ..., chiplets), then "core", "core height", "chiplets height" and "padded", summed
+  // over those jobs, in that order.
+  bool has_trace = false;
+  std::string no_trace_reason;
+  std::vector<CycleDelta> job_padded;
+  std::vector<CycleDelta> trace;
 };
 
 // The job name used when a side is a single profile (a folded file or a program): then both sides
@@ -129,13 +138,15 @@ std::vector<CycleDelta> JobsAbove(const SuiteDiff& diff, double percent);
 //   "proc:NAME=PCT"        the inclusive cycles of procedure NAME in the aggregate;
 //   "phase:NAME=PCT"       the total cycles of phase NAME summed over the jobs, and (batch
 //                          summaries) in every job that has it on both sides.
+//   "padded:PCT" or "padded=PCT"  every job's padded trace length (summaries with a trace
+//                          shape); padded:0 fails when any job's padded length grew.
 struct Gate {
-  enum class Metric { kJobCycles, kProcedure, kPhase };
+  enum class Metric { kJobCycles, kProcedure, kPhase, kPadded };
   Metric metric = Metric::kJobCycles;
   std::string procedure;  // kProcedure
   std::string phase;      // kPhase
   double percent = 0;
-  // Returns the metric as written: "cycles", "proc:NAME" or "phase:NAME".
+  // Returns the metric as written: "cycles", "proc:NAME", "phase:NAME" or "padded".
   std::string MetricName() const;
 };
 
@@ -147,7 +158,8 @@ absl::StatusOr<Gate> ParseGate(absl::string_view spec);
 // inclusive cycles as one row (0 before and some after is +infinity), or the phase's total as a
 // row named NAME followed by the jobs' rows named "NAME in JOB". NotFound if the procedure or
 // phase is in neither side (a misspelt name must not pass silently); FailedPrecondition for a
-// phase gate when a side has no summary. A phase on one side only (added or removed) passes:
+// phase or padded gate when a side has no summary (or no trace shape). A phase on one side only
+// (added or removed) passes:
 // GateNote says so.
 absl::StatusOr<std::vector<CycleDelta>> GateRegressions(const SuiteDiff& diff, const Gate& gate);
 

@@ -178,9 +178,101 @@ class Decoder {
         return Error(Join(p, "inclusive"),
                      absl::StrCat(proc.inclusive, " exceeds the summary's cycles ", cycles));
       }
+      if (row.contains("trace")) {
+        const std::string tp = Join(p, "trace");
+        const json& trace = row["trace"];
+        FLAMEFLEET_RETURN_IF_ERROR(Object(trace, tp));
+        proc.has_trace = true;
+        FLAMEFLEET_ASSIGN_OR_RETURN(proc.trace_self, Rows(trace, tp, "self"));
+        FLAMEFLEET_ASSIGN_OR_RETURN(proc.trace_inclusive, Rows(trace, tp, "inclusive"));
+        for (runner::TraceKind kind : runner::kAllTraceKinds) {
+          const size_t k = static_cast<size_t>(kind);
+          if (proc.trace_self[k] > proc.trace_inclusive[k]) {
+            return Error(
+                Join(Join(tp, "self"), std::string(runner::TraceKindName(kind)).c_str()),
+                absl::StrCat(proc.trace_self[k], " exceeds inclusive ", proc.trace_inclusive[k]));
+          }
+        }
+      }
       out.push_back(std::move(proc));
     }
     return out;
+  }
+
+  // {"hasher": n, ..., "chiplets": n} at obj[key].
+  absl::StatusOr<TraceRows> Rows(const json& obj, const std::string& path, const char* key) const {
+    FLAMEFLEET_ASSIGN_OR_RETURN(const json* v, Field(obj, path, key, "expected an object"));
+    const std::string p = Join(path, key);
+    FLAMEFLEET_RETURN_IF_ERROR(Object(*v, p));
+    TraceRows rows{};
+    for (runner::TraceKind kind : runner::kAllTraceKinds) {
+      const std::string name(runner::TraceKindName(kind));
+      FLAMEFLEET_ASSIGN_OR_RETURN(rows[static_cast<size_t>(kind)], Uint(*v, p, name.c_str()));
+    }
+    return rows;
+  }
+
+  // The job's optional trace_shape, checked against its procedures' trace rows: each kind's
+  // self rows plus the overhead add up to the kind's total, and no inclusive exceeds it.
+  absl::Status TraceShape(const json& obj, const std::string& path, SummaryTables& t) const {
+    bool any_trace = false;
+    for (const SummaryProcedure& p : t.procedures) any_trace = any_trace || p.has_trace;
+    if (!obj.contains("trace_shape")) {
+      if (any_trace)
+        return Error(Join(path, "trace_shape"), "missing (procedures have trace rows)");
+      return absl::OkStatus();
+    }
+    const std::string p = Join(path, "trace_shape");
+    const json& ts = obj["trace_shape"];
+    FLAMEFLEET_RETURN_IF_ERROR(Object(ts, p));
+    SummaryTraceShape shape;
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.core_rows, Uint(ts, p, "core_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.core_height, Uint(ts, p, "core_height"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.chiplets_height, Uint(ts, p, "chiplets_height"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.padded_len, Uint(ts, p, "padded_len"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.bound, String(ts, p, "bound"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.overhead, Rows(ts, p, "overhead"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(const json* hasher, Field(ts, p, "hasher", "expected an object"));
+    FLAMEFLEET_RETURN_IF_ERROR(Object(*hasher, Join(p, "hasher")));
+    auto at = [](runner::TraceKind k) { return static_cast<size_t>(k); };
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kHasher)],
+                                Uint(*hasher, Join(p, "hasher"), "rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kBitwise)],
+                                Uint(ts, p, "bitwise_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kMemory)],
+                                Uint(ts, p, "memory_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kAce)], Uint(ts, p, "ace_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kRange)],
+                                Uint(ts, p, "range_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kChiplets)],
+                                Uint(ts, p, "chiplets_rows"));
+    if (shape.padded_len != std::max(shape.core_height, shape.chiplets_height)) {
+      return Error(Join(p, "padded_len"),
+                   absl::StrCat(shape.padded_len, " is not the larger height of ",
+                                shape.core_height, " and ", shape.chiplets_height));
+    }
+    for (runner::TraceKind kind : runner::kAllTraceKinds) {
+      const size_t k = at(kind);
+      uint64_t sum = shape.overhead[k];
+      for (const SummaryProcedure& proc : t.procedures) {
+        if (__builtin_add_overflow(sum, proc.trace_self[k], &sum)) {
+          return Error(p, "the procedures' trace rows overflow 64 bits");
+        }
+        if (proc.trace_inclusive[k] > shape.totals[k]) {
+          return Error(p,
+                       absl::StrCat("procedure \"", proc.name, "\" has ", proc.trace_inclusive[k],
+                                    " inclusive ", runner::TraceKindName(kind),
+                                    " rows, more than the total ", shape.totals[k]));
+        }
+      }
+      if (any_trace && sum != shape.totals[k]) {
+        return Error(p, absl::StrCat("the procedures' self ", runner::TraceKindName(kind),
+                                     " rows and the overhead sum to ", sum, ", not the total ",
+                                     shape.totals[k]));
+      }
+    }
+    t.trace_shape = std::move(shape);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<std::vector<SummaryCounted>> Counted(const json& obj, const std::string& path,
@@ -271,6 +363,7 @@ class Decoder {
     FLAMEFLEET_ASSIGN_OR_RETURN(t.instructions, Counted(obj, path, "instructions", t.cycles));
     FLAMEFLEET_ASSIGN_OR_RETURN(t.operations, Counted(obj, path, "operations", t.cycles));
     FLAMEFLEET_ASSIGN_OR_RETURN(t.phases, Phases(obj, path, /*batch=*/false));
+    FLAMEFLEET_RETURN_IF_ERROR(TraceShape(obj, path, t));
     return job;
   }
 

@@ -23,13 +23,16 @@
 #ifndef FLAMEFLEET_CLI_SUMMARY_FILE_H_
 #define FLAMEFLEET_CLI_SUMMARY_FILE_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "runner/run_stats.h"
 
 namespace flamefleet::cli {
 
@@ -48,11 +51,30 @@ inline constexpr size_t kMaxSummaryRows = 1'000'000;
 // Most entries in a batch summary's jobs[].
 inline constexpr size_t kMaxSummaryJobs = 1'000'000;
 
+// Rows by runner::TraceKind (hasher, bitwise, memory, ace, range, chiplets).
+using TraceRows = std::array<uint64_t, runner::kNumTraceKinds>;
+
 struct SummaryProcedure {
   std::string name;
   uint64_t calls = 0;
   uint64_t self = 0;
   uint64_t inclusive = 0;
+  // `trace` (docs/trace-shape.md): present in a job summary with a trace_shape.
+  bool has_trace = false;
+  TraceRows trace_self{};
+  TraceRows trace_inclusive{};
+};
+
+// A job's trace_shape (docs/summary.md): the totals of each kind (chiplets: the chiplets total),
+// the rows of no procedure, and the heights.
+struct SummaryTraceShape {
+  TraceRows totals{};
+  TraceRows overhead{};
+  uint64_t core_rows = 0;
+  uint64_t core_height = 0;
+  uint64_t chiplets_height = 0;
+  uint64_t padded_len = 0;
+  std::string bound;  // "core", "range" or "chiplets"
 };
 
 // One row of the instructions or operations table.
@@ -79,6 +101,8 @@ struct SummaryTables {
   std::vector<SummaryCounted> instructions;
   std::vector<SummaryCounted> operations;
   std::vector<SummaryPhase> phases;
+  // A job summary of a v0.25 run with its trace shape (never a batch's totals).
+  std::optional<SummaryTraceShape> trace_shape;
 };
 
 struct SummaryJob {

@@ -122,8 +122,17 @@ nlohmann::json SummaryInfoJson(const Summary& s) {
 }
 
 CommandResult RunTop(const TopFlags& flags, bool by_given) {
-  absl::StatusOr<TopOrder> order = ParseTopOrder(flags.by);
-  if (!order.ok()) return UsageError(order.status());
+  // --by KIND: the procedures by their trace rows of that kind (self), from a summary.
+  std::optional<runner::TraceKind> trace_kind;
+  if (absl::StatusOr<runner::TraceKind> kind = runner::ParseTraceKind(flags.by); kind.ok()) {
+    trace_kind = *kind;
+  }
+  absl::StatusOr<TopOrder> order = trace_kind ? TopOrder::kSelf : ParseTopOrder(flags.by);
+  if (!order.ok()) {
+    return UsageError(absl::StrCat(order.status().message(),
+                                   ", or a trace row kind: hasher, bitwise, memory, ace, range, "
+                                   "chiplets"));
+  }
   if (flags.by_instruction + flags.by_operation + flags.phases > 1) {
     return UsageError("give one of --by-instruction, --by-operation and --phases");
   }
@@ -176,8 +185,18 @@ CommandResult RunTop(const TopFlags& flags, bool by_given) {
   nlohmann::json j;
   switch (mode) {
     case TopMode::kProcedures: {
-      ProcedureTable table =
-          in.tables ? ProcedureTableFromSummary(*in.tables) : ComputeProcedureTable(in.profile);
+      ProcedureTable table;
+      if (trace_kind) {
+        if (!in.tables)
+          return NeedsSummary(absl::StrCat("--by ", flags.by), "trace shape", flags.input);
+        absl::StatusOr<ProcedureTable> traced =
+            TraceTableFromSummary(*in.tables, *trace_kind, flags.input);
+        if (!traced.ok()) return UsageError(traced.status());
+        table = *std::move(traced);
+      } else {
+        table =
+            in.tables ? ProcedureTableFromSummary(*in.tables) : ComputeProcedureTable(in.profile);
+      }
       absl::Status fits = CheckTopOrder(*order, table, flags.input);
       if (!fits.ok()) return UsageError(fits);
       SortProcedures(*order, &table.rows);
@@ -320,6 +339,32 @@ ProcedureTable ProcedureTableFromSummary(const SummaryTables& tables) {
   return table;
 }
 
+absl::StatusOr<ProcedureTable> TraceTableFromSummary(const SummaryTables& tables,
+                                                     runner::TraceKind kind,
+                                                     absl::string_view input) {
+  if (!tables.trace_shape.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--by ", runner::TraceKindName(kind), ": ", input,
+        " has no trace shape (only job summaries of v0.25 runs that finished have one: "
+        "`flamefleet profile PROG --summary out.json`)"));
+  }
+  const size_t k = static_cast<size_t>(kind);
+  ProcedureTable table;
+  table.total = tables.trace_shape->totals[k];
+  table.unit = absl::StrCat(runner::TraceKindName(kind), " rows");
+  table.has_calls = true;
+  for (const SummaryProcedure& p : tables.procedures) {
+    table.rows.push_back({p.name, p.trace_self[k], p.trace_inclusive[k], p.calls});
+  }
+  const uint64_t overhead = tables.trace_shape->overhead[k];
+  if (overhead != 0) {
+    table.rows.push_back({std::string(runner::kTraceOverheadFrame), overhead, overhead, 0});
+  }
+  std::sort(table.rows.begin(), table.rows.end(),
+            [](const ProcedureCycles& a, const ProcedureCycles& b) { return a.name < b.name; });
+  return table;
+}
+
 absl::StatusOr<TopOrder> ParseTopOrder(absl::string_view by) {
   if (by == "self") return TopOrder::kSelf;
   if (by == "inclusive") return TopOrder::kInclusive;
@@ -357,8 +402,8 @@ void SortProcedures(TopOrder order, std::vector<ProcedureCycles>* rows) {
 
 void PrintTop(const ProcedureTable& table, size_t limit, std::ostream& out) {
   const size_t shown = std::min(limit, table.rows.size());
-  out << "Showing " << shown << " of " << table.rows.size() << " procedures, " << table.total
-      << " cycles total\n";
+  out << "Showing " << shown << " of " << table.rows.size() << " procedures, " << table.total << " "
+      << table.unit << " total\n";
   if (table.has_calls) {
     out << absl::StrFormat("%14s %7s %7s %14s %7s %12s  %s\n", "self", "self%", "sum%", "inclusive",
                            "incl%", "calls", "procedure");
@@ -381,6 +426,7 @@ void PrintTop(const ProcedureTable& table, size_t limit, std::ostream& out) {
 nlohmann::json TopJson(const ProcedureTable& table, size_t limit) {
   const size_t shown = std::min(limit, table.rows.size());
   nlohmann::json j = {{"total", table.total}, {"procedures", table.rows.size()}, {"shown", shown}};
+  if (table.unit != "cycles") j["unit"] = table.unit;
   j["rows"] = nlohmann::json::array();
   double sum = 0;
   for (size_t i = 0; i < shown; ++i) {
@@ -570,7 +616,9 @@ void AddTopCommand(CLI::App& app, int* exit_code) {
       ->required();
   CLI::Option* by = cmd->add_option(
       "--by", flags->by,
-      "sort procedures by self (default) or inclusive cycles, or by calls (needs a summary)");
+      "sort procedures by self (default) or inclusive cycles, or by calls (needs a summary); "
+      "hasher, bitwise, memory, ace, range or chiplets: by their self rows of that trace "
+      "(a v0.25 job summary; docs/trace-shape.md)");
   cmd->add_flag("--by-instruction", flags->by_instruction,
                 "the MASM instructions table instead (needs a summary)");
   cmd->add_flag("--by-operation", flags->by_operation,

@@ -51,6 +51,7 @@ struct ProcedureCycles {
 // Every procedure of a profile with its total.
 struct ProcedureTable {
   uint64_t total = 0;
+  std::string unit = "cycles";        // what self, inclusive and total count ("hasher rows")
   bool has_calls = false;             // from a summary: `calls` is known
   std::vector<ProcedureCycles> rows;  // by name
 };
@@ -62,13 +63,22 @@ ProcedureTable ComputeProcedureTable(const profile::Profile& p);
 // Returns the procedures of a summary's tables (has_calls set; total = its cycles), by name.
 ProcedureTable ProcedureTableFromSummary(const SummaryTables& tables);
 
+// Returns the procedures of a job summary's trace shape weighted by `kind` (docs/trace-shape.md):
+// self and inclusive rows of that kind, calls, and a row kTraceOverheadFrame for the rows of no
+// procedure; total = the kind's total, unit "KIND rows". FailedPrecondition naming `input` if
+// the tables have no trace shape.
+absl::StatusOr<ProcedureTable> TraceTableFromSummary(const SummaryTables& tables,
+                                                     runner::TraceKind kind,
+                                                     absl::string_view input);
+
 // Returns the same as a map from name to its numbers.
 std::map<std::string, ProcedureCycles> ProceduresByName(const profile::Profile& p);
 
 // The column `top --by` sorts on.
 enum class TopOrder { kSelf, kInclusive, kCalls };
 
-// Parses `--by`: "self", "inclusive" or "calls"; anything else InvalidArgument listing them.
+// Parses `--by`: "self", "inclusive" or "calls"; anything else InvalidArgument listing them
+// (trace row kinds are parsed by runner::ParseTraceKind first).
 absl::StatusOr<TopOrder> ParseTopOrder(absl::string_view by);
 
 // Returns OK if `table` can be sorted by `order`. kCalls on a table without calls (from a

@@ -58,6 +58,7 @@ profile::Profile::NodeId CycleRecorder::ChildOf(profile::Profile::NodeId parent,
 void CycleRecorder::Push(uint32_t procedure, uint64_t clk) {
   Charge(clk);
   path_.push_back(ChildOf(path_.back(), procedure));
+  if (shape_ != nullptr) shape_->set_bucket(path_.back());
 }
 
 void CycleRecorder::OnEnter(uint32_t procedure, uint64_t clk) {
@@ -70,6 +71,7 @@ void CycleRecorder::OnResume(uint32_t procedure, uint64_t clk) { Push(procedure,
 void CycleRecorder::OnLeave(uint64_t clk) {
   Charge(clk);
   if (path_.size() > 1) path_.pop_back();
+  if (shape_ != nullptr) shape_->set_bucket(path_.back());
 }
 
 void CycleRecorder::Finish(uint64_t clk) { Charge(clk); }

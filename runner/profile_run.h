@@ -42,6 +42,12 @@ class CycleRecorder final : public vm::CallStackObserver {
   void OnLeave(uint64_t clk) override;
   // Charges the cycles up to `clk` (the total) to the current stack. Call once at the end.
   void Finish(uint64_t clk);
+  // Keeps `shape`'s bucket on the current call-tree node (a Profile node id) from now on; null
+  // stops. `shape` is kept and must outlive the recorder.
+  void set_trace_shape(vm::TraceShapeRecorder* shape) {
+    shape_ = shape;
+    if (shape_ != nullptr) shape_->set_bucket(path_.back());
+  }
   // How many times each procedure (by Program::procedures id) was called: frame entries
   // (OnEnter), not resumptions of an inlined execution after its block's RESPAN (OnResume).
   const std::vector<uint64_t>& calls() const { return calls_; }
@@ -69,6 +75,7 @@ class CycleRecorder final : public vm::CallStackObserver {
   std::vector<CacheEntry> cache_;
   std::vector<uint64_t> calls_;  // by procedure id
   uint64_t last_clk_ = 0;
+  vm::TraceShapeRecorder* shape_ = nullptr;
 };
 
 struct ProfiledRun {

@@ -241,7 +241,142 @@ void AppendWord(std::string& out, const vm::Word& w) {
   for (const vm::Felt& f : w) AppendU64(out, f.value());
 }
 
+// The trace-shape stats of a finished run: per procedure (by name, in `procedures` order) the
+// self and inclusive rows of each kind, from the per-node buckets weighed like cycles.
+TraceShapeStats BuildTraceShapeStats(vm::TraceShape totals, const vm::TraceShapeRules& rules,
+                                     const profile::Profile& profile,
+                                     const std::vector<ProcedureStats>& procedures) {
+  TraceShapeStats out;
+  out.rules = &rules;
+  out.nodes = std::move(totals.buckets);
+  out.nodes.resize(std::max(out.nodes.size(), profile.num_nodes()));
+  totals.buckets.clear();
+  out.totals = std::move(totals);
+  const vm::TraceShape& t = out.totals;
+  out.overhead[static_cast<size_t>(TraceKind::kHasher)] = t.hasher_controller_padding;
+  out.overhead[static_cast<size_t>(TraceKind::kRange)] = t.overhead.range_rows;
+  out.overhead[static_cast<size_t>(TraceKind::kChiplets)] = t.OverheadChipletRows(rules);
+  // Rows requested outside every procedure (none in an assembled program) count as overhead.
+  if (!out.nodes.empty()) {
+    for (TraceKind kind : kAllTraceKinds) {
+      out.overhead[static_cast<size_t>(kind)] += TraceKindRows(out.nodes[0], kind, rules);
+    }
+  }
+
+  absl::flat_hash_map<std::string, size_t> row_of;
+  for (const ProcedureStats& p : procedures) {
+    row_of.emplace(p.name, out.procedures.size());
+    out.procedures.push_back(ProcedureTraceShape{.name = p.name});
+  }
+  for (TraceKind kind : kAllTraceKinds) {
+    const profile::Profile weighted = TraceWeightedProfile(profile, out, kind);
+    for (const profile::FrameTotal& f : profile::FrameTotals(weighted)) {
+      auto it = row_of.find(weighted.frame_name(f.frame));
+      if (it == row_of.end()) continue;
+      out.procedures[it->second].self[static_cast<size_t>(kind)] = f.self;
+      out.procedures[it->second].inclusive[static_cast<size_t>(kind)] = f.inclusive;
+    }
+  }
+  for (profile::Profile::NodeId n = 1; n < profile.num_nodes(); ++n) {
+    auto it = row_of.find(profile.frame_name(profile.frame(n)));
+    if (it == row_of.end()) continue;
+    out.procedures[it->second].hasher_requests += out.nodes[n].hasher_requests;
+    out.procedures[it->second].hasher_dedup_hits += out.nodes[n].hasher_dedup_hits;
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::string_view TraceKindName(TraceKind kind) {
+  switch (kind) {
+    case TraceKind::kHasher:
+      return "hasher";
+    case TraceKind::kBitwise:
+      return "bitwise";
+    case TraceKind::kMemory:
+      return "memory";
+    case TraceKind::kAce:
+      return "ace";
+    case TraceKind::kRange:
+      return "range";
+    case TraceKind::kChiplets:
+      return "chiplets";
+  }
+  return "chiplets";
+}
+
+absl::StatusOr<TraceKind> ParseTraceKind(absl::string_view name) {
+  for (TraceKind kind : kAllTraceKinds) {
+    if (TraceKindName(kind) == name) return kind;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown trace row kind '", name,
+                   "' (expected hasher, bitwise, memory, ace, range or chiplets)"));
+}
+
+uint64_t TraceKindRows(const vm::TraceShapeCounts& counts, TraceKind kind,
+                       const vm::TraceShapeRules& rules) {
+  switch (kind) {
+    case TraceKind::kHasher:
+      return counts.HasherRows(rules);
+    case TraceKind::kBitwise:
+      return counts.bitwise_rows;
+    case TraceKind::kMemory:
+      return counts.memory_rows;
+    case TraceKind::kAce:
+      return counts.ace_rows;
+    case TraceKind::kRange:
+      return counts.range_rows;
+    case TraceKind::kChiplets:
+      return counts.ChipletRows(rules);
+  }
+  return 0;
+}
+
+uint64_t TraceShapeStats::Total(TraceKind kind) const {
+  switch (kind) {
+    case TraceKind::kHasher:
+      return totals.hasher_rows;
+    case TraceKind::kBitwise:
+      return totals.bitwise_rows;
+    case TraceKind::kMemory:
+      return totals.memory_rows;
+    case TraceKind::kAce:
+      return totals.ace_rows;
+    case TraceKind::kRange:
+      return totals.range_rows;
+    case TraceKind::kChiplets:
+      return totals.chiplets_rows;
+  }
+  return 0;
+}
+
+profile::Profile TraceWeightedProfile(const profile::Profile& cycles, const TraceShapeStats& shape,
+                                      TraceKind kind) {
+  profile::Profile out;
+  out.Reserve(cycles.num_nodes() + 1);
+  std::vector<profile::Profile::NodeId> node_of(cycles.num_nodes(), profile::Profile::kRoot);
+  std::vector<profile::Profile::FrameId> frame_of(cycles.num_frames(), profile::Profile::kNoFrame);
+  for (profile::Profile::NodeId n = 0; n < cycles.num_nodes(); ++n) {
+    if (n != profile::Profile::kRoot) {
+      const profile::Profile::FrameId f = cycles.frame(n);
+      if (frame_of[f] == profile::Profile::kNoFrame) {
+        frame_of[f] = out.InternFrame(cycles.frame_name(f));
+      }
+      node_of[n] = out.Child(node_of[cycles.parent(n)], frame_of[f]);
+    }
+    if (n != profile::Profile::kRoot && n < shape.nodes.size()) {  // the root's: overhead
+      const uint64_t rows = TraceKindRows(shape.nodes[n], kind, *shape.rules);
+      if (rows != 0) out.AddSelf(node_of[n], rows);
+    }
+  }
+  const uint64_t overhead = shape.overhead[static_cast<size_t>(kind)];
+  if (overhead != 0) {
+    out.AddSelf(out.Child(profile::Profile::kRoot, out.InternFrame(kTraceOverheadFrame)), overhead);
+  }
+  return out;
+}
 
 absl::StatusOr<PhasePair> ParsePhasePair(absl::string_view flag) {
   const size_t eq = flag.find('=');
@@ -316,6 +451,12 @@ absl::StatusOr<StatsRun> ProfileProgramWithStats(const vm::Program& program,
   vm::Executor exec(program, inputs.stack, std::move(setup.advice), setup.options, run_host,
                     &recorder);
   if (stats.count_instructions) exec.CountRows(&counts);
+  std::optional<vm::TraceShapeRecorder> shape;
+  if (stats.trace_shape && program.dialect->trace_shape != nullptr) {
+    shape.emplace(program);
+    exec.RecordTraceShape(&*shape);
+    recorder.set_trace_shape(&*shape);
+  }
   FLAMEFLEET_RETURN_IF_ERROR(internal::RunCancellable(exec, cancel));
   recorder.Finish(exec.clk());
   absl::StatusOr<vm::RunResult> result = vm::FinishRun(exec);
@@ -347,6 +488,10 @@ absl::StatusOr<StatsRun> ProfileProgramWithStats(const vm::Program& program,
   if (stats.count_instructions) CountInstructions(program, counts, s);
   s.phases = Phases(stats, markers, marker_host.hits(), exec.clk());
   s.mast = MastSize{program.num_mast_nodes, program.num_mast_ops};
+  if (shape.has_value() && run.status.ok()) {
+    s.trace_shape = BuildTraceShapeStats(shape->Finish(exec.clk()), *program.dialect->trace_shape,
+                                         run.profile, s.procedures);
+  }
   return run;
 }
 

@@ -16,8 +16,11 @@
 #ifndef FLAMEFLEET_RUNNER_RUN_STATS_H_
 #define FLAMEFLEET_RUNNER_RUN_STATS_H_
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,7 +50,61 @@ struct StatsOptions {
   // Every event whose name starts with one of these is a marker: a phase named after it runs
   // from it to the next such marker (or the end of the run).
   std::vector<std::string> marker_prefixes;
+  // Count the trace shape (rows per chiplet, range checker, padded heights) and attribute it to
+  // procedures (docs/trace-shape.md). Only for dialects with TraceShapeRules (v0.25); ignored
+  // otherwise.
+  bool trace_shape = false;
 };
+
+// The row kinds a procedure's trace-shape cost is reported in, and a profile weighted by
+// (`top --by KIND`, `profile --weight KIND`).
+enum class TraceKind : uint8_t { kHasher, kBitwise, kMemory, kAce, kRange, kChiplets };
+inline constexpr size_t kNumTraceKinds = 6;
+inline constexpr TraceKind kAllTraceKinds[kNumTraceKinds] = {
+    TraceKind::kHasher, TraceKind::kBitwise, TraceKind::kMemory,
+    TraceKind::kAce,    TraceKind::kRange,   TraceKind::kChiplets};
+
+// Returns "hasher", "bitwise", "memory", "ace", "range" or "chiplets".
+absl::string_view TraceKindName(TraceKind kind);
+// Parses a TraceKindName. InvalidArgument listing the kinds otherwise.
+absl::StatusOr<TraceKind> ParseTraceKind(absl::string_view name);
+// Returns the rows of `kind` in `counts` (chiplets: hasher + bitwise + memory + ACE).
+uint64_t TraceKindRows(const vm::TraceShapeCounts& counts, TraceKind kind,
+                       const vm::TraceShapeRules& rules);
+
+// A procedure's trace-shape rows (docs/trace-shape.md: local rows where they are requested,
+// a new hasher state to its first requester, range rows by marginal first insertion).
+struct ProcedureTraceShape {
+  std::string name;
+  std::array<uint64_t, kNumTraceKinds> self{};       // by TraceKind
+  std::array<uint64_t, kNumTraceKinds> inclusive{};  // recursion counted once
+  uint64_t hasher_requests = 0;                      // self
+  uint64_t hasher_dedup_hits = 0;                    // self: requests of a state seen before
+};
+
+struct TraceShapeStats {
+  const vm::TraceShapeRules* rules = nullptr;  // the dialect's (never null once built)
+  vm::TraceShape totals;                       // its buckets are `nodes`
+  // The rows no procedure is charged for, by TraceKind: the range table of {0, 65535}, the
+  // hasher's controller padding, the chiplets' padding row and the kernel ROM.
+  std::array<uint64_t, kNumTraceKinds> overhead{};
+  // By name, in the order of RunStats::procedures; self rows plus `overhead` sum to the totals.
+  std::vector<ProcedureTraceShape> procedures;
+  // By node of StatsRun::profile: what each call-tree node requested.
+  std::vector<vm::TraceShapeCounts> nodes;
+
+  // Returns the total rows of `kind` (the chiplets total includes its overhead).
+  uint64_t Total(TraceKind kind) const;
+};
+
+// The name of the pseudo-frame that holds a weighted profile's overhead rows.
+inline constexpr absl::string_view kTraceOverheadFrame = "[trace overhead]";
+
+// Returns `cycles` (the run's profile, StatsRun::profile) with every node's self weight
+// replaced by its rows of `kind`, plus a root child kTraceOverheadFrame for the overhead: its
+// total is shape.Total(kind).
+profile::Profile TraceWeightedProfile(const profile::Profile& cycles, const TraceShapeStats& shape,
+                                      TraceKind kind);
 
 struct ProcedureStats {
   std::string name;
@@ -83,6 +140,8 @@ struct RunStats {
   std::vector<InstructionStats> operations;    // by cycles, descending (empty: not counted)
   std::vector<PhaseStats> phases;  // explicit pairs in flag order, then markers in first order
   MastSize mast;
+  // With StatsOptions::trace_shape, for a dialect that has it and a run that finished.
+  std::optional<TraceShapeStats> trace_shape;
 };
 
 struct StatsRun {

@@ -47,6 +47,40 @@ ordered_json ProcedureRow(const ProcedureStats& p, uint64_t cycles) {
           {"inclusive_share", Share(p.inclusive, cycles)}};
 }
 
+// {"hasher": n, "bitwise": n, ...} of rows by TraceKind.
+ordered_json TraceKinds(const std::array<uint64_t, kNumTraceKinds>& rows) {
+  ordered_json out = ordered_json::object();
+  for (TraceKind kind : kAllTraceKinds) {
+    out[std::string(TraceKindName(kind))] = rows[static_cast<size_t>(kind)];
+  }
+  return out;
+}
+
+// The job's trace_shape object (docs/summary.md, docs/trace-shape.md).
+ordered_json TraceShapeObject(const TraceShapeStats& shape) {
+  const vm::TraceShape& t = shape.totals;
+  ordered_json j;
+  j["core_rows"] = t.core_rows;
+  j["range_rows"] = t.range_rows;
+  j["hasher"] = {{"requests", t.hasher_requests},
+                 {"states", t.hasher_states},
+                 {"controller_rows", t.hasher_controller_rows},
+                 {"controller_padding", t.hasher_controller_padding},
+                 {"permutation_rows", t.hasher_permutation_rows},
+                 {"rows", t.hasher_rows}};
+  j["bitwise_rows"] = t.bitwise_rows;
+  j["memory_rows"] = t.memory_rows;
+  j["ace_rows"] = t.ace_rows;
+  j["kernel_rom_rows"] = t.kernel_rom_rows;
+  j["chiplets_rows"] = t.chiplets_rows;
+  j["core_height"] = t.core_height;
+  j["chiplets_height"] = t.chiplets_height;
+  j["padded_len"] = t.padded_len;
+  j["bound"] = std::string(vm::TraceBoundName(t.bound));
+  j["overhead"] = TraceKinds(shape.overhead);
+  return j;
+}
+
 // The summary.json object of one job (the one writer of its fields).
 ordered_json SummaryObject(const JobSummary& summary) {
   const uint64_t cycles = summary.cycles;
@@ -69,8 +103,19 @@ ordered_json SummaryObject(const JobSummary& summary) {
   j["final_stack"] = std::move(stack);
   j["mast"] = {{"nodes", summary.stats.mast.nodes},
                {"basic_block_ops", summary.stats.mast.basic_block_ops}};
+  const std::optional<TraceShapeStats>& shape = summary.stats.trace_shape;
   ordered_json procs = ordered_json::array();
-  for (const ProcedureStats& p : summary.stats.procedures) procs.push_back(ProcedureRow(p, cycles));
+  for (size_t i = 0; i < summary.stats.procedures.size(); ++i) {
+    ordered_json row = ProcedureRow(summary.stats.procedures[i], cycles);
+    if (shape.has_value() && i < shape->procedures.size()) {
+      const ProcedureTraceShape& t = shape->procedures[i];
+      row["trace"] = {{"self", TraceKinds(t.self)},
+                      {"inclusive", TraceKinds(t.inclusive)},
+                      {"hasher_requests", t.hasher_requests},
+                      {"hasher_dedup_hits", t.hasher_dedup_hits}};
+    }
+    procs.push_back(std::move(row));
+  }
   j["procedures"] = std::move(procs);
   j["instructions"] = CountedTable(summary.stats.instructions, cycles);
   j["operations"] = CountedTable(summary.stats.operations, cycles);
@@ -84,6 +129,7 @@ ordered_json SummaryObject(const JobSummary& summary) {
                       {"open", p.open}});
   }
   j["phases"] = std::move(phases);
+  if (shape.has_value()) j["trace_shape"] = TraceShapeObject(*shape);
   return j;
 }
 

@@ -28,6 +28,7 @@
 #include "vm/assembler/opcodes.h"
 #include "vm/crypto/hasher.h"
 #include "vm/executor/system_events.h"
+#include "vm/executor/trace_shape_rules.h"
 #include "vm/parser/syntax_rules.h"
 
 namespace flamefleet::vm {
@@ -77,6 +78,9 @@ struct DialectSpec {
   JsonStackOrder json_stack_order;
   // The surface grammar and module layout: declaration forms, loops, slices, limits.
   const SyntaxRules* syntax;
+  // How the dialect's prover shapes its traces (vm/executor/trace_shape.h); null when the
+  // trace-shape model does not describe the dialect's VM.
+  const TraceShapeRules* trace_shape = nullptr;
 };
 
 // Returns the spec of `dialect`. The result lives for the whole process; thread-safe.

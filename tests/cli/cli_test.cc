@@ -618,6 +618,13 @@ TEST_F(CliTest, ParsesGatesPerMetric) {
   EXPECT_THAT(ParseGate("mem:heap=5"),
               testutil::StatusIs(absl::StatusCode::kInvalidArgument,
                                  HasSubstr("unknown metric \"mem:heap\"")));
+  ASSERT_OK_AND_ASSIGN(Gate padded, ParseGate("padded:0"));
+  EXPECT_EQ(padded.metric, Gate::Metric::kPadded);
+  EXPECT_EQ(padded.percent, 0);
+  EXPECT_EQ(padded.MetricName(), "padded");
+  ASSERT_OK_AND_ASSIGN(Gate padded_eq, ParseGate("padded=50"));
+  EXPECT_EQ(padded_eq.metric, Gate::Metric::kPadded);
+  EXPECT_FALSE(ParseGate("padded:").ok());
   EXPECT_FALSE(ParseGate("phase:=5").ok());
   EXPECT_FALSE(ParseGate("cycles=").ok());
   EXPECT_FALSE(ParseGate("proc:=5").ok());

@@ -178,6 +178,77 @@ TEST(SummaryFileTest, RefusesWhatIsNotASummaryNamingTheField) {
   EXPECT_TRUE(Parse(j).ok());
 }
 
+// JobJson with a trace shape whose rows add up (issue #18).
+nlohmann::json TracedJobJson() {
+  nlohmann::json j = JobJson();
+  auto rows = [](uint64_t hasher, uint64_t memory, uint64_t range) {
+    return nlohmann::json{{"hasher", hasher}, {"bitwise", 0},   {"memory", memory},
+                          {"ace", 0},         {"range", range}, {"chiplets", hasher + memory}};
+  };
+  j["procedures"][0]["trace"] = {{"self", rows(40, 1, 6)},
+                                 {"inclusive", rows(72, 1, 6)},
+                                 {"hasher_requests", 4},
+                                 {"hasher_dedup_hits", 0}};
+  j["procedures"][1]["trace"] = {{"self", rows(32, 0, 0)},
+                                 {"inclusive", rows(32, 0, 0)},
+                                 {"hasher_requests", 7},
+                                 {"hasher_dedup_hits", 6}};
+  j["trace_shape"] = {{"core_rows", 101},
+                      {"range_rows", 45},
+                      {"hasher",
+                       {{"requests", 11},
+                        {"states", 4},
+                        {"controller_rows", 22},
+                        {"controller_padding", 10},
+                        {"permutation_rows", 64},
+                        {"rows", 82}}},
+                      {"bitwise_rows", 0},
+                      {"memory_rows", 1},
+                      {"ace_rows", 0},
+                      {"kernel_rom_rows", 0},
+                      {"chiplets_rows", 84},
+                      {"core_height", 128},
+                      {"chiplets_height", 128},
+                      {"padded_len", 128},
+                      {"bound", "core"},
+                      {"overhead", rows(10, 0, 39)}};
+  j["trace_shape"]["overhead"]["chiplets"] = 11;
+  return j;
+}
+
+TEST(SummaryFileTest, ReadsTheTraceShapeAndChecksThatItAddsUp) {
+  ASSERT_OK_AND_ASSIGN(Summary s, ParseSummary(TracedJobJson().dump(), "t.json"));
+  ASSERT_TRUE(s.totals.trace_shape.has_value());
+  EXPECT_EQ(s.totals.trace_shape->padded_len, 128u);
+  EXPECT_EQ(s.totals.trace_shape->totals[static_cast<size_t>(runner::TraceKind::kChiplets)], 84u);
+  EXPECT_TRUE(s.totals.procedures[1].has_trace);
+  EXPECT_EQ(s.totals.procedures[1].trace_self[static_cast<size_t>(runner::TraceKind::kHasher)],
+            32u);
+  // A job summary without one (v0.16, a trap) reads as before.
+  ASSERT_OK_AND_ASSIGN(Summary plain, ParseSummary(JobJson().dump(), "p.json"));
+  EXPECT_FALSE(plain.totals.trace_shape.has_value());
+
+  nlohmann::json bad = TracedJobJson();
+  bad["trace_shape"]["overhead"]["range"] = 38;
+  EXPECT_THAT(ParseSummary(bad.dump(), "t.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("t.json: trace_shape: the procedures' self range rows and the "
+                                 "overhead sum to 44, not the total 45")));
+  bad = TracedJobJson();
+  bad["trace_shape"]["padded_len"] = 256;
+  EXPECT_THAT(ParseSummary(bad.dump(), "t.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("trace_shape.padded_len")));
+  bad = TracedJobJson();
+  bad.erase("trace_shape");
+  EXPECT_THAT(ParseSummary(bad.dump(), "t.json"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("trace_shape: missing")));
+  bad = TracedJobJson();
+  bad["procedures"][1]["trace"]["self"]["memory"] = -1;
+  EXPECT_THAT(
+      ParseSummary(bad.dump(), "t.json"),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("procedures[1].trace.self.memory")));
+}
+
 TEST(SummaryFileTest, BoundsTheFileAndTheLists) {
   const std::string text = JobJson().dump();
   SummaryReadOptions small;

@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "cli/summary_file.h"
 #include "gtest/gtest.h"
@@ -590,6 +591,61 @@ end
   EXPECT_TRUE(absl::StrContains(out_, "Showing 1 of 1 phases")) << out_;
   EXPECT_TRUE(absl::EndsWith(out_, absl::StrCat(" a..b\n"))) << out_;
   EXPECT_TRUE(absl::StrContains(out_, absl::StrCat(" ", span, " "))) << out_;
+}
+
+// #18: the trace shape of a v0.25 run through profile --summary / --weight, top --by KIND and
+// diff --fail-above padded:0.
+TEST_F(TopCommandTest, TraceShapeThroughProfileTopAndDiff) {
+  // `hash` does one hperm per call (its state repeats: a dedup hit on the second call); `mix`
+  // does two u32xor (16 bitwise rows).
+  const std::string program = R"(proc hash
+  padw padw padw hperm dropw dropw dropw
+end
+
+proc mix
+  push.5 push.3 u32xor push.9 u32xor drop
+end
+
+begin
+  exec.hash exec.mix push.1 drop exec.hash
+end
+)";
+  WriteFile(root_ / "prog.masm", program);
+  ASSERT_EQ(Run("profile prog.masm -o p.folded --summary s.json"), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "Trace shape: core ")) << err_;
+  ASSERT_EQ(Run("top s.json --by bitwise --json"), 0) << err_;
+  nlohmann::json j = nlohmann::json::parse(out_);
+  EXPECT_EQ(j["unit"], "bitwise rows");
+  EXPECT_EQ(j["total"], 16);
+  EXPECT_EQ(j["rows"][0]["name"], "$exec::mix") << out_;
+  EXPECT_EQ(j["rows"][0]["self"], 16);
+  ASSERT_EQ(Run("top s.json --by chiplets"), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "chiplets rows total")) << out_;
+  EXPECT_TRUE(absl::StrContains(out_, "[trace overhead]")) << out_;
+  // Folded stacks carry no trace shape.
+  EXPECT_EQ(Run("top p.folded --by hasher"), 2);
+  EXPECT_TRUE(absl::StrContains(err_, "trace shape")) << err_;
+
+  // The flamegraph weighted by bitwise rows: all 16 in mix.
+  ASSERT_EQ(Run("profile prog.masm --weight bitwise -o w.folded"), 0) << err_;
+  EXPECT_EQ(ReadFile(root_ / "w.folded"), "$exec::$main;$exec::mix 16\n");
+  EXPECT_EQ(Run("profile prog.masm --weight cycles -o w.folded"), 2);
+
+  // A version that hashes in a loop: its padded length doubles, padded:0 trips, cycles=1000 not.
+  WriteFile(root_ / "slow.masm",
+            absl::StrReplaceAll(
+                program, {{"push.1 drop exec.hash", "repeat.40 exec.hash push.1 drop end"}}));
+  ASSERT_EQ(Run("profile slow.masm -o q.folded --summary t.json"), 0) << err_;
+  ASSERT_EQ(Run("diff s.json t.json --fail-above cycles=100000"), 0) << err_;
+  EXPECT_TRUE(absl::StrContains(out_, "trace shape")) << out_;
+  EXPECT_EQ(Run("diff s.json t.json --fail-above padded:0"), 3) << out_;
+  EXPECT_TRUE(absl::StrContains(err_, "padded trace length grew")) << err_;
+  EXPECT_EQ(Run("diff s.json s.json --fail-above padded:0"), 0) << err_;
+  ASSERT_EQ(Run("diff s.json t.json --json"), 0) << err_;
+  j = nlohmann::json::parse(out_);
+  ASSERT_TRUE(j.contains("jobs_padded")) << out_;
+  EXPECT_GT(j["jobs_padded"][0]["after"].get<uint64_t>(),
+            j["jobs_padded"][0]["before"].get<uint64_t>());
 }
 
 }  // namespace

@@ -96,6 +96,12 @@ markers = ["p::"]
     const std::string name = row["job"];
     json local = LocalSummary(root_ / "suite" / name, "--phase p::start=p::end --marker p::");
     local["job"] = name;
+    // Fleet summaries do not carry the trace shape yet (docs/trace-shape.md, TODO(#18)): the
+    // rest is the same.
+    EXPECT_FALSE(row.contains("trace_shape"));
+    EXPECT_TRUE(local.contains("trace_shape"));
+    local.erase("trace_shape");
+    for (json& p : local["procedures"]) p.erase("trace");
     EXPECT_EQ(row, local) << name;
     cycles += row["cycles"].get<uint64_t>();
   }

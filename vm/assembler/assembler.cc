@@ -56,6 +56,14 @@ absl::StatusOr<Program> Assemble(const AssemblerOptions& options, const Assemble
       builder.CompileProcedure(main_id, program.procedures[main_id].loc).status());
   program.entry_procedure = main_id;
   for (size_t m = 0; m < linker.num_modules(); ++m) {
+    const LinkedModule& linked = linker.module(m);
+    if (linked.ast.kind == ast::ModuleKind::kKernel) {
+      // The kernel declares its exported procedures (the kernel ROM's rows).
+      for (const ast::Procedure& p : linked.ast.procedures) {
+        if (p.exported) ++program.kernel_procedures;
+      }
+      program.kernel_procedures += static_cast<uint32_t>(linked.ast.reexports.size());
+    }
     for (const ast::AdvMapEntry& e : linker.module(m).ast.adv_map) {
       std::vector<Felt> values;
       values.reserve(e.values.size());

@@ -5,10 +5,12 @@
 #include <deque>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "vm/dialect.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -58,6 +60,9 @@ class Linearizer {
     }
     if (program_->code.size() > kMaxCode) {
       return absl::ResourceExhaustedError("program too large to linearise");
+    }
+    if (program_->dialect != nullptr && program_->dialect->trace_shape != nullptr) {
+      BuildHashStates(*program_->dialect->trace_shape);
     }
     return absl::OkStatus();
   }
@@ -141,6 +146,110 @@ class Linearizer {
   }
 
   uint32_t here() const { return static_cast<uint32_t>(program_->code.size()); }
+
+  // Notes that row `pc` starts node `node` (its permutation requests: StaticHashStates).
+  void Requests(uint32_t pc, uint32_t node) { request_rows_.emplace_back(pc, node); }
+
+  using State = std::array<uint64_t, 12>;
+
+  // The hasher input states node `node` requests, in request order, appended to `out`: a
+  // control node's [first child, second child (or 0), capacity with its domain], a basic
+  // block's batches chained through the capacity (the block digest's sponge).
+  void NodeStates(uint32_t node, const TraceShapeRules& rules, std::vector<State>& out) const {
+    const MastNode& n = forest_.nodes[node];
+    const Hasher& hasher = forest_.hasher();
+    const int rate = hasher.rate_start();
+    const uint32_t cap = rules.capacity_start;
+    const WireOpcodeTable& wire = forest_.wire();
+    const MastRules& mast = forest_.rules();
+    HasherState state{};
+    auto control = [&](const Word& a, const Word& b, Opcode domain_op) {
+      for (int i = 0; i < 4; ++i) {
+        state[rate + i] = a[i];
+        state[rate + 4 + i] = b[i];
+      }
+      state[cap + 1] = Felt(static_cast<uint64_t>(wire[OpcodeIndex(domain_op)]));
+    };
+    auto digest = [&](const MastItem& item) -> const Word& {
+      return forest_.nodes[item.node].digest;
+    };
+    constexpr Word kZero{};
+    switch (n.kind) {
+      case MastKind::kBlock: {
+        const std::vector<Felt> felts = BlockBatchFelts(n.ops, mast, wire);
+        state[cap] = Felt(felts.size() % 8);
+        for (size_t b = 0; b + 8 <= felts.size(); b += 8) {
+          for (int i = 0; i < 8; ++i) state[rate + i] = felts[b + i];
+          State s;
+          for (int i = 0; i < kHasherStateWidth; ++i) s[i] = state[i].value();
+          out.push_back(s);
+          hasher.Permute(state);
+        }
+        return;
+      }
+      case MastKind::kJoin:
+        control(digest(n.first), digest(n.second), Opcode::kJoin);
+        break;
+      case MastKind::kSplit:
+        control(digest(n.first), digest(n.second), Opcode::kSplit);
+        break;
+      case MastKind::kLoop:
+        control(digest(n.first), kZero, mast.loop_op);
+        break;
+      case MastKind::kCall:
+        control(digest(n.first), kZero, mast.call_op);
+        break;
+      case MastKind::kSyscall:
+        control(digest(n.first), kZero, mast.syscall_op);
+        break;
+      case MastKind::kDyn:
+        control(kZero, kZero, Opcode::kDyn);
+        break;
+      case MastKind::kDynCall:
+        control(kZero, kZero, mast.dyncall_op);
+        break;
+      case MastKind::kExternal:
+        return;  // no row, no request
+    }
+    State s;
+    for (int i = 0; i < kHasherStateWidth; ++i) s[i] = state[i].value();
+    out.push_back(s);
+  }
+
+  // Fills program_->hash_states from the rows noted by Requests.
+  void BuildHashStates(const TraceShapeRules& rules) {
+    StaticHashStates& hs = program_->hash_states;
+    const size_t n = program_->code.size();
+    std::sort(request_rows_.begin(), request_rows_.end());
+    absl::flat_hash_map<State, uint32_t> ids;
+    absl::flat_hash_map<uint32_t, std::pair<uint32_t, uint32_t>> by_node;  // node -> ids range
+    std::vector<State> states;
+    hs.first.assign(n + 1, 0);
+    size_t next = 0;
+    for (size_t pc = 0; pc < n; ++pc) {
+      hs.first[pc] = static_cast<uint32_t>(hs.ids.size());
+      for (; next < request_rows_.size() && request_rows_[next].first == pc; ++next) {
+        const uint32_t node = request_rows_[next].second;
+        auto [it, inserted] = by_node.try_emplace(node);
+        if (inserted) {
+          states.clear();
+          NodeStates(node, rules, states);
+          const uint32_t begin = static_cast<uint32_t>(hs.ids.size());
+          for (const State& st : states) {
+            auto [id, fresh] = ids.try_emplace(st, static_cast<uint32_t>(hs.states.size()));
+            if (fresh) hs.states.push_back(st);
+            hs.ids.push_back(id->second);
+          }
+          it->second = {begin, static_cast<uint32_t>(hs.ids.size())};
+        } else {
+          for (uint32_t i = it->second.first; i < it->second.second; ++i) {
+            hs.ids.push_back(hs.ids[i]);
+          }
+        }
+      }
+    }
+    hs.first[n] = static_cast<uint32_t>(hs.ids.size());
+  }
 
   absl::Status CheckSize() const {
     if (program_->code.size() > kMaxCode) {
@@ -231,12 +340,13 @@ class Linearizer {
     }
   }
 
-  absl::Status EmitBlock(const MastNode& n) {
+  absl::Status EmitBlock(uint32_t node) {
+    const MastNode& n = forest_.nodes[node];
     ++program_->num_basic_blocks;
     rows_.clear();
     PackBlock(n.ops, forest_.rules(), &rows_);
     uint32_t src = n.origins.empty() ? 0 : n.origins[0].source;
-    Emit(Opcode::kSpan, 0, 0, src);
+    Requests(Emit(Opcode::kSpan, 0, 0, src), node);
     uint32_t chain = 0;
     uint32_t suspended = 0;  // the chain left at the last RESPAN, until the next op
     for (int32_t r : rows_) {
@@ -272,15 +382,16 @@ class Linearizer {
     const MastNode& n = forest_.nodes[node];
     switch (n.kind) {
       case MastKind::kBlock:
-        return EmitBlock(n);
+        return EmitBlock(node);
       case MastKind::kJoin:
-        Emit(Opcode::kJoin, 0, 0, n.source);
+        Requests(Emit(Opcode::kJoin, 0, 0, n.source), node);
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.second));
         Emit(Opcode::kEnd, 0, kEndPlain, n.source);
         return CheckSize();
       case MastKind::kSplit: {
         uint32_t split = Emit(Opcode::kSplit, 0, 0, n.source, Opening(n));
+        Requests(split, node);
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
         Emit(Opcode::kEnd, 0, kEndPlain, n.source, Closing(n));
         uint32_t jump = Emit(Opcode::kJump, 0, 0, n.source, Closing(n));
@@ -293,6 +404,7 @@ class Linearizer {
       case MastKind::kLoop: {
         const Opcode loop_op = forest_.rules().loop_op;
         uint32_t loop = Emit(loop_op, 0, 0, n.source, Opening(n));
+        Requests(loop, node);
         uint32_t body = here();
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
         Emit(Opcode::kRepeat, body, 0, n.source, Closing(n));
@@ -306,18 +418,20 @@ class Linearizer {
       case MastKind::kCall:
       case MastKind::kSyscall:
         // aux: the callee procedure (its MAST root is what `caller` reports in the context).
-        Emit(n.kind == MastKind::kCall ? forest_.rules().call_op : forest_.rules().syscall_op,
-             n.procedure == kNoProcedure ? 0 : n.procedure, 0, n.source, Opening(n));
+        Requests(
+            Emit(n.kind == MastKind::kCall ? forest_.rules().call_op : forest_.rules().syscall_op,
+                 n.procedure == kNoProcedure ? 0 : n.procedure, 0, n.source, Opening(n)),
+            node);
         FLAMEFLEET_RETURN_IF_ERROR(EmitItem(n.first));
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source, Closing(n));
         return CheckSize();
       case MastKind::kDyn:
-        Emit(Opcode::kDyn, 0, 0, n.source, Opening(n));
+        Requests(Emit(Opcode::kDyn, 0, 0, n.source, Opening(n)), node);
         Emit(Opcode::kDynEnter, 0, 0, n.source, Closing(n));
         Emit(Opcode::kEnd, 0, kEndPlain, n.source, Closing(n));
         return CheckSize();
       case MastKind::kDynCall:
-        Emit(forest_.rules().dyncall_op, 0, 0, n.source, Opening(n));
+        Requests(Emit(forest_.rules().dyncall_op, 0, 0, n.source, Opening(n)), node);
         Emit(Opcode::kDynEnter, 0, 0, n.source, Closing(n));
         Emit(Opcode::kEnd, 0, kEndOfCall, n.source, Closing(n));
         return CheckSize();
@@ -352,6 +466,7 @@ class Linearizer {
   absl::flat_hash_set<uint32_t> node_queued_;
   std::vector<int32_t> rows_;
   std::vector<uint32_t> path_;
+  std::vector<std::pair<uint32_t, uint32_t>> request_rows_;  // (pc, node), see Requests
 };
 
 }  // namespace

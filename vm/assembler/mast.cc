@@ -107,6 +107,11 @@ uint64_t BlockRows(const std::vector<LoweredOp>& ops, const MastRules& rules) {
 
 Word BlockDigest(const std::vector<LoweredOp>& ops, const MastRules& rules,
                  const WireOpcodeTable& wire, const Hasher& hasher) {
+  return hasher.HashElements(BlockBatchFelts(ops, rules, wire));
+}
+
+std::vector<Felt> BlockBatchFelts(const std::vector<LoweredOp>& ops, const MastRules& rules,
+                                  const WireOpcodeTable& wire) {
   assert(!ops.empty());
   const uint32_t group_size = rules.ops_per_group;
   const uint32_t batch_size = rules.groups_per_batch;
@@ -148,7 +153,7 @@ Word BlockDigest(const std::vector<LoweredOp>& ops, const MastRules& rules,
     ++op_idx;
   }
   groups[batch_base + group_idx] = Felt(group);
-  return hasher.HashElements(groups);
+  return groups;
 }
 
 uint32_t MastForest::AddNode(MastNode node) {

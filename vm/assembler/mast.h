@@ -48,6 +48,11 @@ uint64_t BlockRows(const std::vector<LoweredOp>& ops, const MastRules& rules);
 Word BlockDigest(const std::vector<LoweredOp>& ops, const MastRules& rules,
                  const WireOpcodeTable& wire, const Hasher& hasher);
 
+// Returns the felts BlockDigest hashes: rules.groups_per_batch per batch, batch 0 first (the
+// rate of each batch's permutation request). Requires what BlockDigest requires.
+std::vector<Felt> BlockBatchFelts(const std::vector<LoweredOp>& ops, const MastRules& rules,
+                                  const WireOpcodeTable& wire);
+
 // A procedure id, or kNoProcedure.
 inline constexpr uint32_t kNoProcedure = ~uint32_t{0};
 

@@ -152,6 +152,19 @@ struct RowTally {
   std::vector<uint32_t> repeats;          // pcs of REPEAT rows (their last run is END)
 };
 
+// The hasher input states of the program's MAST nodes, for trace-shape accounting
+// (vm/executor/trace_shape.h): every row that makes permutation requests (the start row of a
+// JOIN, SPLIT, LOOP, CALL, SYSCALL, DYN or DYNCALL node, and the SPAN row of a basic block, which
+// requests one per op batch) lists the states it requests, as dense ids of distinct 12-felt
+// states. Built by Linearize when the program's dialect has TraceShapeRules; empty otherwise.
+struct StaticHashStates {
+  // By pc, code.size() + 1 entries: the states of row pc are ids[first[pc]] .. ids[first[pc+1]).
+  std::vector<uint32_t> first;
+  std::vector<uint32_t> ids;
+  // By id: the state (canonical felts, state[0] first) in the dialect hasher's layout.
+  std::vector<std::array<uint64_t, 12>> states;
+};
+
 struct Program {
   // The dialect the program was assembled under (never null once assembled): the executor
   // takes its system events and hasher from it.
@@ -183,6 +196,11 @@ struct Program {
   uint64_t num_mast_ops = 0;
   // Built by the assembler (BuildRowTally) once `code` is final.
   RowTally row_tally;
+  // Built by Linearize (see StaticHashStates).
+  StaticHashStates hash_states;
+  // Procedures the program's kernel declares (its exported procedures; 0 without a kernel):
+  // the kernel ROM chiplet has one row per declared procedure, called or not.
+  uint32_t kernel_procedures = 0;
 };
 
 // Returns the row tally of `program` (see RowTally). O(code size).

@@ -424,15 +424,27 @@ InstructionTally RowCounts::Tally(const Program& program) const {
   return t;
 }
 
+void Executor::RecordTraceShape(TraceShapeRecorder* recorder) {
+  trace_shape_ = recorder;
+  if (recorder != nullptr) recorder->set_max_tracked_words(options_.max_memory_bytes / 32);
+}
+
+Executor::State Executor::Dispatch(uint64_t stop) {
+  if (trace_shape_ != nullptr) {
+    return row_counts_ != nullptr ? Execute<true, true>(stop) : Execute<false, true>(stop);
+  }
+  return row_counts_ != nullptr ? Execute<true, false>(stop) : Execute<false, false>(stop);
+}
+
 Executor::State Executor::Run(uint64_t max_cycles) {
   if (state_ != State::kPaused) return state_;
   uint64_t stop = max_cycles > ~uint64_t{0} - clk_ ? ~uint64_t{0} : clk_ + max_cycles;
-  return row_counts_ != nullptr ? Execute<true>(stop) : Execute<false>(stop);
+  return Dispatch(stop);
 }
 
 Executor::State Executor::Step() {
   if (state_ != State::kPaused) return state_;
-  return row_counts_ != nullptr ? Execute<true>(clk_ + 1) : Execute<false>(clk_ + 1);
+  return Dispatch(clk_ + 1);
 }
 
 // Moves the current context's window so that there is room to grow in both directions,
@@ -975,6 +987,31 @@ bool Executor::HandlePrecompile(Precompile which, uint64_t id, std::string_view 
 
 // MPVERIFY: [V, d, i, R, ...] unchanged; V must be the node at (d, i) of the tree R. The words
 // have element 0 deepest, or on top when `little_endian` (MPVERIFY of v0.21+).
+namespace {
+
+// Reports the permutation requests of a Merkle path computation to `recorder`: per level the
+// state [current, sibling] or [sibling, current] (by the index bit) with a zero capacity.
+void RecordMerklePath(TraceShapeRecorder& recorder, const Hasher& hasher, const Word& node,
+                      std::span<const Word> path, uint64_t index) {
+  const int rate = hasher.rate_start();
+  Word cur = node;
+  for (const Word& sibling : path) {
+    const bool right = (index & 1) != 0;
+    const Word& a = right ? sibling : cur;
+    const Word& b = right ? cur : sibling;
+    HasherState state{};
+    for (int i = 0; i < 4; ++i) {
+      state[rate + i] = a[i];
+      state[rate + 4 + i] = b[i];
+    }
+    recorder.DynamicRequest(state);
+    cur = hasher.Merge(a, b);
+    index >>= 1;
+  }
+}
+
+}  // namespace
+
 bool Executor::MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code,
                             bool little_endian) {
   const Word node = little_endian ? StackWordLe(sp, 0) : StackWord(sp, 0);
@@ -994,6 +1031,9 @@ bool Executor::MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_
                          " (error code: ", error_code, ")"),
             pc, clk, error_code);
     return false;
+  }
+  if (trace_shape_ != nullptr) {
+    RecordMerklePath(*trace_shape_, hasher_, node, path->second, index);
   }
   return true;
 }
@@ -1020,6 +1060,11 @@ bool Executor::MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk, bool little_end
             pc, clk);
     return false;
   }
+  if (trace_shape_ != nullptr) {
+    // The old path, then the new one.
+    RecordMerklePath(*trace_shape_, hasher_, old_node, update->path, index);
+    RecordMerklePath(*trace_shape_, hasher_, new_node, update->path, index);
+  }
   for (int i = 0; i < 4; ++i) sp[-i] = update->new_root[little_endian ? i : 3 - i];
   return true;
 }
@@ -1034,12 +1079,13 @@ void Executor::LogPrecompile(Felt* sp) {
     state[i] = precompile_transcript_[i];
     state[4 + i] = sp[-(4 + i)];
   }
+  if (trace_shape_ != nullptr) trace_shape_->DynamicRequest(state);
   hasher_.Permute(state);
   for (int i = 0; i < 4; ++i) precompile_transcript_[i] = state[i];
   for (int i = 0; i < kHasherStateWidth; ++i) sp[-i] = state[i];
 }
 
-template <bool kCount>
+template <bool kCount, bool kShape>
 Executor::State Executor::Execute(uint64_t stop_clk) {
   const Instruction* const code = program_.code.data();
   Felt* base = buffer_.data();
@@ -1063,6 +1109,22 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
     if constexpr (kCount) CountArrival(pc); \
   } while (false)
   if constexpr (kCount) CountStart(pc);
+    // Reports to the trace-shape recorder (compiled out of the other loops).
+#define FF_SHAPE(stmt)          \
+  do {                          \
+    if constexpr (kShape) stmt; \
+  } while (false)
+    // A memory row at element address `a` (trace shape); traps when its bookkeeping is too large.
+#define FF_MEM_ROW(a)                                                                              \
+  do {                                                                                             \
+    if constexpr (kShape) {                                                                        \
+      if (!trace_shape_->MemoryAccess(static_cast<uint32_t>(a), clk)) {                            \
+        SetMemoryTrap("the trace-shape record of distinct memory words (max-memory / 32)", 32, pc, \
+                      clk);                                                                        \
+        goto trapped;                                                                              \
+      }                                                                                            \
+    }                                                                                              \
+  } while (false)
 
 #define FF_S(i) sp[-(i)]
 #define FF_PUSH(v) (*++sp = (v))
@@ -1278,6 +1340,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       // ---- u32
       case Opcode::kU32Split: {
         uint64_t v = FF_S(0).value();
+        FF_SHAPE(trace_shape_->U32Checks(v & kU32Max, v >> 32));
         FF_S(0) = Felt(v & kU32Max);
         FF_PUSH(Felt(v >> 32));
         FF_ROW();
@@ -1286,6 +1349,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(0), 0);
         FF_U32(FF_S(1), 0);
         uint64_t sum = FF_S(0).value() + FF_S(1).value();
+        FF_SHAPE(trace_shape_->U32Checks(sum & kU32Max, sum >> 32));
         FF_S(1) = Felt(sum & kU32Max);
         FF_S(0) = Felt(sum >> 32);
         FF_ROW();
@@ -1295,6 +1359,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(1), 0);
         FF_U32(FF_S(2), 0);
         uint64_t sum = FF_S(0).value() + FF_S(1).value() + FF_S(2).value();
+        FF_SHAPE(trace_shape_->U32Checks(sum & kU32Max, sum >> 32));
         FF_S(2) = Felt(sum & kU32Max);
         FF_S(1) = Felt(sum >> 32);
         FF_POP();
@@ -1304,6 +1369,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(0), 0);
         FF_U32(FF_S(1), 0);
         uint64_t b = FF_S(0).value(), a = FF_S(1).value();
+        FF_SHAPE(trace_shape_->U32Checks((a - b) & kU32Max, 0));
         FF_S(1) = Felt((a - b) & kU32Max);
         FF_S(0) = Felt(a < b ? 1 : 0);
         FF_ROW();
@@ -1312,6 +1378,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(0), 0);
         FF_U32(FF_S(1), 0);
         uint64_t prod = FF_S(0).value() * FF_S(1).value();
+        FF_SHAPE(trace_shape_->U32Checks(prod & kU32Max, prod >> 32));
         FF_S(1) = Felt(prod & kU32Max);
         FF_S(0) = Felt(prod >> 32);
         FF_ROW();
@@ -1321,6 +1388,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(1), 0);
         FF_U32(FF_S(2), 0);
         uint64_t r = FF_S(0).value() * FF_S(1).value() + FF_S(2).value();
+        FF_SHAPE(trace_shape_->U32Checks(r & kU32Max, r >> 32));
         FF_S(2) = Felt(r & kU32Max);
         FF_S(1) = Felt(r >> 32);
         FF_POP();
@@ -1329,6 +1397,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kU32SplitLe: {
         // [a] -> [lo, hi]
         uint64_t v = FF_S(0).value();
+        FF_SHAPE(trace_shape_->U32Checks(v & kU32Max, v >> 32));
         FF_S(0) = Felt(v >> 32);
         FF_PUSH(Felt(v & kU32Max));
         FF_ROW();
@@ -1338,6 +1407,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(0), 0);
         FF_U32(FF_S(1), 0);
         uint64_t sum = FF_S(0).value() + FF_S(1).value();
+        FF_SHAPE(trace_shape_->U32Checks(sum & kU32Max, sum >> 32));
         FF_S(0) = Felt(sum & kU32Max);
         FF_S(1) = Felt(sum >> 32);
         FF_ROW();
@@ -1348,6 +1418,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(1), 0);
         FF_U32(FF_S(2), 0);
         uint64_t sum = FF_S(0).value() + FF_S(1).value() + FF_S(2).value();
+        FF_SHAPE(trace_shape_->U32Checks(sum & kU32Max, sum >> 32));
         FF_S(1) = Felt(sum & kU32Max);
         FF_S(2) = Felt(sum >> 32);
         FF_POP();
@@ -1358,6 +1429,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(0), 0);
         FF_U32(FF_S(1), 0);
         uint64_t prod = FF_S(0).value() * FF_S(1).value();
+        FF_SHAPE(trace_shape_->U32Checks(prod & kU32Max, prod >> 32));
         FF_S(0) = Felt(prod & kU32Max);
         FF_S(1) = Felt(prod >> 32);
         FF_ROW();
@@ -1368,6 +1440,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_U32(FF_S(1), 0);
         FF_U32(FF_S(2), 0);
         uint64_t r = FF_S(0).value() * FF_S(1).value() + FF_S(2).value();
+        FF_SHAPE(trace_shape_->U32Checks(r & kU32Max, r >> 32));
         FF_S(1) = Felt(r & kU32Max);
         FF_S(2) = Felt(r >> 32);
         FF_POP();
@@ -1380,6 +1453,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         if (b == 0) [[unlikely]] {
           FF_TRAP(TrapKind::kDivideByZero, "u32 division by zero");
         }
+        FF_SHAPE(trace_shape_->U32Checks(a - a / b, b - a % b - 1));
         FF_S(1) = Felt(a / b);
         FF_S(0) = Felt(a % b);
         FF_ROW();
@@ -1387,18 +1461,21 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kU32And:
         FF_U32(FF_S(0), 0);
         FF_U32(FF_S(1), 0);
+        FF_SHAPE(trace_shape_->Bitwise());
         FF_S(1) = Felt(FF_S(1).value() & FF_S(0).value());
         FF_POP();
         FF_ROW();
       case Opcode::kU32Xor:
         FF_U32(FF_S(0), 0);
         FF_U32(FF_S(1), 0);
+        FF_SHAPE(trace_shape_->Bitwise());
         FF_S(1) = Felt(FF_S(1).value() ^ FF_S(0).value());
         FF_POP();
         FF_ROW();
       case Opcode::kU32Assert2:
         FF_U32(FF_S(0), in.imm);
         FF_U32(FF_S(1), in.imm);
+        FF_SHAPE(trace_shape_->U32Checks(FF_S(0).value(), FF_S(1).value()));
         FF_ROW();
 
       // ---- stack
@@ -1566,11 +1643,13 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       }
       case Opcode::kMLoad:
         FF_ADDR(FF_S(0));
+        FF_MEM_ROW(FF_S(0).value());
         FF_S(0) = memory->Load(static_cast<uint32_t>(FF_S(0).value()));
         FF_ROW();
       case Opcode::kMStore: {
         FF_ADDR(FF_S(0));
         uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_MEM_ROW(a);
         FF_POP();
         FF_WRITABLE(a);
         memory->At(a) = FF_S(0);
@@ -1579,6 +1658,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kMLoadW: {
         FF_WADDR(FF_S(0));
         uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_MEM_ROW(a);
         FF_POP();
         for (int i = 0; i < 4; ++i) FF_S(3 - i) = memory->Load(a + i);
         FF_ROW();
@@ -1586,6 +1666,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kMStoreW: {
         FF_WADDR(FF_S(0));
         uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_MEM_ROW(a);
         FF_POP();
         FF_WRITABLE(a);  // a word never crosses a page
         for (int i = 0; i < 4; ++i) memory->At(a + i) = FF_S(3 - i);
@@ -1595,6 +1676,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         // [a, ...] -> [mem[a], mem[a+1], mem[a+2], mem[a+3], ...]
         FF_WADDR(FF_S(0));
         uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_MEM_ROW(a);
         FF_POP();
         for (int i = 0; i < 4; ++i) FF_S(i) = memory->Load(a + i);
         FF_ROW();
@@ -1603,6 +1685,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         // [a, v0, v1, v2, v3, ...] -> [v0, v1, v2, v3, ...], mem[a + i] <- vi
         FF_WADDR(FF_S(0));
         uint32_t a = static_cast<uint32_t>(FF_S(0).value());
+        FF_MEM_ROW(a);
         FF_POP();
         FF_WRITABLE(a);  // a word never crosses a page
         for (int i = 0; i < 4; ++i) memory->At(a + i) = FF_S(i);
@@ -1616,6 +1699,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           FF_TRAP(TrapKind::kMemoryAddress,
                   absl::StrCat("memory address ", a + 4, " is out of bounds (>= 2^32)"));
         }
+        FF_MEM_ROW(a);
+        FF_MEM_ROW(a + 4);
         for (int i = 0; i < 8; ++i) FF_S(i) = memory->Load(static_cast<uint32_t>(a + i));
         FF_S(12) = Felt(a) + Felt(8);
         FF_ROW();
@@ -1628,6 +1713,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           FF_TRAP(TrapKind::kMemoryAddress,
                   absl::StrCat("memory address ", a + 4, " is out of bounds (>= 2^32)"));
         }
+        FF_MEM_ROW(a);
+        FF_MEM_ROW(a + 4);
         if (advice_.stack.size() < 8) [[unlikely]] {
           FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack has fewer than 8 elements");
         }
@@ -1659,6 +1746,10 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_WADDR(FF_S(12));
         FF_WADDR(FF_S(13));
         const uint32_t s32 = static_cast<uint32_t>(src), d32 = static_cast<uint32_t>(dst);
+        FF_MEM_ROW(s32);
+        FF_MEM_ROW(s32 + 4);
+        FF_MEM_ROW(d32);
+        FF_MEM_ROW(d32 + 4);
         for (int i = 0; i < 8; ++i) FF_S(i) = FF_S(i) + memory->Load(s32 + i);
         for (int w = 0; w < 8; w += 4) {
           FF_WRITABLE(d32 + w);  // a word never crosses a page
@@ -1675,6 +1766,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           FF_TRAP(TrapKind::kMemoryAddress,
                   absl::StrCat("memory address ", a + 4, " is out of bounds (>= 2^32)"));
         }
+        FF_MEM_ROW(a);
+        FF_MEM_ROW(a + 4);
         for (int i = 0; i < 8; ++i) FF_S(7 - i) = memory->Load(static_cast<uint32_t>(a + i));
         FF_S(12) = Felt(a) + Felt(8);
         FF_ROW();
@@ -1686,6 +1779,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           FF_TRAP(TrapKind::kMemoryAddress,
                   absl::StrCat("memory address ", a + 4, " is out of bounds (>= 2^32)"));
         }
+        FF_MEM_ROW(a);
+        FF_MEM_ROW(a + 4);
         if (advice_.stack.size() < 8) [[unlikely]] {
           FF_TRAP(TrapKind::kAdviceStackEmpty, "advice stack has fewer than 8 elements");
         }
@@ -1707,6 +1802,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         // virtual call per cycle); a dialect with another hash gets its own hperm opcode.
         RpoState state;
         LoadState(sp, state);
+        FF_SHAPE(trace_shape_->DynamicRequest(state));
         Permute(state);
         for (int i = 0; i < kRpoStateWidth; ++i) FF_S(11 - i) = state[i];
         FF_ROW();
@@ -1715,6 +1811,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         // Poseidon2 hperm: state[i] = s_i (the top word is rate word 0, the third the capacity).
         HasherState state;
         for (int i = 0; i < kHasherStateWidth; ++i) state[i] = FF_S(i);
+        FF_SHAPE(trace_shape_->DynamicRequest(state));
         Poseidon2Permute(state);
         for (int i = 0; i < kHasherStateWidth; ++i) FF_S(i) = state[i];
         FF_ROW();
@@ -1756,22 +1853,43 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_ROW();
       case Opcode::kHornerBase:
         FF_VERIFIER_OP(verifier_ops::HornerEvalBaseClassic(sp, FF_LOAD));
+        FF_MEM_ROW(FF_S(13).value());
+        FF_MEM_ROW(FF_S(13).value() + 1);
         FF_ROW();
       case Opcode::kHornerBaseLe:
         FF_VERIFIER_OP(verifier_ops::HornerEvalBaseLe(sp, FF_LOAD));
+        FF_MEM_ROW(FF_S(13).value());
+        FF_MEM_ROW(FF_S(13).value() + 1);
         FF_ROW();
       case Opcode::kHornerExt:
         FF_VERIFIER_OP(verifier_ops::HornerEvalExtClassic(sp, FF_LOAD));
+        FF_MEM_ROW(FF_S(13).value());
         FF_ROW();
       case Opcode::kHornerExtLe:
         FF_VERIFIER_OP(verifier_ops::HornerEvalExtLe(sp, FF_LOAD));
+        FF_MEM_ROW(FF_S(13).value());
         FF_ROW();
+        // EVALCIRCUIT [ptr, num_read, num_eval]: num_read / 2 word reads from ptr, then num_eval
+        // element reads after them, all in this row; as many ACE rows.
+#define FF_ACE_ROWS()                                                       \
+  do {                                                                      \
+    if constexpr (kShape) {                                                 \
+      const uint64_t ptr = FF_S(0).value(), reads = FF_S(1).value() / 2;    \
+      const uint64_t evals = FF_S(2).value();                               \
+      for (uint64_t r = 0; r < reads; ++r) FF_MEM_ROW(ptr + 4 * r);         \
+      for (uint64_t e = 0; e < evals; ++e) FF_MEM_ROW(ptr + 4 * reads + e); \
+      trace_shape_->Ace(reads + evals);                                     \
+    }                                                                       \
+  } while (false)
       case Opcode::kEvalCircuit:
         FF_VERIFIER_OP(verifier_ops::EvalCircuitClassic(sp, FF_LOAD, FF_SCRATCH));
+        FF_ACE_ROWS();
         FF_ROW();
       case Opcode::kEvalCircuitLe:
         FF_VERIFIER_OP(verifier_ops::EvalCircuitLe(sp, FF_LOAD, FF_SCRATCH));
+        FF_ACE_ROWS();
         FF_ROW();
+#undef FF_ACE_ROWS
 #undef FF_VERIFIER_OP
 #undef FF_LOAD
 #undef FF_SCRATCH
@@ -1780,6 +1898,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kSpan:
       case Opcode::kRespan:
       case Opcode::kJoin:
+        FF_SHAPE(trace_shape_->StaticRequests(pc));
         FF_HEADROOM();
         FF_ROW();
       case Opcode::kEnd:
@@ -1802,12 +1921,14 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           in_syscall_ = c.in_syscall;
           creator_ = c.creator;
           contexts_.pop_back();
+          FF_SHAPE(trace_shape_->LeaveContext());
         }
         FF_HEADROOM();
         FF_ROW();
       case Opcode::kSplit: {
         Felt c = FF_S(0);
         FF_BINARY(c);
+        FF_SHAPE(trace_shape_->StaticRequests(pc));
         FF_POP();
         FF_HEADROOM();
         FF_ROW_TO(c.value() == 0 ? in.aux : pc + 1);
@@ -1815,12 +1936,14 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       case Opcode::kLoop: {
         Felt c = FF_S(0);
         FF_BINARY(c);
+        FF_SHAPE(trace_shape_->StaticRequests(pc));
         FF_POP();
         FF_HEADROOM();
         FF_ROW_TO(c.value() == 0 ? in.aux : pc + 1);
       }
       case Opcode::kLoopDo:
         // Enters the body without popping (the condition is popped by the REPEAT / END row).
+        FF_SHAPE(trace_shape_->StaticRequests(pc));
         FF_HEADROOM();
         FF_ROW();
       case Opcode::kRepeat: {
@@ -1872,6 +1995,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           FF_TRAP(TrapKind::kSyscallContext, "call/syscall is not allowed inside a syscall");
         }
         FF_NEW_CONTEXT(in.opcode == Opcode::kCall);
+        FF_SHAPE(trace_shape_->StaticRequests(pc));
+        FF_SHAPE(trace_shape_->EnterContext(in.opcode == Opcode::kCall ? clk + 1 : 0));
         if (in.opcode == Opcode::kSyscall) {
           in_syscall_ = true;  // the creator stays the caller's: `caller` reports it
         } else {
@@ -1884,11 +2009,14 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         // Allowed inside a syscall. CALL: a new context whose mem[2^32 - 2] (the frame pointer)
         // is 2^31, written in this row; SYSCALL: the root context, its frame pointer as it is.
         FF_NEW_CONTEXT(in.opcode == Opcode::kCallMemFmp);
+        FF_SHAPE(trace_shape_->StaticRequests(pc));
+        FF_SHAPE(trace_shape_->EnterContext(in.opcode == Opcode::kCallMemFmp ? clk + 1 : 0));
         if (in.opcode == Opcode::kSyscallMemFmp) {
           in_syscall_ = true;  // the caller-hash register stays the caller's
         } else {
           in_syscall_ = false;
           creator_ = program_.procedures[in.aux].mast_root;
+          FF_MEM_ROW(kMemFmpAddr);
           FF_WRITABLE(kMemFmpAddr);
           memory->At(kMemFmpAddr) = Felt(kMemFmpInit);
         }
@@ -1913,12 +2041,16 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
                   pc, clk + dyn_miss_clk_offset_);
           goto trapped;
         }
+        FF_SHAPE(trace_shape_->StaticRequests(pc));
+        FF_MEM_ROW(a);
         FF_POP();
         if (in.opcode != Opcode::kDyn) {
           FF_NEW_CONTEXT(true);
+          FF_SHAPE(trace_shape_->EnterContext(clk + 1));
           for (int i = 0; i < 4; ++i) creator_[i] = Felt(key.digest[i]);
           if (in.opcode == Opcode::kDynCallMemFmp) {
             in_syscall_ = false;
+            FF_MEM_ROW(kMemFmpAddr);
             FF_WRITABLE(kMemFmpAddr);
             memory->At(kMemFmpAddr) = Felt(kMemFmpInit);
           }
@@ -2049,6 +2181,8 @@ done:
 #undef FF_WRITABLE
 #undef FF_CALL_ROOM
 #undef FF_COUNT_ARRIVAL
+#undef FF_SHAPE
+#undef FF_MEM_ROW
 }
 
 }  // namespace flamefleet::vm

@@ -32,6 +32,7 @@
 #include "vm/crypto/merkle_store.h"
 #include "vm/executor/precompiles.h"
 #include "vm/executor/system_events.h"
+#include "vm/executor/trace_shape.h"
 #include "vm/felt.h"
 
 namespace flamefleet::vm {
@@ -233,6 +234,12 @@ class Executor {
   // stops counting. Call before the first Run/Step: it resets `counts` to the program's size.
   // Without it the executor runs its uncounted loop (no cost at all).
   void CountRows(RowCounts* counts);
+  // Reports every row that feeds a chiplet or the range checker to `recorder` (kept; must
+  // outlive the executor; built for this program) from now on; null stops. Call before the
+  // first Run/Step. Without it the executor runs a loop without these calls (no cost at all).
+  // The recorder's memory bookkeeping counts against ExecutionOptions::max_memory_bytes' share
+  // given by TraceShapeRecorder::set_max_tracked_words (set here: 32 bytes per word).
+  void RecordTraceShape(TraceShapeRecorder* recorder);
 
   // Runs until the program finishes or traps, or `max_cycles` more cycles have run.
   State Run(uint64_t max_cycles = ~uint64_t{0});
@@ -269,10 +276,12 @@ class Executor {
   class Memory;
   struct Context;
 
-  // The dispatch loop; kCount also counts jumps into *row_counts_ (a second instance, so the
-  // uncounted loop stays as it was).
-  template <bool kCount>
+  // The dispatch loop; kCount also counts jumps into *row_counts_ and kShape reports rows to
+  // *trace_shape_ (further instances, so the plain loop stays as it was).
+  template <bool kCount, bool kShape>
   State Execute(uint64_t stop_clk);
+  // Runs the instance of Execute for the counters that are on.
+  State Dispatch(uint64_t stop_clk);
   // RowCounts bookkeeping of the counted loop: an arrival at `pc` by a jump, a REPEAT at `pc`
   // that ended its loop, a slice that starts or stops at `pc`. Out of line: inlined, they cost
   // the counted loop registers on every row (measured: fib-like +35 %), not only on jumps.
@@ -327,6 +336,7 @@ class Executor {
   Host* host_;
   CallStackObserver* observer_;
   RowCounts* row_counts_ = nullptr;
+  TraceShapeRecorder* trace_shape_ = nullptr;
   AdviceProvider advice_;
 
   std::vector<Felt> buffer_;

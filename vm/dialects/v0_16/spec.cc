@@ -24,6 +24,7 @@ const DialectSpec& Spec() {
       .hasher = &RpoHasher::Get(),
       .json_stack_order = JsonStackOrder::kLastOnTop,
       .syntax = &kSyntax,
+      .trace_shape = nullptr,  // v0.16 traces are not modelled (docs/trace-shape.md)
   };
   return spec;
 }

@@ -51,6 +51,11 @@ constexpr SyntaxRules kSyntax{
     .hint = "this is classic v0.16 MASM: pass --dialect v0.16",
 };
 
+// The trace shape of v0.25.7 (processor/src/trace/{chiplets,range,parallel/mod.rs}): 2
+// controller rows per permutation request padded to 16, a 16-row cycle per distinct input state,
+// 8 bitwise rows per op, a HALT row, the chiplets' padding row, MIN_TRACE_LEN = 64.
+constexpr TraceShapeRules kTraceShape{};
+
 }  // namespace
 
 const DialectSpec& Spec() {
@@ -65,6 +70,7 @@ const DialectSpec& Spec() {
       .hasher = &Poseidon2Hasher::Get(),
       .json_stack_order = JsonStackOrder::kFirstOnTop,
       .syntax = &kSyntax,
+      .trace_shape = &kTraceShape,
   };
   return spec;
 }
