@@ -26,6 +26,7 @@
 #include "profile/folded.h"
 #include "profile/profile_proto.h"
 #include "renderer/profile_file.h"
+#include "runner/batch_summary.h"
 #include "runner/runner.h"
 
 namespace flamefleet::cli {
@@ -631,36 +632,7 @@ absl::StatusOr<std::string> BatchClient::FetchBatchSummaryJson(const std::string
         "batch ", batch_id, ": the coordinator serves no summaries (it predates them)"));
   }
   FLAMEFLEET_RETURN_IF_ERROR(fetched.status());
-  const std::string& bytes = *fetched;
-  v1::BatchSummary message;
-  if (!message.ParseFromString(bytes)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("batch ", batch_id, ": the coordinator's summary is not a BatchSummary"));
-  }
-  runner::BatchSummaryInput input;
-  input.batch_id = batch_id;
-  input.state = absl::AsciiStrToLower(
-      absl::StripPrefix(v1::BatchState_Name(message.state()), "BATCH_STATE_"));
-  for (const v1::BatchSummaryJob& job : message.jobs()) {
-    if (job.has_summary()) {
-      absl::StatusOr<runner::JobSummary> summary = runner::DecodeJobSummary(job.summary());
-      if (!summary.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("batch ", batch_id, " job \"",
-                                                       absl::CHexEscape(job.name()),
-                                                       "\": ", summary.status().message()));
-      }
-      summary->job = job.name();
-      input.jobs.push_back(*std::move(summary));
-      continue;
-    }
-    runner::JobWithoutSummary row{
-        job.name(),
-        absl::AsciiStrToLower(absl::StripPrefix(v1::JobState_Name(job.state()), "JOB_STATE_")),
-        std::nullopt};
-    if (!job.error().empty()) row.error = job.error();
-    input.without_summary.push_back(std::move(row));
-  }
-  return runner::BatchSummaryJson(input);
+  return runner::BatchSummaryJsonFromWire(batch_id, *fetched);
 }
 
 std::string ProgressLine(const v1::Batch& b, int width) {

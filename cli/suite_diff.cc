@@ -215,7 +215,7 @@ void CompareTraceShapes(const Summary& before, const Summary& after, bool whole,
     return;
   }
   d->has_trace = true;
-  std::sort(d->job_padded.begin(), d->job_padded.end(), GrewMore);
+  std::sort(d->job_padded.begin(), d->job_padded.end(), profile::GrewMore);
   d->trace = std::move(sums);
 }
 

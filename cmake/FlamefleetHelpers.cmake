@@ -35,7 +35,8 @@ endfunction()
 # flamefleet_cc_test(NAME <binary> SRCS <file>... [DEPS <lib>...] [DEFINES <NAME=value>...]
 #                    [DISCOVERY_TIMEOUT <seconds>] [PROPERTIES <ctest property> <value>...])
 # Defines one test binary and registers its cases with gtest_discover_tests, so ctest lists each;
-# PROPERTIES (e.g. TIMEOUT 300 RUN_SERIAL TRUE) are set on every discovered case.
+# PROPERTIES (e.g. TIMEOUT 300 RUN_SERIAL TRUE) are set on every discovered case, and the label
+# <binary>.
 function(flamefleet_cc_test)
   cmake_parse_arguments(FF "" "NAME;DISCOVERY_TIMEOUT" "SRCS;DEPS;DEFINES;PROPERTIES" ${ARGN})
   if(NOT FF_NAME OR NOT FF_SRCS)
@@ -52,8 +53,8 @@ function(flamefleet_cc_test)
   if(FF_DISCOVERY_TIMEOUT)
     list(APPEND discover_args DISCOVERY_TIMEOUT ${FF_DISCOVERY_TIMEOUT})
   endif()
-  if(FF_PROPERTIES)
-    list(APPEND discover_args PROPERTIES ${FF_PROPERTIES})
-  endif()
+  # Every case is labelled with its binary's name, so a run can pick binaries (`ctest -L`; CI's
+  # sanitizer stage runs a subset).
+  list(APPEND discover_args PROPERTIES LABELS ${FF_NAME} ${FF_PROPERTIES})
   gtest_discover_tests(${FF_NAME} ${discover_args})
 endfunction()

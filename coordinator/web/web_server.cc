@@ -39,6 +39,7 @@
 #include "profile/profile_proto.h"
 #include "renderer/flamegraph.h"
 #include "renderer/profile_file.h"
+#include "runner/batch_summary.h"
 #include "runner/summary.h"
 
 namespace flamefleet::coordinator {
@@ -238,34 +239,10 @@ bool HasAggregate(v1::BatchState state) {
   return state == v1::BATCH_STATE_SUCCEEDED || state == v1::BATCH_STATE_FAILED;
 }
 
-// A batch summary from FetchArtifact(SUMMARY) as runner::BatchSummaryJson takes it (the same
-// steps as `flamefleet fetch` takes for summary.json, cli/batch_client.cc).
+// A batch summary from FetchArtifact(SUMMARY) as summary.json (as `flamefleet fetch` writes it).
 absl::StatusOr<std::string> SummaryJsonFromArtifact(const std::string& batch_id,
                                                     const std::string& bytes) {
-  v1::BatchSummary message;
-  if (!message.ParseFromString(bytes)) {
-    return absl::InternalError(absl::StrCat("batch ", batch_id, ": unreadable batch summary"));
-  }
-  runner::BatchSummaryInput input;
-  input.batch_id = batch_id;
-  input.state = absl::AsciiStrToLower(
-      absl::StripPrefix(v1::BatchState_Name(message.state()), "BATCH_STATE_"));
-  for (const v1::BatchSummaryJob& job : message.jobs()) {
-    if (job.has_summary()) {
-      FLAMEFLEET_ASSIGN_OR_RETURN(runner::JobSummary summary,
-                                  runner::DecodeJobSummary(job.summary()));
-      summary.job = job.name();
-      input.jobs.push_back(std::move(summary));
-      continue;
-    }
-    runner::JobWithoutSummary row{
-        job.name(),
-        absl::AsciiStrToLower(absl::StripPrefix(v1::JobState_Name(job.state()), "JOB_STATE_")),
-        std::nullopt};
-    if (!job.error().empty()) row.error = job.error();
-    input.without_summary.push_back(std::move(row));
-  }
-  return runner::BatchSummaryJson(input);
+  return runner::BatchSummaryJsonFromWire(batch_id, bytes);
 }
 
 // The tables of a batch's summary.json, at most `rows` rows each.
