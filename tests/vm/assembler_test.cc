@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/classic.h"
@@ -61,8 +63,8 @@ end
   options.virtual_files["virtual/mylib/mod.masm"] = "pub mod ops\n";
   options.virtual_files["virtual/mylib/ops.masm"] = "pub proc inc\n  add.1\nend\n";
   Assembler inline_kernel(options);
-  absl::StatusOr<Program> a =
-      inline_kernel.AssembleSourceWithKernel("main.masm", kMain, "kernel/k.masm", kKernel);
+  const SourceText kernel[] = {{"kernel/k.masm", kKernel}};
+  absl::StatusOr<Program> a = inline_kernel.AssembleSourceWithKernel("main.masm", kMain, kernel);
   ASSERT_TRUE(a.ok()) << a.status();
   options.virtual_files["k.masm"] = kKernel;
   options.kernel_path = "k.masm";
@@ -76,10 +78,114 @@ end
   EXPECT_EQ(ra->cycles, rb->cycles);
 
   // Errors in the kernel name it by the name it was given.
-  absl::StatusOr<Program> bad = inline_kernel.AssembleSourceWithKernel(
-      "main.masm", kMain, "kernel/k.masm", "pub proc triple_plus\n  bogus_op\nend\n");
+  const SourceText bad_kernel[] = {{"kernel/k.masm", "pub proc triple_plus\n  bogus_op\nend\n"}};
+  absl::StatusOr<Program> bad =
+      inline_kernel.AssembleSourceWithKernel("main.masm", kMain, bad_kernel);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("kernel/k.masm:2:3"));
+}
+
+// A v0.25 kernel with submodules: `mod sys` / `pub mod io` beside kern/mod.masm are the
+// modules $kernel::sys and $kernel::io (kern/sys.masm, kern/io/mod.masm), reached by a declared
+// name or by an absolute `$kernel::` path. Only the root's exports are kernel procedures.
+// Expected: 5 -> double 10 -> inc 11 -> twice (double, double) 44, in 33 cycles (masm_model
+// v0.25 with kernel submodules loaded beside the kernel, as v0.25.7 read_modules_from_root does).
+constexpr char kKernelRoot[] = R"(mod sys
+pub mod io
+
+pub proc entry
+    exec.sys::double
+    exec.$kernel::io::inc
+end
+
+pub proc twice
+    exec.helper
+    exec.helper
+end
+
+proc helper
+    exec.sys::double
+end
+)";
+constexpr char kKernelMain[] =
+    "begin\n  push.5\n  syscall.entry\n  syscall.twice\n  swap drop\nend\n";
+
+AssemblerOptions KernelWithSubmodules() {
+  AssemblerOptions options;
+  options.dialect = Dialect::kV0_25;
+  options.read_disk = false;
+  options.virtual_files["kern/mod.masm"] = kKernelRoot;
+  options.virtual_files["kern/sys.masm"] = "pub proc double\n    dup add\nend\n";
+  options.virtual_files["kern/io/mod.masm"] = "pub proc inc\n    add.1\nend\n";
+  options.kernel_path = "kern/mod.masm";
+  return options;
+}
+
+TEST(AssemblerTest, KernelSubmodulesAreFoundBesideTheKernel) {
+  Assembler assembler(KernelWithSubmodules());
+  absl::StatusOr<Program> program = assembler.AssembleSource("main.masm", kKernelMain);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ(program->kernel_procedures, 2u);  // entry and twice; not double or inc
+  absl::StatusOr<RunResult> result = RunProgram(*program, ProgramInputs{}, ExecutionOptions{});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->stack[0].value(), 44u);
+  EXPECT_EQ(result->cycles, 33u);
+
+  // What a fleet job carries: the kernel, then its declared submodules, as they are read.
+  absl::StatusOr<std::vector<SourceText>> files = assembler.KernelFiles();
+  ASSERT_TRUE(files.ok()) << files.status();
+  std::vector<std::string> paths;
+  for (const SourceText& f : *files) paths.push_back(f.path);
+  EXPECT_THAT(paths, ::testing::ElementsAre("kern/mod.masm", "kern/sys.masm", "kern/io/mod.masm"));
+
+  // Given as text (no virtual files, no disk) they assemble to the same run.
+  AssemblerOptions bare;
+  bare.dialect = Dialect::kV0_25;
+  bare.read_disk = false;
+  absl::StatusOr<Program> from_text =
+      Assembler(bare).AssembleSourceWithKernel("main.masm", kKernelMain, *files);
+  ASSERT_TRUE(from_text.ok()) << from_text.status();
+  absl::StatusOr<RunResult> again = RunProgram(*from_text, ProgramInputs{}, ExecutionOptions{});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->stack[0].value(), 44u);
+  EXPECT_EQ(again->cycles, 33u);
+}
+
+TEST(AssemblerTest, KernelSubmoduleErrorsNameTheirPlace) {
+  auto assemble = [](absl::string_view file, std::string text) {
+    AssemblerOptions options = KernelWithSubmodules();
+    options.virtual_files[std::string(file)] = std::move(text);
+    return Assembler(options).AssembleSource("main.masm", kKernelMain).status();
+  };
+  // A declared submodule that is not there: at its `mod` line, naming both candidates.
+  absl::Status missing = assemble("kern/mod.masm", absl::StrCat("mod gone\n", kKernelRoot));
+  EXPECT_THAT(missing.message(), HasSubstr("kern/mod.masm:1:"));
+  EXPECT_THAT(missing.message(), HasSubstr("module '$kernel::gone' not found"));
+  // A submodule may not exec a kernel procedure: only `syscall` reaches those.
+  absl::Status exec_root =
+      assemble("kern/sys.masm", "pub proc double\n    exec.$kernel::entry\nend\n");
+  EXPECT_THAT(exec_root.message(), HasSubstr("kern/sys.masm:2:"));
+  EXPECT_THAT(exec_root.message(),
+              HasSubstr("kernel procedure '::$kernel::entry' can only be invoked via syscall"));
+  // A submodule's procedure is not a syscall target; a private (`mod`) submodule is not even
+  // visible from the program.
+  AssemblerOptions options = KernelWithSubmodules();
+  absl::Status syscall_sub =
+      Assembler(options)
+          .AssembleSource("main.masm", "begin syscall.$kernel::io::inc end\n")
+          .status();
+  EXPECT_THAT(syscall_sub.message(),
+              HasSubstr("syscall target '$kernel::io::inc' is not an exported kernel procedure"));
+  absl::Status private_sub =
+      Assembler(options)
+          .AssembleSource("main.masm", "begin syscall.$kernel::sys::double end\n")
+          .status();
+  EXPECT_THAT(private_sub.message(), HasSubstr("main.masm:1:7: module '$kernel::sys' is private"));
+  // A file beside the kernel that no `mod` declares is not a module of it.
+  absl::Status undeclared = assemble(
+      "kern/mod.masm",
+      "pub proc entry\n    exec.$kernel::sys::double\nend\npub proc twice\n    nop\nend\n");
+  EXPECT_THAT(undeclared.message(), HasSubstr("must declare it with `pub mod sys`"));
 }
 
 TEST(AssemblerTest, VirtualFilesServeTheProgramFile) {

@@ -551,9 +551,10 @@ TEST(TraceShapeAssembledTest, KernelRomRowsPerDeclaredProcedureNotPerSyscall) {
     AssemblerOptions options;
     options.dialect = Dialect::kV0_25;
     Assembler assembler(options);
-    absl::StatusOr<Program> program = assembler.AssembleSourceWithKernel(
-        "t.masm", "begin push.1 drop" + body + " end", "kernel.masm",
-        "pub proc foo\n  push.1 drop\nend\npub proc bar\n  push.2 drop\nend\n");
+    const SourceText kernel[] = {
+        {"kernel.masm", "pub proc foo\n  push.1 drop\nend\npub proc bar\n  push.2 drop\nend\n"}};
+    absl::StatusOr<Program> program =
+        assembler.AssembleSourceWithKernel("t.masm", "begin push.1 drop" + body + " end", kernel);
     ASSERT_TRUE(program.ok()) << program.status();
     EXPECT_EQ(Shape(*program).kernel_rom_rows, 2u) << syscalls;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "vm/assembler/linearize.h"
 #include "vm/assembler/linker.h"
@@ -16,6 +17,8 @@
 #include "vm/assembler/mast_builder.h"
 #include "vm/crypto/hasher.h"
 #include "vm/dialect.h"
+#include "vm/parser/parser.h"
+#include "vm/parser/syntax_rules.h"
 
 namespace flamefleet::vm {
 namespace {
@@ -39,13 +42,17 @@ void CollectDynTargets(const MastBuilder& builder, Program* program) {
 // Assembles the executable module in `file_id` of `sources`: links it (Linker), builds its
 // MAST (MastBuilder) and linearises it.
 // `kernel_file`, when set, is the kernel module in `sources` (else options.kernel_path is used).
-absl::StatusOr<Program> Assemble(const AssemblerOptions& options, const AssembleLimits& limits,
-                                 std::shared_ptr<SourceManager> sources, uint32_t file_id,
-                                 std::optional<uint32_t> kernel_file = std::nullopt) {
+// `kernel_submodules`: (path, file id in `sources`) of the kernel's submodules given as text.
+absl::StatusOr<Program> Assemble(
+    const AssemblerOptions& options, const AssembleLimits& limits,
+    std::shared_ptr<SourceManager> sources, uint32_t file_id,
+    std::optional<uint32_t> kernel_file = std::nullopt,
+    const std::vector<std::pair<std::string, uint32_t>>& kernel_submodules = {}) {
   FLAMEFLEET_RETURN_IF_ERROR(CheckAssemblyDeadline(limits));
   Program program;
   program.source_ops.push_back(SourceOp{});  // index 0: unknown
   Linker linker(options, sources, &program.procedures);
+  for (const auto& [path, id] : kernel_submodules) linker.AddKernelFile(path, id);
   FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t main_id, linker.LinkProgram(file_id, kernel_file));
 
   const DialectSpec& dialect = GetDialectSpec(options.dialect);
@@ -57,8 +64,9 @@ absl::StatusOr<Program> Assemble(const AssemblerOptions& options, const Assemble
   program.entry_procedure = main_id;
   for (size_t m = 0; m < linker.num_modules(); ++m) {
     const LinkedModule& linked = linker.module(m);
-    if (linked.ast.kind == ast::ModuleKind::kKernel) {
-      // The kernel declares its exported procedures (the kernel ROM's rows).
+    if (linked.ast.kind == ast::ModuleKind::kKernel && linked.path == kKernelNamespace) {
+      // The kernel declares its exported procedures (the kernel ROM's rows); its submodules'
+      // exports are not kernel procedures.
       for (const ast::Procedure& p : linked.ast.procedures) {
         if (p.exported) ++program.kernel_procedures;
       }
@@ -107,13 +115,56 @@ absl::StatusOr<Program> Assembler::AssembleSource(absl::string_view name, absl::
 
 absl::StatusOr<Program> Assembler::AssembleSourceWithKernel(absl::string_view name,
                                                             absl::string_view text,
-                                                            absl::string_view kernel_name,
-                                                            absl::string_view kernel_text,
+                                                            absl::Span<const SourceText> kernel,
                                                             const AssembleLimits& limits) const {
+  if (kernel.empty()) return absl::InvalidArgumentError("a kernel needs its kernel module");
   auto sources = std::make_shared<SourceManager>();
   uint32_t file_id = sources->Add(std::string(name), std::string(text));
-  uint32_t kernel_id = sources->Add(std::string(kernel_name), std::string(kernel_text));
-  return Assemble(options_, limits, std::move(sources), file_id, kernel_id);
+  uint32_t kernel_id = sources->Add(kernel[0].path, kernel[0].text);
+  std::vector<std::pair<std::string, uint32_t>> submodules;
+  for (const SourceText& file : kernel.subspan(1)) {
+    submodules.emplace_back(file.path, sources->Add(file.path, file.text));
+  }
+  return Assemble(options_, limits, std::move(sources), file_id, kernel_id, submodules);
+}
+
+absl::StatusOr<std::vector<SourceText>> Assembler::KernelFiles() const {
+  if (options_.kernel_path.empty()) return absl::InvalidArgumentError("no kernel was given");
+  const DialectSpec& dialect = GetDialectSpec(options_.dialect);
+  SourceManager sources;
+  FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t kernel_id,
+                              LoadSourceFile(options_, sources, options_.kernel_path));
+  std::vector<SourceText> files = {{sources.path(kernel_id), sources.text(kernel_id)}};
+  if (!dialect.syntax->kernel_submodules) return files;
+  const size_t slash = options_.kernel_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : options_.kernel_path.substr(0, slash);
+  // Breadth first over the `mod` declarations (module path below $kernel, file id); parsed
+  // only, so the libraries the kernel imports need not be at hand.
+  std::vector<std::pair<std::string, uint32_t>> queue = {{"", kernel_id}};
+  for (size_t next = 0; next < queue.size(); ++next) {
+    const auto [path, id] = queue[next];
+    FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
+                                ParseModule(sources, id, ast::ModuleKind::kKernel, dialect));
+    for (const ast::Submodule& sub : module.submodules) {
+      const std::string child = path.empty() ? sub.name : absl::StrCat(path, "::", sub.name);
+      if (queue.size() > kMaxKernelSubmodules) {
+        return absl::ResourceExhaustedError(sources.Format(
+            sub.loc,
+            absl::StrCat("the kernel has more than ", kMaxKernelSubmodules, " submodules")));
+      }
+      absl::StatusOr<uint32_t> file = FindModuleFile(
+          dir, child, dialect.syntax->mod_file_layout,
+          [&](const std::string& p) { return LoadSourceFile(options_, sources, p); });
+      if (!file.ok()) {
+        return absl::InvalidArgumentError(
+            sources.Format(sub.loc, absl::StrCat("module '", kKernelNamespace, "::", child,
+                                                 "' not found: ", file.status().message())));
+      }
+      files.push_back({sources.path(*file), sources.text(*file)});
+      queue.emplace_back(child, *file);
+    }
+  }
+  return files;
 }
 
 }  // namespace flamefleet::vm

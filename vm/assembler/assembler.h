@@ -14,6 +14,7 @@
 #ifndef FLAMEFLEET_VM_ASSEMBLER_ASSEMBLER_H_
 #define FLAMEFLEET_VM_ASSEMBLER_ASSEMBLER_H_
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "vm/assembler/program.h"
 #include "vm/dialect.h"
 
@@ -69,6 +71,15 @@ struct AssembleLimits {
   absl::Time deadline = absl::InfiniteFuture();
 };
 
+// Most submodules of one kernel (Assembler::KernelFiles; a fleet job's JobSpec.kernel_modules).
+inline constexpr size_t kMaxKernelSubmodules = 256;
+
+// A MASM source file given as text: its path (which error locations show) and its contents.
+struct SourceText {
+  std::string path;
+  std::string text;
+};
+
 class Assembler {
  public:
   explicit Assembler(AssemblerOptions options) : options_(std::move(options)) {}
@@ -85,13 +96,24 @@ class Assembler {
   absl::StatusOr<Program> AssembleSource(absl::string_view name, absl::string_view text,
                                          const AssembleLimits& limits = {}) const;
 
-  // As AssembleSource, with the kernel module given as text (a fleet job's kernel) instead of
-  // options.kernel_path: `kernel_name` names it in locations. The kernel may import the
-  // options' libraries like the program. Errors as for AssembleFile.
+  // As AssembleSource, with the kernel given as text (a fleet job's kernel) instead of
+  // options.kernel_path: kernel[0] is the kernel module, the others its submodules, each
+  // under the path the assembler would read it from (KernelFiles); the paths name them in
+  // locations. The kernel may import the options' libraries like the program. Errors as for
+  // AssembleFile; InvalidArgument for an empty `kernel`.
   absl::StatusOr<Program> AssembleSourceWithKernel(absl::string_view name, absl::string_view text,
-                                                   absl::string_view kernel_name,
-                                                   absl::string_view kernel_text,
+                                                   absl::Span<const SourceText> kernel,
                                                    const AssembleLimits& limits = {}) const;
+
+  // Returns the files of options.kernel_path's kernel as the assembler reads them: the kernel
+  // module first, then (for a dialect with SyntaxRules::kernel_submodules) every submodule it
+  // declares with `mod`, recursively, beside it (KDIR/a.masm or KDIR/a/mod.masm), in
+  // breadth-first order. Parsed only (the libraries the kernel imports need not be at hand).
+  // What a fleet job carries for `--kernel`. InvalidArgument (file:line:col) for a syntax error
+  // or a declared submodule that does not exist, ResourceExhausted past kMaxKernelSubmodules,
+  // NotFound for a missing kernel file, InvalidArgument when no kernel_path is set.
+  // Thread-safe.
+  absl::StatusOr<std::vector<SourceText>> KernelFiles() const;
 
  private:
   AssemblerOptions options_;

@@ -209,7 +209,8 @@ class Linearizer {
         control(kZero, kZero, mast.dyncall_op);
         break;
       case MastKind::kExternal:
-        return;  // no row, no request
+      case MastKind::kTraces:
+        return;  // no row, no request (kTraces: v0.16 decorators)
     }
     State s;
     for (int i = 0; i < kHasherStateWidth; ++i) s[i] = state[i].value();

@@ -26,6 +26,28 @@ constexpr int kMaxReexportHops = 64;
 
 }  // namespace
 
+absl::StatusOr<uint32_t> FindModuleFile(
+    const std::string& dir, const std::string& rest, bool mod_file_layout,
+    const std::function<absl::StatusOr<uint32_t>(const std::string&)>& load) {
+  // A kernel file without a directory ("kernel.masm") has its submodules beside it.
+  const std::string base =
+      absl::StrCat(dir, dir.empty() ? "" : "/", absl::StrJoin(absl::StrSplit(rest, "::"), "/"));
+  absl::StatusOr<uint32_t> file_id =
+      rest.empty() ? absl::NotFoundError("") : load(absl::StrCat(base, ".masm"));
+  if (file_id.ok() || !mod_file_layout) return file_id;
+  absl::StatusOr<uint32_t> mod_id =
+      load(rest.empty() ? absl::StrCat(dir, "/mod.masm") : absl::StrCat(base, "/mod.masm"));
+  if (mod_id.ok()) return mod_id;
+  if (rest.empty()) {
+    // The namespace root: a library directory declares its modules in DIR/mod.masm.
+    return absl::NotFoundError(absl::StrCat(mod_id.status().message(),
+                                            " (a library's root module DIR/mod.masm declares its ",
+                                            "modules: `pub mod NAME` for each DIR/NAME.masm)"));
+  }
+  return absl::NotFoundError(
+      absl::StrCat(file_id.status().message(), "; ", mod_id.status().message()));
+}
+
 absl::StatusOr<uint32_t> LoadSourceFile(const AssemblerOptions& options, SourceManager& sources,
                                         const std::string& path) {
   if (auto it = options.virtual_files.find(path); it != options.virtual_files.end()) {
@@ -66,17 +88,51 @@ absl::StatusOr<uint32_t> Linker::LinkProgram(uint32_t file_id,
     FLAMEFLEET_ASSIGN_OR_RETURN(kernel_file,
                                 LoadSourceFile(options_, *sources_, options_.kernel_path));
   }
-  if (kernel_file.has_value()) {
-    FLAMEFLEET_ASSIGN_OR_RETURN(
-        ast::Module kernel, ParseModule(*sources_, *kernel_file, ast::ModuleKind::kKernel, Spec()));
-    auto k = std::make_unique<LinkedModule>();
-    k->path = "$kernel";
-    k->library = "$kernel";  // a separate forest: invoked through EXTERNAL nodes
-    k->ast = std::move(kernel);
-    FLAMEFLEET_ASSIGN_OR_RETURN(kernel_module_, Register(std::move(k)));
-  }
+  if (kernel_file.has_value()) FLAMEFLEET_RETURN_IF_ERROR(LinkKernel(*kernel_file));
   FLAMEFLEET_ASSIGN_OR_RETURN(size_t index, Register(std::move(loaded)));
   return NewProcedure(index, kEntryIndex, "$exec::$main", modules_[index]->ast.entry_loc);
+}
+
+absl::Status Linker::LinkKernel(uint32_t kernel_file) {
+  if (kernel_module_ != kNoKernel) return absl::InternalError("the kernel is already linked");
+  FLAMEFLEET_ASSIGN_OR_RETURN(
+      ast::Module kernel, ParseModule(*sources_, kernel_file, ast::ModuleKind::kKernel, Spec()));
+  auto k = std::make_unique<LinkedModule>();
+  k->path = kKernelNamespace;
+  k->library = kKernelNamespace;  // a separate forest: invoked through EXTERNAL nodes
+  k->ast = std::move(kernel);
+  if (Spec().syntax->kernel_submodules) {
+    const std::string& file = sources_->path(kernel_file);
+    const size_t slash = file.rfind('/');
+    kernel_library_.emplace(kKernelNamespace,
+                            slash == std::string::npos ? "" : file.substr(0, slash));
+  }
+  FLAMEFLEET_ASSIGN_OR_RETURN(kernel_module_, Register(std::move(k)));
+  if (Spec().syntax->kernel_submodules) {
+    FLAMEFLEET_RETURN_IF_ERROR(LoadDeclaredSubmodules(kernel_module_, 0));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Linker::LoadDeclaredSubmodules(size_t index, int depth) {
+  if (depth > kMaxNestingDepth) {
+    return Error(modules_[index]->ast.submodules.front().loc, "kernel submodules nest too deep");
+  }
+  // Copied: loading registers modules, which may move the vector of modules.
+  const std::vector<ast::Submodule> submodules = modules_[index]->ast.submodules;
+  const std::string path = modules_[index]->path;
+  for (const ast::Submodule& sub : submodules) {
+    const std::string child = absl::StrCat(path, "::", sub.name);
+    const bool fresh = !module_by_path_.contains(child);
+    FLAMEFLEET_ASSIGN_OR_RETURN(size_t loaded, LoadModule(child, sub.loc));
+    if (fresh) FLAMEFLEET_RETURN_IF_ERROR(LoadDeclaredSubmodules(loaded, depth + 1));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> Linker::LoadFile(const std::string& path) {
+  if (auto it = kernel_files_.find(path); it != kernel_files_.end()) return it->second;
+  return LoadSourceFile(options_, *sources_, path);
 }
 
 absl::StatusOr<size_t> Linker::Register(std::unique_ptr<LinkedModule> m) {
@@ -183,6 +239,9 @@ absl::Status Linker::ResolveRepeatCounts(size_t module, ast::Block& block, int d
 // Finds the library whose namespace is the longest prefix of `path` (or, under the mod.masm
 // layout, `path` itself: the namespace root).
 const std::pair<std::string, std::string>* Linker::FindLibrary(absl::string_view path) const {
+  if (kernel_library_.has_value() && absl::StartsWith(path, absl::StrCat(kKernelNamespace, "::"))) {
+    return &*kernel_library_;
+  }
   const std::pair<std::string, std::string>* best = nullptr;
   for (const auto& lib : options_.libraries) {
     if ((absl::StartsWith(path, absl::StrCat(lib.first, "::")) ||
@@ -199,6 +258,12 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
   const auto* lib = FindLibrary(path);
   if (lib == nullptr) {
     std::string ns(path.substr(0, path.find("::")));
+    if (ns == kKernelNamespace) {
+      return Error(loc, absl::StrCat("module '", path, "' not found: ",
+                                     kernel_module_ == kNoKernel
+                                         ? "no kernel was provided (--kernel)"
+                                         : "this dialect's kernel is a single module"));
+    }
     return Error(loc, absl::StrCat("module '", path, "' not found: no library for namespace '", ns,
                                    "' (use --lib ", ns, "=DIR)"));
   }
@@ -209,31 +274,17 @@ absl::StatusOr<size_t> Linker::LoadModule(const std::string& path, const ast::So
     if (auto it = module_by_path_.find(path); it != module_by_path_.end()) return it->second;
   }
   std::string rest = path.size() > lib->first.size() ? path.substr(lib->first.size() + 2) : "";
-  std::string dir = absl::StrCat(lib->second, "/", absl::StrJoin(absl::StrSplit(rest, "::"), "/"));
-  std::string file = absl::StrCat(dir, ".masm");
   absl::StatusOr<uint32_t> file_id =
-      rest.empty() ? absl::NotFoundError("") : LoadSourceFile(options_, *sources_, file);
-  if (!file_id.ok() && rules.mod_file_layout) {
-    const std::string mod_file =
-        rest.empty() ? absl::StrCat(lib->second, "/mod.masm") : absl::StrCat(dir, "/mod.masm");
-    absl::StatusOr<uint32_t> mod_id = LoadSourceFile(options_, *sources_, mod_file);
-    if (mod_id.ok()) {
-      file_id = mod_id;
-    } else if (rest.empty()) {
-      // The namespace root: a library directory declares its modules in DIR/mod.masm.
-      file_id = absl::NotFoundError(absl::StrCat(
-          mod_id.status().message(), " (a library's root module DIR/mod.masm declares its ",
-          "modules: `pub mod NAME` for each DIR/NAME.masm)"));
-    } else {
-      file_id = absl::NotFoundError(
-          absl::StrCat(file_id.status().message(), "; ", mod_id.status().message()));
-    }
-  }
+      FindModuleFile(lib->second, rest, rules.mod_file_layout,
+                     [this](const std::string& file) { return LoadFile(file); });
   if (!file_id.ok()) {
     return Error(loc, absl::StrCat("module '", path, "' not found: ", file_id.status().message()));
   }
-  FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module,
-                              ParseModule(*sources_, *file_id, ast::ModuleKind::kLibrary, Spec()));
+  // The kernel's submodules are kernel modules (v0.25.7 links every module of a kernel package
+  // as one): `caller` works there and `call` does not.
+  const ast::ModuleKind kind =
+      lib->first == kKernelNamespace ? ast::ModuleKind::kKernel : ast::ModuleKind::kLibrary;
+  FLAMEFLEET_ASSIGN_OR_RETURN(ast::Module module, ParseModule(*sources_, *file_id, kind, Spec()));
   auto loaded = std::make_unique<LinkedModule>();
   loaded->path = path;
   loaded->library = lib->first;
@@ -330,6 +381,11 @@ absl::StatusOr<uint32_t> Linker::Resolve(size_t from, const std::string& target,
     if (name.size() >= 2 && name.front() == '"' && name.back() == '"') {
       name = name.substr(1, name.size() - 2);
     }
+    if (!absl::StartsWith(target, "::") && absl::StartsWith(target, kKernelNamespace) &&
+        target.size() > sizeof(kKernelNamespace) && target[sizeof(kKernelNamespace) - 1] == ':') {
+      // $kernel::name, $kernel::child::name: an absolute path into the kernel's namespace
+      return Resolve(from, absl::StrCat("::", target), loc, hops + 1);
+    }
     if (!absl::StartsWith(target, "::")) {
       // alias::name (the alias is the first segment)
       const LinkedModule& m = *modules_[from];
@@ -406,6 +462,13 @@ absl::StatusOr<uint32_t> Linker::ResolveInvocation(size_t from, const ast::Instr
     return Error(inst.loc, absl::StrCat("syscall target '", (*infos_)[callee].name,
                                         "' is not an exported kernel procedure"));
   }
+  // v0.25.7: only the kernel's root module may exec its own procedures; everywhere else
+  // (the program, libraries, the kernel's submodules) they are reached by `syscall` alone.
+  if (!syscall && Spec().syntax->kernel_submodules && from != kernel_module_ &&
+      procedures_[callee].module == kernel_module_) {
+    return Error(inst.loc, absl::StrCat("kernel procedure '::", (*infos_)[callee].name,
+                                        "' can only be invoked via syscall"));
+  }
   return callee;
 }
 
@@ -421,7 +484,7 @@ std::optional<uint32_t> Linker::ResolveRootLiteral(
   auto rank = [&](uint32_t p) {
     const LinkedModule& m = *modules_[procedures_[p].module];
     if (m.library.empty()) return 0;
-    return procedures_[p].module == kernel_module_ ? 2 : 1;
+    return m.library == kKernelNamespace ? 2 : 1;
   };
   std::optional<uint32_t> best;
   for (uint32_t p = 0; p < procedures_.size(); ++p) {

@@ -48,6 +48,13 @@ namespace flamefleet::vm {
 absl::StatusOr<uint32_t> LoadSourceFile(const AssemblerOptions& options, SourceManager& sources,
                                         const std::string& path);
 
+// Finds and registers, with `load`, the file of module `rest` ("a::b"; "" for the namespace
+// root) of a library in `dir` ("" for the current directory): DIR/a/b.masm, else under
+// `mod_file_layout` DIR/a/b/mod.masm (the root: DIR/mod.masm). NotFound naming what was tried.
+absl::StatusOr<uint32_t> FindModuleFile(
+    const std::string& dir, const std::string& rest, bool mod_file_layout,
+    const std::function<absl::StatusOr<uint32_t>(const std::string&)>& load);
+
 // A loaded module and its name tables.
 struct LinkedModule {
   std::string path;     // "$exec", "$kernel" or "std::math::u64"
@@ -62,6 +69,9 @@ struct LinkedModule {
   absl::flat_hash_map<std::string, size_t> constants;  // name -> index in ast.constants
   std::vector<uint8_t> constant_state;  // per constant: 1 while the linker evaluates it
 };
+
+// The kernel's namespace: the kernel module's path, and the prefix of its submodules'.
+inline constexpr char kKernelNamespace[] = "$kernel";
 
 // LinkedProcedure::index of the program's `begin ... end` block.
 inline constexpr size_t kEntryIndex = ~size_t{0};
@@ -90,6 +100,20 @@ class Linker {
   // kernel module (already in `sources`), used instead of options.kernel_path.
   absl::StatusOr<uint32_t> LinkProgram(uint32_t file_id,
                                        std::optional<uint32_t> kernel_file = std::nullopt);
+
+  // Parses the kernel module in `kernel_file` (already in `sources`) and registers it as
+  // `$kernel`; under SyntaxRules::kernel_submodules also every submodule it declares with
+  // `mod`, recursively (v0.25.7 reads a kernel's module tree whole), found beside it: the
+  // files registered with AddKernelFile first, then LoadSourceFile. LinkProgram calls it; at
+  // most once per linker. Errors as for LinkProgram.
+  absl::Status LinkKernel(uint32_t kernel_file);
+
+  // Makes `file_id` (already in `sources`) the file of kernel submodule path `path` as the
+  // linker would build it ("kern/sys.masm" beside the kernel "kern/mod.masm"), so that a
+  // fleet job's kernel submodules are found without virtual_files. Before LinkProgram.
+  void AddKernelFile(const std::string& path, uint32_t file_id) {
+    kernel_files_.emplace(path, file_id);
+  }
 
   // Resolves an invocation target written in module `from` (`foo`, `"foo"`, `alias::foo`,
   // `::ns::mod::foo`, through re-exports) to a procedure id, loading its module if needed.
@@ -141,6 +165,10 @@ class Linker {
   absl::StatusOr<size_t> Register(std::unique_ptr<LinkedModule> m);
   const std::pair<std::string, std::string>* FindLibrary(absl::string_view path) const;
   absl::StatusOr<size_t> LoadModule(const std::string& path, const ast::SourceLocation& loc);
+  // Registers the file at `path`: a file given to AddKernelFile, else LoadSourceFile.
+  absl::StatusOr<uint32_t> LoadFile(const std::string& path);
+  // Loads every submodule that module `index` declares with `mod`, and theirs.
+  absl::Status LoadDeclaredSubmodules(size_t index, int depth);
   // Checks, under SyntaxRules::declared_submodules, that every parent of library module
   // `path` declares the next component with `mod` (loading the parents).
   absl::Status CheckDeclared(const std::string& path, absl::string_view ns,
@@ -188,6 +216,10 @@ class Linker {
   std::vector<LinkedProcedure> procedures_;
   absl::flat_hash_map<std::pair<size_t, size_t>, uint32_t> procedure_ids_;
   size_t kernel_module_ = kNoKernel;  // index in modules_ of the kernel, if any
+  // ("$kernel", the kernel file's directory) under SyntaxRules::kernel_submodules, once a
+  // kernel is loaded: the library that `$kernel::a::b` submodules are found in.
+  std::optional<std::pair<std::string, std::string>> kernel_library_;
+  absl::flat_hash_map<std::string, uint32_t> kernel_files_;  // AddKernelFile
 };
 
 }  // namespace flamefleet::vm

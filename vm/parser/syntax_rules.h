@@ -114,6 +114,12 @@ struct SyntaxRules {
   bool declared_submodules = false;
   // Kernel procedures may themselves use `syscall` (v0.25 lifted the v0.16 restriction).
   bool kernel_syscalls = false;
+  // The kernel module is the root of the `$kernel` namespace: `$kernel::a::b` is the module
+  // KDIR/a/b.masm (or KDIR/a/b/mod.masm) beside the kernel file in KDIR, declared with `mod`
+  // like a library's submodules; they are kernel modules, but only the root's exports are
+  // kernel procedures (v0.25.7 `Package::to_kernel`), and only the root may `exec` or `call`
+  // them (elsewhere: "can only be invoked via syscall").
+  bool kernel_submodules = false;
 
   // ---- the core library
   // The namespace of the dialect's standard library ("miden::core"), and the name prefix of

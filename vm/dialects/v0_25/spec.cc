@@ -45,6 +45,7 @@ constexpr SyntaxRules kSyntax{
     .mod_file_layout = true,
     .declared_submodules = true,
     .kernel_syscalls = true,
+    .kernel_submodules = true,
     .core_library_namespace = "miden::core",
     .core_library_crate_prefix = "miden-core-lib-0.25.",
     .hint_dialect = Dialect::kV0_16,
