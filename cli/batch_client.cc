@@ -28,6 +28,7 @@
 #include "renderer/profile_file.h"
 #include "runner/batch_summary.h"
 #include "runner/runner.h"
+#include "vm/vm.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -56,6 +57,44 @@ bool Under(const fs::path& p, const std::vector<fs::path>& dirs) {
     if (!rel.empty() && *rel.begin() != "..") return true;
   }
   return false;
+}
+
+// A job's kernel as JobSpec.kernel and .kernel_modules: the kernel module `kernel` and the
+// submodules it declares (vm::Assembler::KernelFiles under `dialect`), each named by its path
+// relative to `base`. InvalidArgument (file:line:col) for a kernel that does not parse or a
+// declared submodule that is missing.
+struct JobKernel {
+  v1::LibraryFile root;
+  std::vector<v1::LibraryFile> modules;
+  std::vector<fs::path> files;  // every file, absolute and normal
+
+  void SetOn(v1::JobSpec* job) const {
+    *job->mutable_kernel() = root;
+    for (const v1::LibraryFile& m : modules) *job->add_kernel_modules() = m;
+  }
+};
+
+absl::StatusOr<JobKernel> LoadJobKernel(const fs::path& kernel, const fs::path& base,
+                                        vm::Dialect dialect) {
+  vm::AssemblerOptions options;
+  options.dialect = dialect;
+  options.kernel_path = fs::absolute(kernel).lexically_normal().string();
+  absl::StatusOr<std::vector<vm::SourceText>> files = vm::Assembler(options).KernelFiles();
+  if (!files.ok()) return absl::InvalidArgumentError(files.status().message());
+  JobKernel out;
+  for (size_t i = 0; i < files->size(); ++i) {
+    const fs::path file = fs::path((*files)[i].path).lexically_normal();
+    v1::LibraryFile lf;
+    lf.set_path(file.lexically_relative(base).generic_string());
+    lf.set_source(std::move((*files)[i].text));
+    out.files.push_back(file);
+    if (i == 0) {
+      out.root = std::move(lf);
+    } else {
+      out.modules.push_back(std::move(lf));
+    }
+  }
+  return out;
 }
 
 // Adds the job `name` read from `file` (and NAME.inputs / NAME.toml beside it). `suite` is the
@@ -217,10 +256,24 @@ absl::StatusOr<SuiteManifest> ReadManifest(const fs::path& dir) {
 
 }  // namespace
 
-absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
-    const std::vector<std::string>& programs, const std::vector<std::string>& libs,
-    const std::vector<std::string>& labels, const std::vector<std::string>& snapshots) {
+absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(const std::vector<std::string>& programs,
+                                                          const std::vector<std::string>& libs,
+                                                          const std::vector<std::string>& labels,
+                                                          const std::vector<std::string>& snapshots,
+                                                          const std::string& kernel,
+                                                          vm::Dialect kernel_dialect) {
   v1::SubmitBatchRequest req;
+  // --kernel: named relative to the directory above the kernel's ("kern/mod.masm").
+  std::optional<JobKernel> program_kernel;
+  if (!kernel.empty()) {
+    const fs::path abs = fs::absolute(kernel).lexically_normal();
+    std::error_code ec;
+    if (!fs::is_regular_file(abs, ec)) {
+      return absl::InvalidArgumentError(absl::StrCat("--kernel ", kernel, ": no such file"));
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        program_kernel, LoadJobKernel(abs, abs.parent_path().parent_path(), kernel_dialect));
+  }
   std::vector<std::string> all_libs = libs;
   absl::flat_hash_map<std::string, std::string> suite_dialects;  // directory argument -> dialect
   absl::flat_hash_map<std::string, Project> projects;            // directory argument -> project
@@ -315,14 +368,14 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
         FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(bin.file));
         job->set_source(std::move(source));
         if (!bin.kernel.empty()) {
-          // Named by its path in the project, as error locations show it.
-          v1::LibraryFile* kernel = job->mutable_kernel();
-          kernel->set_path(fs::absolute(bin.kernel)
-                               .lexically_normal()
-                               .lexically_relative(fs::absolute(arg).lexically_normal())
-                               .generic_string());
-          FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(bin.kernel));
-          kernel->set_source(std::move(text));
+          // Named by their paths in the project, as error locations show them.
+          FLAMEFLEET_ASSIGN_OR_RETURN(
+              JobKernel kernel,
+              LoadJobKernel(bin.kernel, fs::absolute(arg).lexically_normal(), kProjectDialect));
+          for (const fs::path& file : kernel.files) {
+            FLAMEFLEET_RETURN_IF_ERROR(CheckInsideDirectory(file, arg, "project directory"));
+          }
+          kernel.SetOn(job);
         }
         if (!bin.inputs.empty()) {
           FLAMEFLEET_ASSIGN_OR_RETURN(std::string text, ReadText(bin.inputs));
@@ -341,6 +394,12 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
       for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
            it.increment(ec)) {
         if (it->path().extension() != ".masm" || Under(it->path(), lib_dirs)) continue;
+        // The kernel's own files are not programs of the suite.
+        if (program_kernel.has_value() &&
+            std::find(program_kernel->files.begin(), program_kernel->files.end(),
+                      it->path().lexically_normal()) != program_kernel->files.end()) {
+          continue;
+        }
         found.emplace_back(it->path(), it->path().lexically_relative(p).string());
       }
       std::sort(found.begin(), found.end());
@@ -356,6 +415,7 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
       }
       FLAMEFLEET_RETURN_IF_ERROR(
           AddJob(file, name, suite ? &p : nullptr, suite ? suite_dialects[arg] : "", &req));
+      if (program_kernel.has_value()) program_kernel->SetOn(req.mutable_jobs(req.jobs_size() - 1));
     }
   }
   for (const std::string& arg : snapshots) {

@@ -20,6 +20,7 @@
 #include "flamefleet/v1/coordinator.grpc.pb.h"
 #include "profile/export.h"
 #include "profile/profile.h"
+#include "vm/dialect.h"
 
 namespace flamefleet::cli {
 
@@ -39,14 +40,20 @@ namespace flamefleet::cli {
 // dialect, with inputs from NAME.inputs / NAME.toml or inputs.toml (LoadProject); every package's
 // [lib] joins the library set, and a dependency on miden-core adds the core library (--lib
 // miden::core=DIR, else $MIDEN_CORE_LIB or the cargo registry; InvalidArgument if not found).
-// A bin with a kernel sends its kernel module with the job (JobSpec.kernel).
+// A bin with a kernel sends its kernel module and submodules with the job (JobSpec.kernel,
+// .kernel_modules).
 // .masp and .mdsnap files are refused (CheckAcceptedInput).
 // `snapshots` are replay snapshot files (flamefleet record): each becomes a job named by its
 // file name that carries the file's bytes (checked locally first), so workers need no files.
+// `kernel` (--kernel, "" for none) is the kernel of every program job that is not a project's
+// bin: the kernel module and the submodules it declares under `kernel_dialect` (the --dialect;
+// vm::Assembler::KernelFiles), named by their paths below the kernel's parent directory
+// ("kern/mod.masm", "kern/sys.masm"); those files are not jobs of a suite they sit in.
 // InvalidArgument for missing paths, unreadable snapshots, duplicate job names, or no jobs.
 absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(
     const std::vector<std::string>& programs, const std::vector<std::string>& libs,
-    const std::vector<std::string>& labels, const std::vector<std::string>& snapshots = {});
+    const std::vector<std::string>& labels, const std::vector<std::string>& snapshots = {},
+    const std::string& kernel = "", vm::Dialect kernel_dialect = vm::kDefaultDialect);
 
 // Default of `flamefleet watch --reconnect-for`: how long a watch keeps reconnecting to a
 // coordinator that went away before it gives up.

@@ -267,7 +267,10 @@ void AppendNewOptions(const std::vector<std::string>& values,
 }
 
 absl::StatusOr<v1::SubmitBatchRequest> MakeRequest(const SubmitFlags& f) {
-  auto req = BuildSubmitRequest(f.program.programs, f.program.libs, f.labels, f.program.replays);
+  absl::StatusOr<vm::Dialect> dialect = f.program.Dialect();
+  if (!dialect.ok()) return dialect.status();
+  auto req = BuildSubmitRequest(f.program.programs, f.program.libs, f.labels, f.program.replays,
+                                f.program.kernel, *dialect);
   if (!req.ok()) return req;
   if (absl::Status options = f.program.SetBatchOptions(req->mutable_options()); !options.ok()) {
     return options;

@@ -57,8 +57,9 @@ constexpr HelpRow kInputs = {
     kShortInputsHelp, kShortInputsHelp, ""};
 constexpr HelpRow kLib = {"library NAMESPACE=DIR (repeatable), e.g. std=DIR", kLibHelp, kLibHelp,
                           "library NAMESPACE=DIR sent with the batch (repeatable)"};
-constexpr HelpRow kKernel = {kKernelHelp, kKernelHelp,
-                             "kernel module (.masm) for `syscall` (recorded in the snapshot)", ""};
+constexpr HelpRow kKernel = {
+    kKernelHelp, kKernelHelp, "kernel module (.masm) for `syscall` (recorded in the snapshot)",
+    "kernel module (.masm) of every program job, sent with its `mod` submodules"};
 constexpr HelpRow kMaxCycles = {kMaxCyclesHelp, kMaxCyclesHelp, kMaxCyclesHelp,
                                 "cycle cap per job"};
 
@@ -83,7 +84,7 @@ void ProgramFlags::Add(CLI::App* cmd) {
   }
   if (here) cmd->add_option("--inputs", inputs, HelpFor(kInputs, command));
   cmd->add_option("--lib", libs, HelpFor(kLib, command));
-  if (here) cmd->add_option("--kernel", kernel, HelpFor(kKernel, command));
+  cmd->add_option("--kernel", kernel, HelpFor(kKernel, command));
   cmd->add_option("--max-cycles", max_cycles, HelpFor(kMaxCycles, command));
   if (here) {
     cmd->add_option("--max-memory", max_memory,

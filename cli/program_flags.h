@@ -33,9 +33,9 @@
 namespace flamefleet::cli {
 
 // The commands that take ProgramFlags. It decides which flags a command has and how their
-// help reads: exec, profile and record run one PROGRAM in this process (with --inputs and
-// --kernel; record has no --replay and requires PROGRAM); submit and run send PROGRAMS... and
-// --replay SNAPSHOT... to a fleet as a batch.
+// help reads: exec, profile and record run one PROGRAM in this process (with --inputs; record
+// has no --replay and requires PROGRAM); submit and run send PROGRAMS... and --replay
+// SNAPSHOT... to a fleet as a batch.
 enum class ProgramCommand : uint8_t { kExec, kProfile, kRecord, kSubmit, kRun };
 
 // The values of the program flags after a parse. Unset options keep their defaults here and
@@ -85,7 +85,7 @@ struct ProgramFlags {
   // (`replays`). Record has no --replay.
   std::string replay;
   std::vector<std::string> replays;
-  // --inputs and --kernel (local commands only).
+  // --inputs (local commands only) and --kernel (a fleet command's: every program job's).
   std::string inputs;
   std::string kernel;
   // --lib NAMESPACE=DIR, repeatable.

@@ -89,7 +89,12 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
     if (program.has_kernel()) {
       out["kernel"] = {{"path", program.kernel().path()},
                        {"digest", program.kernel().digest()},
-                       {"bytes", program.kernel().source().size()}};
+                       {"bytes", program.kernel().source().size()},
+                       {"modules", nlohmann::json::array()}};
+      for (const v1::SnapshotModule& m : program.kernel_modules()) {
+        out["kernel"]["modules"].push_back(
+            {{"path", m.path()}, {"digest", m.digest()}, {"bytes", m.source().size()}});
+      }
     }
     out["modules"] = nlohmann::json::array();
     for (const v1::SnapshotLibrary& lib : program.libraries()) {
@@ -125,6 +130,10 @@ std::string DescribeSnapshot(const v1::ReplaySnapshot& snapshot, uint64_t file_b
   if (program.has_kernel()) {
     absl::StrAppend(&out, "  kernel: ", program.kernel().path(), "  ", program.kernel().digest(),
                     " (", program.kernel().source().size(), " bytes)\n");
+    for (const v1::SnapshotModule& m : program.kernel_modules()) {
+      absl::StrAppend(&out, "    ", m.path(), "  ", m.digest(), " (", m.source().size(),
+                      " bytes)\n");
+    }
   }
   size_t modules = 0;
   for (const v1::SnapshotLibrary& lib : program.libraries()) modules += lib.modules_size();

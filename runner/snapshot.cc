@@ -180,6 +180,13 @@ bool ValidRelativePath(absl::string_view path) {
   return true;
 }
 
+// The directory prefix of a kernel's submodule files: "kern/" for "kern/mod.masm", "" for a
+// kernel without a directory (as the linker builds their paths).
+std::string KernelDirectory(absl::string_view kernel_path) {
+  const size_t slash = kernel_path.rfind('/');
+  return slash == absl::string_view::npos ? "" : std::string(kernel_path.substr(0, slash + 1));
+}
+
 absl::Status Corrupted(absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat("snapshot is corrupted: ", what));
 }
@@ -208,6 +215,24 @@ absl::Status ValidateProgram(const v1::SnapshotProgram& program) {
     if (kernel.digest() != SourceDigest(kernel.source())) {
       return Corrupted(absl::StrCat("the kernel ", kernel.path(), " does not match its digest"));
     }
+    const std::string dir = KernelDirectory(kernel.path());
+    absl::flat_hash_set<std::string> paths = {kernel.path()};
+    for (const v1::SnapshotModule& module : program.kernel_modules()) {
+      if (!absl::StartsWith(module.path(), dir) ||
+          !ValidRelativePath(absl::string_view(module.path()).substr(dir.size()))) {
+        return Corrupted(absl::StrCat("kernel module '", module.path(),
+                                      "' is not a file beside the kernel ", kernel.path()));
+      }
+      if (!paths.insert(module.path()).second) {
+        return Corrupted(absl::StrCat("kernel module '", module.path(), "' appears twice"));
+      }
+      if (module.digest() != SourceDigest(module.source())) {
+        return Corrupted(
+            absl::StrCat("kernel module ", module.path(), " does not match its digest"));
+      }
+    }
+  } else if (program.kernel_modules_size() > 0) {
+    return Corrupted("kernel modules without a kernel");
   }
   absl::flat_hash_set<std::string> namespaces;
   for (const v1::SnapshotLibrary& lib : program.libraries()) {
@@ -336,7 +361,15 @@ absl::StatusOr<v1::SnapshotProgram> CollectProgram(
       }
     }
     if (best == libraries.size()) {
-      return absl::InternalError(absl::StrCat("loaded module ", path, " is in no library"));
+      // Else a submodule of the kernel, read from beside it.
+      if (kernel_path.empty() || !absl::StartsWith(path, KernelDirectory(kernel_path))) {
+        return absl::InternalError(absl::StrCat("loaded module ", path, " is in no library"));
+      }
+      v1::SnapshotModule* module = out.add_kernel_modules();
+      module->set_path(path);
+      module->set_source(sources.text(id));
+      module->set_digest(SourceDigest(sources.text(id)));
+      continue;
     }
     v1::SnapshotModule* module = libs[best].add_modules();
     module->set_path(path.substr(libraries[best].second.size() + 1));
@@ -399,6 +432,9 @@ std::string SnapshotSourceDigest(const v1::SnapshotProgram& program) {
   std::string all = absl::StrCat("entry\n", SourceDigest(program.source()), "\n");
   for (const std::string& p : parts) absl::StrAppend(&all, p);
   if (program.has_kernel()) absl::StrAppend(&all, "kernel\n", program.kernel().digest(), "\n");
+  for (const v1::SnapshotModule& m : program.kernel_modules()) {
+    absl::StrAppend(&all, "kernel ", m.path(), "\n", m.digest(), "\n");
+  }
   return SourceDigest(all);
 }
 
@@ -682,6 +718,9 @@ absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
     const v1::SnapshotModule& kernel = snapshot.program().kernel();
     assembler_options.kernel_path = kernel.path();
     assembler_options.virtual_files[kernel.path()] = kernel.source();
+    for (const v1::SnapshotModule& module : snapshot.program().kernel_modules()) {
+      assembler_options.virtual_files[module.path()] = module.source();
+    }
   }
   ReplayPlan plan;
   FLAMEFLEET_ASSIGN_OR_RETURN(

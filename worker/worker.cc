@@ -425,11 +425,16 @@ absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
     limits.max_program_ops = task.options().max_program_ops();
   }
   limits.deadline = running.deadline;
+  std::vector<vm::SourceText> kernel;
+  if (job.has_kernel()) {
+    kernel.push_back({job.kernel().path(), job.kernel().source()});
+    for (const v1::LibraryFile& file : job.kernel_modules()) {
+      kernel.push_back({file.path(), file.source()});
+    }
+  }
   absl::StatusOr<vm::Program> program =
       job.has_kernel()
-          ? (*assembler)
-                ->AssembleSourceWithKernel(job.name(), job.source(), job.kernel().path(),
-                                           job.kernel().source(), limits)
+          ? (*assembler)->AssembleSourceWithKernel(job.name(), job.source(), kernel, limits)
           : (*assembler)->AssembleSource(job.name(), job.source(), limits);
   if (!program.ok()) return fail(program.status().message());
 

@@ -73,6 +73,10 @@ std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_
     AppendLengthPrefixed("kernel", &canonical);
     AppendLengthPrefixed(spec.kernel().path(), &canonical);
     AppendLengthPrefixed(spec.kernel().source(), &canonical);
+    for (const v1::LibraryFile& file : spec.kernel_modules()) {
+      AppendLengthPrefixed(file.path(), &canonical);
+      AppendLengthPrefixed(file.source(), &canonical);
+    }
   }
   return Sha256Hex(canonical);
 }

@@ -3,11 +3,13 @@
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 #include "runner/runner.h"
+#include "vm/assembler/assembler.h"
 #include "vm/dialect.h"
 
 namespace flamefleet::coordinator::internal {
@@ -119,8 +121,34 @@ absl::Status CheckKernel(absl::string_view field, const v1::JobSpec& job,
   if (kernel.source().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(field, ".kernel.source: empty"));
   }
-  return CheckSize(absl::StrCat(field, ".kernel.source"), kernel.source().size(),
-                   limits.max_source_bytes);
+  FLAMEFLEET_RETURN_IF_ERROR(CheckSize(absl::StrCat(field, ".kernel.source"),
+                                       kernel.source().size(), limits.max_source_bytes));
+  if (static_cast<size_t>(job.kernel_modules_size()) > vm::kMaxKernelSubmodules) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(field, ".kernel_modules: ", job.kernel_modules_size(), " files, the limit is ",
+                     vm::kMaxKernelSubmodules));
+  }
+  // Submodules live beside the kernel module: under its directory, one file per path.
+  const size_t slash = kernel.path().rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : kernel.path().substr(0, slash + 1);
+  absl::flat_hash_set<absl::string_view> paths = {kernel.path()};
+  for (int i = 0; i < job.kernel_modules_size(); ++i) {
+    const std::string at = absl::StrCat(field, ".kernel_modules[", i, "]");
+    const v1::LibraryFile& file = job.kernel_modules(i);
+    FLAMEFLEET_RETURN_IF_ERROR(CheckFilePath(at, file, limits));
+    if (!absl::StartsWith(file.path(), dir) || !absl::EndsWith(file.path(), ".masm")) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ".path: \"", file.path(),
+                                                     "\" is not a .masm file beside the kernel \"",
+                                                     kernel.path(), "\""));
+    }
+    if (!paths.insert(file.path()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ".path: \"", file.path(), "\" is given twice"));
+    }
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckSize(absl::StrCat(at, ".source"), file.source().size(), limits.max_source_bytes));
+  }
+  return absl::OkStatus();
 }
 
 // The summary's phases ("START=END") and marker prefixes (non-empty): bounded in number and
@@ -235,6 +263,9 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
     if (!size.ok()) return size;
     if (job.has_kernel()) {
       FLAMEFLEET_RETURN_IF_ERROR(CheckKernel(field, job, limits));
+    } else if (job.kernel_modules_size() > 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".kernel_modules: given without a kernel"));
     }
   }
   for (const auto& [key, value] : request.labels()) {

@@ -136,6 +136,48 @@ TEST(ProjectTest, KernelPackageIsTheKernelOfItsBinsJobs) {
   EXPECT_EQ(req.libraries().libraries_size(), 0);
 }
 
+TEST(ProjectTest, AKernelsSubmodulesTravelBesideIt) {
+  ASSERT_OK_AND_ASSIGN(v1::SubmitBatchRequest req,
+                       BuildSubmitRequest({(kProjects / "kernel-modules").string()}, {}, {}));
+  ASSERT_EQ(req.jobs_size(), 1);
+  const v1::JobSpec& job = req.jobs(0);
+  EXPECT_EQ(job.name(), "app");
+  EXPECT_EQ(job.kernel().path(), "kern/mod.masm");
+  // The declared submodules, breadth first, named by their paths in the project.
+  ASSERT_EQ(job.kernel_modules_size(), 2);
+  EXPECT_EQ(job.kernel_modules(0).path(), "kern/math.masm");
+  EXPECT_THAT(job.kernel_modules(0).source(), HasSubstr("pub proc triple"));
+  EXPECT_EQ(job.kernel_modules(1).path(), "kern/checks/mod.masm");
+  EXPECT_THAT(job.kernel_modules(1).source(), HasSubstr("pub proc nonzero"));
+}
+
+TEST(ProjectTest, KernelFlagGivesEveryProgramJobTheKernelButNotItsFilesAsJobs) {
+  const fs::path suite = kProjects.parent_path() / "kernel_suite";
+  ASSERT_OK_AND_ASSIGN(
+      v1::SubmitBatchRequest req,
+      BuildSubmitRequest({suite.string()}, {}, {}, {}, (suite / "kernel/mod.masm").string()));
+  ASSERT_EQ(req.jobs_size(), 2);  // a.masm and b.masm; not kernel/mod.masm or kernel/util.masm
+  for (const v1::JobSpec& job : req.jobs()) {
+    SCOPED_TRACE(job.name());
+    EXPECT_EQ(job.kernel().path(), "kernel/mod.masm");
+    ASSERT_EQ(job.kernel_modules_size(), 1);
+    EXPECT_EQ(job.kernel_modules(0).path(), "kernel/util.masm");
+  }
+  EXPECT_EQ(req.jobs(0).name(), "a.masm");
+  EXPECT_EQ(req.jobs(1).name(), "b.masm");
+
+  // A missing submodule is an error at its `mod` line, before anything is sent.
+  const fs::path dir = fs::path(testing::TempDir()) / "project_test" / "kernel_flag_missing";
+  fs::remove_all(dir);
+  WriteFile(dir / "k/mod.masm", "mod gone\npub proc f\n    add\nend\n");
+  WriteFile(dir / "p.masm", "begin\n    syscall.f\nend\n");
+  absl::StatusOr<v1::SubmitBatchRequest> bad =
+      BuildSubmitRequest({(dir / "p.masm").string()}, {}, {}, {}, (dir / "k/mod.masm").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("k/mod.masm:1:"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("module '$kernel::gone' not found"));
+}
+
 TEST(ProjectTest, EachManifestErrorNamesFileKeyAndPosition) {
   const std::string pkg = "[package]\nname = \"p\"\nversion = \"0.1.0\"\n";
   const std::string bin = "[[bin]]\nname = \"main\"\npath = \"main.masm\"\n";

@@ -15,11 +15,14 @@ function(folded_total file var)
   set(${var} ${total} PARENT_SCOPE)
 endfunction()
 
-# run_project(DIR EXPECTED_AGGREGATE JOB CYCLES [JOB CYCLES]...)
+# run_project(DIR EXPECTED_AGGREGATE JOB CYCLES [JOB CYCLES]...), with the flags in
+# ${RUN_FLAGS} (e.g. --kernel FILE).
 function(run_project dir aggregate)
-  set(out ${OUT}/${dir})
+  string(REPLACE "../" "" name ${dir})
+  set(out ${OUT}/${name})
   file(REMOVE_RECURSE ${out})
   execute_process(COMMAND ${FLAMEFLEET} run ${PROJECTS}/${dir} -o ${out} --workers 2 --no-cache
+                          ${RUN_FLAGS}
                   OUTPUT_VARIABLE stdout ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "run ${dir} failed (${rc}):\n${err}")
@@ -65,3 +68,11 @@ run_project(workspace 87 mid/probe 21 app/main 35 app/loop 31)
 
 # The kernel package: its kernel travels with the job. user [6, 7] -> [43] through a syscall.
 run_project(kernel 28 user 28)
+# A kernel with submodules (mod math, pub mod checks): they travel with the job.
+# app [2] -> [6] -> [54], 50 cycles (masm_model with the submodules beside the kernel).
+run_project(kernel-modules 50 app 50)
+
+# A plain suite with --kernel: every program job carries the kernel and its submodule; the
+# kernel's files in the suite directory are not jobs. a [1] -> [11] 26, b [5] -> [25] 36.
+set(RUN_FLAGS --kernel ${PROJECTS}/../kernel_suite/kernel/mod.masm)
+run_project(../kernel_suite 62 a.masm 26 b.masm 36)

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -28,6 +29,7 @@
 #include "profile/profile_proto.h"
 #include "tests/testing/profile_helpers.h"
 #include "tests/testing/status_matchers.h"
+#include "vm/vm.h"
 
 namespace flamefleet::coordinator {
 namespace {
@@ -233,6 +235,59 @@ TEST(SubmitValidationTest, TheKernelIsPartOfTheProgramDigest) {
   EXPECT_NE(a, b);
   EXPECT_NE(b, c);
   EXPECT_EQ(b, internal::JobProgramDigest(with, "libs"));
+  // So are its submodules.
+  v1::JobSpec with_module = with;
+  v1::LibraryFile* sub = with_module.add_kernel_modules();
+  sub->set_path("sys.masm");
+  sub->set_source("pub proc s\n  add\nend\n");
+  EXPECT_NE(internal::JobProgramDigest(with_module, "libs"), b);
+}
+
+TEST(SubmitValidationTest, KernelModulesSitBesideTheKernelOncePerPath) {
+  internal::SubmitLimits limits;
+  limits.max_source_bytes = 1024;
+  auto request_with = [](std::vector<std::pair<std::string, std::string>> modules) {
+    v1::SubmitBatchRequest request = OneJob();
+    request.mutable_jobs(0)->mutable_kernel()->set_path("kern/mod.masm");
+    request.mutable_jobs(0)->mutable_kernel()->set_source("mod sys\npub proc k\n  add\nend\n");
+    for (const auto& [path, source] : modules) {
+      v1::LibraryFile* file = request.mutable_jobs(0)->add_kernel_modules();
+      file->set_path(path);
+      file->set_source(source);
+    }
+    return request;
+  };
+  const std::string text = "pub proc s\n  add\nend\n";
+  EXPECT_OK(internal::ValidateSubmitBatchRequest(
+      request_with({{"kern/sys.masm", text}, {"kern/io/mod.masm", text}}), limits));
+  const std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>> bad =
+      {{{{"other/sys.masm", text}},
+        "jobs[0].kernel_modules[0].path: \"other/sys.masm\" is not a .masm file beside the kernel"},
+       {{{"kern/sys.txt", text}},
+        "jobs[0].kernel_modules[0].path: \"kern/sys.txt\" is not a .masm"},
+       {{{"kern/../x.masm", text}},
+        "jobs[0].kernel_modules[0].path: \"kern/../x.masm\" has a \"..\""},
+       {{{"kern/sys.masm", text}, {"kern/sys.masm", text}},
+        "jobs[0].kernel_modules[1].path: \"kern/sys.masm\" is given twice"},
+       {{{"kern/mod.masm", text}},
+        "jobs[0].kernel_modules[0].path: \"kern/mod.masm\" is given twice"},
+       {{{"kern/sys.masm", std::string(2000, 'x')}},
+        "jobs[0].kernel_modules[0].source: 2000 bytes"}};
+  for (const auto& [modules, error] : bad) {
+    absl::Status status = internal::ValidateSubmitBatchRequest(request_with(modules), limits);
+    EXPECT_THAT(status.message(), HasSubstr(error));
+  }
+  std::vector<std::pair<std::string, std::string>> many;
+  for (size_t i = 0; i <= vm::kMaxKernelSubmodules; ++i) {
+    many.emplace_back(absl::StrCat("kern/m", i, ".masm"), text);
+  }
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(request_with(many), limits).message(),
+              HasSubstr("jobs[0].kernel_modules: 257 files, the limit is 256"));
+  // Submodules without a kernel.
+  v1::SubmitBatchRequest orphan = OneJob();
+  orphan.mutable_jobs(0)->add_kernel_modules()->set_path("sys.masm");
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(orphan, limits).message(),
+              HasSubstr("jobs[0].kernel_modules: given without a kernel"));
 }
 
 TEST(SubmitValidationTest, TruncateMiddleKeepsHeadAndTailAndSaysHowMuchWasCut) {

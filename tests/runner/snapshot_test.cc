@@ -176,6 +176,56 @@ TEST(SnapshotTest, KernelTravelsInTheSnapshot) {
   EXPECT_NE(decoded.status().message().find("kernel"), std::string::npos) << decoded.status();
 }
 
+// A v0.25 kernel with a submodule: the submodule is recorded beside the kernel (its path as
+// the assembler read it) and replayed from the snapshot alone.
+TEST(SnapshotTest, KernelSubmodulesTravelInTheSnapshot) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "snapshot_kernel_modules";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "kern");
+  std::ofstream(dir / "kern" / "mod.masm") << "mod sys\npub proc f\n    exec.sys::double\nend\n";
+  const std::string sys = "pub proc double\n    dup add\nend\n";
+  std::ofstream(dir / "kern" / "sys.masm") << sys;
+  std::ofstream(dir / "kern" / "unused.masm") << "pub proc nothing\n    nop\nend\n";
+  RecordOptions options;
+  options.dialect = vm::Dialect::kV0_25;
+  options.kernel_path = (dir / "kern" / "mod.masm").string();
+  absl::StatusOr<Recording> recording =
+      RecordSource("main.masm", "begin\n  push.21\n  syscall.f\n  swap drop\nend\n",
+                   vm::ProgramInputs{}, options);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  ASSERT_TRUE(recording->run_status.ok()) << recording->run_status;
+  EXPECT_EQ(recording->result.stack[0].value(), 42u);
+  const v1::SnapshotProgram& program = recording->snapshot.program();
+  ASSERT_EQ(program.kernel_modules_size(), 1);  // not the undeclared unused.masm
+  EXPECT_EQ(program.kernel_modules(0).path(), (dir / "kern" / "sys.masm").string());
+  EXPECT_EQ(program.kernel_modules(0).digest(), SourceDigest(sys));
+  v1::SnapshotProgram without = program;
+  without.clear_kernel_modules();
+  EXPECT_NE(SnapshotSourceDigest(program), SnapshotSourceDigest(without));
+
+  fs::remove_all(dir);
+  v1::ReplaySnapshot snapshot = RoundTrip(recording->snapshot);
+  absl::StatusOr<vm::RunResult> replay = ReplayRun(snapshot);
+  ASSERT_TRUE(replay.ok()) << replay.status();
+  EXPECT_EQ(replay->stack, recording->result.stack);
+  EXPECT_EQ(replay->cycles, recording->result.cycles);
+
+  // A kernel module must sit beside the kernel and match its digest.
+  for (const std::string& path : {std::string("/etc/sys.masm"), options.kernel_path}) {
+    v1::ReplaySnapshot moved = recording->snapshot;
+    moved.mutable_program()->mutable_kernel_modules(0)->set_path(path);
+    absl::StatusOr<v1::ReplaySnapshot> decoded = DecodeSnapshot(EncodeSnapshot(moved));
+    ASSERT_FALSE(decoded.ok()) << path;
+    EXPECT_THAT(decoded.status().message(), HasSubstr("kernel module")) << path;
+  }
+  v1::ReplaySnapshot tampered = recording->snapshot;
+  tampered.mutable_program()->mutable_kernel_modules(0)->set_source("pub proc double\nend\n");
+  EXPECT_FALSE(DecodeSnapshot(EncodeSnapshot(tampered)).ok());
+  v1::ReplaySnapshot orphan = recording->snapshot;
+  orphan.mutable_program()->clear_kernel();
+  EXPECT_FALSE(DecodeSnapshot(EncodeSnapshot(orphan)).ok());
+}
+
 // Answers event 1234 with two advice-stack values, event 77 with a map entry and one value,
 // and event 5 with nothing.
 class TestHost : public vm::Host {
