@@ -346,6 +346,7 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(const std::vector<std:
       }
       v1::Library* lib = req.mutable_libraries()->add_libraries();
       lib->set_namespace_(library.ns);
+      for (const std::string& ns : library.static_links) lib->add_static_links(ns);
       for (const auto& [path, file] : library.files) {
         v1::LibraryFile* lf = lib->add_files();
         lf->set_path(path);
@@ -365,6 +366,7 @@ absl::StatusOr<v1::SubmitBatchRequest> BuildSubmitRequest(const std::vector<std:
         v1::JobSpec* job = req.add_jobs();
         job->set_name(bin.job_name);
         job->set_dialect(std::string(vm::DialectName(kProjectDialect)));
+        for (const std::string& ns : bin.static_libraries) job->add_static_libraries(ns);
         FLAMEFLEET_ASSIGN_OR_RETURN(std::string source, ReadText(bin.file));
         job->set_source(std::move(source));
         if (!bin.kernel.empty()) {

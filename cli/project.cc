@@ -35,8 +35,9 @@ struct DependencyDecl {
   bool workspace = false;
   bool git = false;
   bool has_path = false;
-  std::string path;  // as written, relative to the declaring manifest's directory
-  fs::path base;     // that directory
+  std::string path;     // as written, relative to the declaring manifest's directory
+  fs::path base;        // that directory
+  std::string linkage;  // "static", "dynamic" or "" (not written: dynamic, the default)
 };
 
 struct BinDecl {
@@ -171,6 +172,7 @@ absl::StatusOr<std::vector<DependencyDecl>> ParseDependencies(const fs::path& fi
             At(file, *l), absl::StrCat(dep.key, ".linkage"),
             absl::StrCat("unknown linkage '", linkage, "': expected either 'dynamic' or 'static'"));
       }
+      dep.linkage = linkage == "static" ? "static" : "dynamic";
     }
     if (const toml::node* w = spec->get("workspace")) {
       FLAMEFLEET_ASSIGN_OR_RETURN(dep.workspace,
@@ -337,6 +339,8 @@ struct Package {
   std::string member;  // the job-name prefix in a workspace ("" for a single package)
   bool in_workspace = false;
   bool core = false;                                 // depends on miden-core
+  bool core_static = false;                          // ... with linkage = "static"
+  std::set<size_t> static_deps;                      // deps with linkage = "static"
   std::vector<std::pair<size_t, std::string>> deps;  // (package index, "AT KEY")
   // The lib: empty lib_root when the package has none.
   fs::path lib_root;
@@ -519,8 +523,12 @@ class Loader {
                          absl::StrCat("'", dep.name, "' is not in [workspace.dependencies] of ",
                                       workspace_->file.string()));
         }
+        // The member's own `linkage`, if it writes one, wins over the workspace's.
+        const std::string own_linkage = dep.linkage;
         dep = *found;
+        if (!own_linkage.empty()) dep.linkage = own_linkage;
       }
+      const bool is_static = dep.linkage == "static";
       const std::string where = absl::StrCat(dep.at, dep.key);
       if (dep.git) {
         return Invalid(dep.at, dep.key,
@@ -530,6 +538,7 @@ class Loader {
       if (!dep.has_path) {
         if (dep.name == kCorePackage) {
           packages_[index].core = true;
+          packages_[index].core_static = packages_[index].core_static || is_static;
           continue;
         }
         return Invalid(dep.at, dep.key,
@@ -546,8 +555,21 @@ class Loader {
       FLAMEFLEET_ASSIGN_OR_RETURN(size_t dep_index,
                                   LoadPackage(dep_dir, dep.at, absl::StrCat(dep.key, ".path")));
       packages_[index].deps.emplace_back(dep_index, where);
+      if (is_static) packages_[index].static_deps.insert(dep_index);
     }
     return index;
+  }
+
+  // The namespaces package `p` links statically: the libs of its `linkage = "static"`
+  // dependencies (not kernels), and the core library's when it links that statically. Sorted.
+  std::vector<std::string> StaticLinks(const Package& p) const {
+    std::set<std::string> out;
+    for (size_t dep : p.static_deps) {
+      const Package& q = packages_[dep];
+      if (!q.lib_root.empty() && !q.kernel) out.insert(q.ns);
+    }
+    if (p.core_static) out.insert(kCoreNamespace);
+    return std::vector<std::string>(out.begin(), out.end());
   }
 
   absl::Status ResolveLib(size_t index) {
@@ -619,6 +641,7 @@ class Loader {
     ProjectLibrary lib;
     lib.ns = p.ns;
     lib.package = p.manifest.name;
+    lib.static_links = StaticLinks(p);
     lib.manifest = p.manifest.file;
     const fs::path dir = p.lib_root.parent_path();
     std::set<std::string> skip;
@@ -751,6 +774,7 @@ class Loader {
         out.kernel_package = packages_[kernels[0]].manifest.name;
       }
       out.libraries.assign(libraries.begin(), libraries.end());
+      out.static_libraries = StaticLinks(p);
       project->bins.push_back(std::move(out));
     }
     return absl::OkStatus();

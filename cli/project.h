@@ -60,6 +60,9 @@ struct ProjectLibrary {
   // the root module itself as "mod.masm" (flamefleet's namespace root), without the bin roots
   // of the package and without nested packages. Sorted by path.
   std::vector<std::pair<std::string, std::filesystem::path>> files;
+  // The namespaces this library links statically (its package's `linkage = "static"`
+  // dependencies; vm::AssemblerOptions::static_links). Sorted.
+  std::vector<std::string> static_links;
 };
 
 // One [[bin]] target: a job.
@@ -76,6 +79,9 @@ struct ProjectBin {
   // Namespaces of the libraries it may use: its package's lib and every transitive dependency's
   // (kCoreNamespace when one depends on miden-core). Sorted.
   std::vector<std::string> libraries;
+  // The namespaces the program links statically: its package's `linkage = "static"`
+  // dependencies' libs. Sorted.
+  std::vector<std::string> static_libraries;
 };
 
 // A loaded project or workspace.

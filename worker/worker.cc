@@ -123,6 +123,9 @@ absl::StatusOr<vm::AssemblerOptions> LibraryAssemblerOptions(const v1::LibrarySe
           absl::StrCat("library set: invalid library namespace '", ns, "'"));
     }
     options.libraries.emplace_back(ns, ns);
+    for (const std::string& callee : library.static_links()) {
+      options.static_links.emplace_back(ns, callee);
+    }
     for (const v1::LibraryFile& file : library.files()) {
       if (!ValidRelativePath(file.path())) {
         return absl::InvalidArgumentError(absl::StrCat("library set: library '", ns,
@@ -432,10 +435,17 @@ absl::StatusOr<runner::ProfiledRun> Worker::ProfileSource(const v1::Task& task,
       kernel.push_back({file.path(), file.source()});
     }
   }
+  // The program's own static links (its project package's) make a per-job copy of the options.
+  std::shared_ptr<const vm::Assembler> job_assembler = *assembler;
+  if (job.static_libraries_size() > 0) {
+    vm::AssemblerOptions options = (*assembler)->options();
+    for (const std::string& ns : job.static_libraries()) options.static_links.emplace_back("", ns);
+    job_assembler = std::make_shared<const vm::Assembler>(std::move(options));
+  }
   absl::StatusOr<vm::Program> program =
       job.has_kernel()
-          ? (*assembler)->AssembleSourceWithKernel(job.name(), job.source(), kernel, limits)
-          : (*assembler)->AssembleSource(job.name(), job.source(), limits);
+          ? job_assembler->AssembleSourceWithKernel(job.name(), job.source(), kernel, limits)
+          : job_assembler->AssembleSource(job.name(), job.source(), limits);
   if (!program.ok()) return fail(program.status().message());
 
   vm::ExecutionOptions execution;

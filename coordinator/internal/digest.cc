@@ -47,6 +47,11 @@ std::string LibrarySetDigest(const v1::LibrarySet& set) {
   std::string canonical = "flamefleet.LibrarySet.v1";
   for (const v1::Library* library : libraries) {
     AppendLengthPrefixed(library->namespace_(), &canonical);
+    // Only when set, so that the digests of dynamically linked sets stay what they were.
+    for (const std::string& ns : library->static_links()) {
+      AppendLengthPrefixed("static", &canonical);
+      AppendLengthPrefixed(ns, &canonical);
+    }
     std::vector<const v1::LibraryFile*> files;
     for (const v1::LibraryFile& file : library->files()) files.push_back(&file);
     std::sort(files.begin(), files.end(), [](const v1::LibraryFile* a, const v1::LibraryFile* b) {
@@ -77,6 +82,10 @@ std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_
       AppendLengthPrefixed(file.path(), &canonical);
       AppendLengthPrefixed(file.source(), &canonical);
     }
+  }
+  for (const std::string& ns : spec.static_libraries()) {
+    AppendLengthPrefixed("static", &canonical);
+    AppendLengthPrefixed(ns, &canonical);
   }
   return Sha256Hex(canonical);
 }

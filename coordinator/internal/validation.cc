@@ -151,6 +151,26 @@ absl::Status CheckKernel(absl::string_view field, const v1::JobSpec& job,
   return absl::OkStatus();
 }
 
+// Static links (Library.static_links, JobSpec.static_libraries): at most kMaxStaticLinks
+// namespaces, each a MASM namespace within the name limit.
+absl::Status CheckStaticLinks(absl::string_view field,
+                              const google::protobuf::RepeatedPtrField<std::string>& links,
+                              const SubmitLimits& limits) {
+  if (static_cast<size_t>(links.size()) > kMaxStaticLinks) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(field, ": ", links.size(), " namespaces, the limit is ", kMaxStaticLinks));
+  }
+  for (int i = 0; i < links.size(); ++i) {
+    const std::string at = absl::StrCat(field, "[", i, "]");
+    FLAMEFLEET_RETURN_IF_ERROR(CheckName(at, "", links[i].size(), limits.max_name_bytes));
+    if (!IsNamespaceIdentifier(links[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ": \"", links[i], "\" is not a library namespace"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The summary's phases ("START=END") and marker prefixes (non-empty): bounded in number and
 // length.
 absl::Status CheckSummaryOptions(const v1::BatchOptions& options, const SubmitLimits& limits) {
@@ -267,6 +287,8 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".kernel_modules: given without a kernel"));
     }
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckStaticLinks(absl::StrCat(field, ".static_libraries"), job.static_libraries(), limits));
   }
   for (const auto& [key, value] : request.labels()) {
     if (key.empty()) return absl::InvalidArgumentError("labels: empty label key");
@@ -290,6 +312,8 @@ absl::Status ValidateSubmitBatchRequest(const v1::SubmitBatchRequest& request,
       return absl::InvalidArgumentError(
           absl::StrCat(field, ".namespace: duplicate namespace \"", library.namespace_(), "\""));
     }
+    FLAMEFLEET_RETURN_IF_ERROR(
+        CheckStaticLinks(absl::StrCat(field, ".static_links"), library.static_links(), limits));
     absl::flat_hash_set<absl::string_view> paths;
     for (int j = 0; j < library.files_size(); ++j) {
       const v1::LibraryFile& file = library.files(j);

@@ -29,6 +29,9 @@ inline constexpr size_t kMaxResultStackValues = 64;
 // Most options.phases and most options.markers of one batch; not a flag.
 inline constexpr size_t kMaxPhaseOptions = 64;
 
+// Most namespaces in one Library.static_links or JobSpec.static_libraries; not a flag.
+inline constexpr size_t kMaxStaticLinks = 64;
+
 // Limits applied to SubmitBatch requests.
 struct SubmitLimits {
   size_t max_jobs = 10000;

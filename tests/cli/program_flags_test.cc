@@ -98,7 +98,8 @@ TEST(ProgramFlagsTest, EachCommandGetsItsOwnFlags) {
   Parsed submit(ProgramCommand::kRun);
   EXPECT_FALSE(submit.flags.local());
   EXPECT_EQ(submit.Help("--inputs"), "<none>");
-  EXPECT_EQ(submit.Help("--kernel"), "<none>");
+  EXPECT_EQ(submit.Help("--kernel"),
+            "kernel module (.masm) of every program job, sent with its `mod` submodules");
   Parsed record(ProgramCommand::kRecord);
   EXPECT_TRUE(record.flags.local());
   EXPECT_EQ(record.Help("--replay"), "<none>");

@@ -178,6 +178,38 @@ TEST(ProjectTest, KernelFlagGivesEveryProgramJobTheKernelButNotItsFilesAsJobs) {
   EXPECT_THAT(bad.status().message(), HasSubstr("module '$kernel::gone' not found"));
 }
 
+// `linkage = "static"` is an edge from the dependent package: its bins (JobSpec.static_libraries)
+// or its lib (Library.static_links) copy the dependency's procedures in; nobody else does.
+TEST(ProjectTest, StaticLinkageIsTheDependentsChoice) {
+  ASSERT_OK_AND_ASSIGN(v1::SubmitBatchRequest req,
+                       BuildSubmitRequest({(kProjects / "static").string()}, {}, {}));
+  ASSERT_EQ(req.jobs_size(), 1);
+  EXPECT_THAT(req.jobs(0).static_libraries(), ElementsAre("app::util"));
+  ASSERT_EQ(req.libraries().libraries_size(), 1);
+  EXPECT_EQ(req.libraries().libraries(0).static_links_size(), 0);
+
+  // The workspace: mid links base statically (through [workspace.dependencies]); app links mid
+  // dynamically, so app's own calls into base (reached through mid) stay dynamic.
+  ASSERT_OK_AND_ASSIGN(v1::SubmitBatchRequest ws,
+                       BuildSubmitRequest({(kProjects / "workspace").string()}, {}, {}));
+  for (const v1::Library& lib : ws.libraries().libraries()) {
+    SCOPED_TRACE(lib.namespace_());
+    if (lib.namespace_() == "ws::mid") {
+      EXPECT_THAT(lib.static_links(), ElementsAre("ws::base"));
+    } else {
+      EXPECT_EQ(lib.static_links_size(), 0);
+    }
+  }
+  for (const v1::JobSpec& job : ws.jobs()) {
+    SCOPED_TRACE(job.name());
+    if (job.name() == "mid/probe") {
+      EXPECT_THAT(job.static_libraries(), ElementsAre("ws::base"));
+    } else {
+      EXPECT_EQ(job.static_libraries_size(), 0);
+    }
+  }
+}
+
 TEST(ProjectTest, EachManifestErrorNamesFileKeyAndPosition) {
   const std::string pkg = "[package]\nname = \"p\"\nversion = \"0.1.0\"\n";
   const std::string bin = "[[bin]]\nname = \"main\"\npath = \"main.masm\"\n";

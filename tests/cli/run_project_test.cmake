@@ -64,7 +64,11 @@ endfunction()
 # A package with a lib and two bins: sum [3, 4] -> [50], square [7] -> [51].
 run_project(package 42 sum 23 square 19)
 # A workspace of three members: mid/probe [5] -> [45], app/main [5] -> [165], app/loop [1] -> [41].
-run_project(workspace 87 mid/probe 21 app/main 35 app/loop 31)
+# mid links base statically ([workspace.dependencies] linkage = "static"): base::bump is copied
+# into mid::triple_bump and merges with it (17 and 27 cycles; 21 and 35 linked dynamically);
+# app links only mid, so app/loop's own calls into base stay EXTERNAL nodes (31). masm_model with
+# base's modules in mid's forest.
+run_project(workspace 75 mid/probe 17 app/main 27 app/loop 31)
 
 # The kernel package: its kernel travels with the job. user [6, 7] -> [43] through a syscall.
 run_project(kernel 28 user 28)
@@ -76,3 +80,8 @@ run_project(kernel-modules 50 app 50)
 # kernel's files in the suite directory are not jobs. a [1] -> [11] 26, b [5] -> [25] 36.
 set(RUN_FLAGS --kernel ${PROJECTS}/../kernel_suite/kernel/mod.masm)
 run_project(../kernel_suite 62 a.masm 26 b.masm 36)
+
+# A dependency linked statically: util's procedures are copied into main and merge into one
+# block: 2448 cycles (2466 linked dynamically; masm_model).
+unset(RUN_FLAGS)
+run_project(static 2448 main 2448)

@@ -188,6 +188,42 @@ TEST(AssemblerTest, KernelSubmoduleErrorsNameTheirPlace) {
   EXPECT_THAT(undeclared.message(), HasSubstr("must declare it with `pub mod sys`"));
 }
 
+// v0.25.7 Linkage::Static: a statically linked library's procedures are copied into the program
+// and merge with the blocks around each call, even a procedure of >= 32 batches that the program
+// would keep apart as its own root; dynamically (the default) each call is an EXTERNAL node.
+// Expected (masm_model v0.25): dynamic 2466 cycles; static 2448, the cycles of the same
+// instructions written inline in one block.
+TEST(AssemblerTest, StaticallyLinkedLibrariesAreCopiedAndMerged) {
+  AssemblerOptions options;
+  options.dialect = Dialect::kV0_25;
+  options.read_disk = false;
+  options.libraries = {{"slib", "slib"}};
+  options.virtual_files["slib/mod.masm"] = "pub mod m\n";
+  options.virtual_files["slib/m.masm"] =
+      "pub proc f\n    push.1 add\nend\n\npub proc big\n    repeat.2400\n        nop\n    "
+      "end\nend\n";
+  static constexpr char kMain[] =
+      "use slib::m\nbegin\n    push.5\n    exec.m::f\n    exec.m::big\n    exec.m::f\n"
+      "    swap drop\nend\n";
+  auto run = [](const AssemblerOptions& o) -> RunResult {
+    absl::StatusOr<Program> program = Assembler(o).AssembleSource("main.masm", kMain);
+    EXPECT_TRUE(program.ok()) << program.status();
+    if (!program.ok()) return {};
+    absl::StatusOr<RunResult> result = RunProgram(*program, ProgramInputs{}, ExecutionOptions{});
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : RunResult{};
+  };
+  const RunResult dynamic = run(options);
+  options.static_links = {{"", "slib"}};
+  const RunResult copied = run(options);
+  ASSERT_FALSE(dynamic.stack.empty());
+  ASSERT_FALSE(copied.stack.empty());
+  EXPECT_EQ(dynamic.stack[0].value(), 7u);
+  EXPECT_EQ(copied.stack[0].value(), 7u);
+  EXPECT_EQ(dynamic.cycles, 2466u);
+  EXPECT_EQ(copied.cycles, 2448u);
+}
+
 TEST(AssemblerTest, VirtualFilesServeTheProgramFile) {
   AssemblerOptions options = VirtualLibrary();
   options.virtual_files["no/such/dir/main.masm"] = kProgram;

@@ -52,6 +52,12 @@ struct AssemblerOptions {
   // "$kernel::foo"; `syscall.foo` may only target an exported procedure of it. Read through
   // virtual_files like any other file.
   std::string kernel_path;
+  // Static links, as v0.25.7's `Linkage::Static`: (caller, callee) library namespaces, the
+  // caller "" for the program itself. Code of the caller invoking a procedure of the callee
+  // copies it into the caller's MAST (no EXTERNAL node), and its root block merges with the
+  // blocks around the call whatever its size (copied code is not a procedure root). Every other
+  // call into another library is linked dynamically, as `miden run` links the core library.
+  std::vector<std::pair<std::string, std::string>> static_links;
 };
 
 // Default of AssembleLimits::max_program_ops: 4,194,304 operations, far above every real
@@ -114,6 +120,8 @@ class Assembler {
   // NotFound for a missing kernel file, InvalidArgument when no kernel_path is set.
   // Thread-safe.
   absl::StatusOr<std::vector<SourceText>> KernelFiles() const;
+
+  const AssemblerOptions& options() const { return options_; }
 
  private:
   AssemblerOptions options_;

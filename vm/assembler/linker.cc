@@ -499,7 +499,22 @@ std::optional<uint32_t> Linker::ResolveRootLiteral(
 bool Linker::LinksDynamically(size_t from, uint32_t callee) const {
   const LinkedModule& caller_module = *modules_[from];
   const LinkedModule& callee_module = *modules_[procedures_[callee].module];
-  return !callee_module.library.empty() && callee_module.library != caller_module.library;
+  return !callee_module.library.empty() && callee_module.library != caller_module.library &&
+         !IsStaticLink(caller_module.library, callee_module.library);
+}
+
+bool Linker::LinksStatically(size_t from, uint32_t callee) const {
+  const LinkedModule& caller_module = *modules_[from];
+  const LinkedModule& callee_module = *modules_[procedures_[callee].module];
+  return !callee_module.library.empty() && callee_module.library != caller_module.library &&
+         IsStaticLink(caller_module.library, callee_module.library);
+}
+
+bool Linker::IsStaticLink(absl::string_view caller, absl::string_view callee) const {
+  for (const auto& [from, to] : options_.static_links) {
+    if (from == caller && to == callee) return true;
+  }
+  return false;
 }
 
 const ast::ConstantValue* Linker::FindConstant(size_t module, const std::string& name) const {

@@ -141,6 +141,9 @@ class Linker {
   // Returns whether invoking `callee` from module `from` crosses into another library, which
   // is linked dynamically (an EXTERNAL node).
   bool LinksDynamically(size_t from, uint32_t callee) const;
+  // Returns whether invoking `callee` from module `from` crosses into a statically linked
+  // link (AssemblerOptions::static_links): the callee is copied in.
+  bool LinksStatically(size_t from, uint32_t callee) const;
 
   // Returns the named constant `name` of module `module` (its own, or one it imports with
   // `use {NAME} from ...`, through `pub use` re-exports), or null.
@@ -204,6 +207,9 @@ class Linker {
   absl::StatusOr<uint32_t> Resolve(size_t from, const std::string& target,
                                    const ast::SourceLocation& loc, int hops);
   bool IsExportedKernelProcedure(uint32_t id) const;
+  // Whether code of library `caller` ("" for the program) links library `callee` statically
+  // (AssemblerOptions::static_links).
+  bool IsStaticLink(absl::string_view caller, absl::string_view callee) const;
 
   static constexpr size_t kNoKernel = ~size_t{0};
 

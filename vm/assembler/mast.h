@@ -71,6 +71,9 @@ struct MastItem {
   uint32_t chain = 0;
   uint32_t before = kNoTraces;
   uint32_t after = kNoTraces;
+  // A statically linked library procedure's root as copied into the caller: it merges with its
+  // neighbours even when it is a large procedure root elsewhere.
+  bool static_copy = false;
 };
 
 enum class MastKind : uint8_t {

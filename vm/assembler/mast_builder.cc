@@ -547,7 +547,9 @@ absl::StatusOr<MastItem> MastBuilder::Invoke(const BodyContext& ctx, const ast::
     FLAMEFLEET_ASSIGN_OR_RETURN(uint32_t id, AddNode(std::move(ext)));
     return MastItem{id, forest_.ExtendChain(0, callee)};
   }
-  return MastItem{root.node, chain};
+  MastItem item{root.node, chain};
+  item.static_copy = linker_.LinksStatically(ctx.module, callee);
+  return item;
 }
 
 Word MastBuilder::AdvMapKey(const ast::AdvMapEntry& e) const {
@@ -640,7 +642,7 @@ absl::StatusOr<std::vector<MastItem>> MastBuilder::MergeBlocks(std::vector<MastI
     };
     for (; i < j; ++i) {
       const MastNode& block = forest_.nodes[items[i].node];
-      if (block.kind == MastKind::kBlock && block.is_procedure_root &&
+      if (block.kind == MastKind::kBlock && block.is_procedure_root && !items[i].static_copy &&
           block.num_batches >= rules_.keep_apart_batches) {
         FLAMEFLEET_RETURN_IF_ERROR(flush());
         merged.push_back(items[i]);
