@@ -210,8 +210,8 @@ void CompareTraceShapes(const Summary& before, const Summary& after, bool whole,
   }
   if (d->job_padded.empty()) {
     d->no_trace_reason =
-        "no job has a trace shape on both sides (job summaries of v0.25 runs have one: "
-        "`flamefleet profile PROG --summary out.json`)";
+        "no job has a trace shape on both sides (summaries of v0.25 runs have one: "
+        "`flamefleet profile PROG --summary out.json`, or the jobs of a fleet batch)";
     return;
   }
   d->has_trace = true;

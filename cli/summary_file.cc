@@ -14,6 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "runner/run_stats.h"
+#include "vm/vm.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -178,6 +180,7 @@ class Decoder {
         return Error(Join(p, "inclusive"),
                      absl::StrCat(proc.inclusive, " exceeds the summary's cycles ", cycles));
       }
+      // Read here, checked with the totals (TraceShape, TraceTotals).
       if (row.contains("trace")) {
         const std::string tp = Join(p, "trace");
         const json& trace = row["trace"];
@@ -185,14 +188,8 @@ class Decoder {
         proc.has_trace = true;
         FLAMEFLEET_ASSIGN_OR_RETURN(proc.trace_self, Rows(trace, tp, "self"));
         FLAMEFLEET_ASSIGN_OR_RETURN(proc.trace_inclusive, Rows(trace, tp, "inclusive"));
-        for (runner::TraceKind kind : runner::kAllTraceKinds) {
-          const size_t k = static_cast<size_t>(kind);
-          if (proc.trace_self[k] > proc.trace_inclusive[k]) {
-            return Error(
-                Join(Join(tp, "self"), std::string(runner::TraceKindName(kind)).c_str()),
-                absl::StrCat(proc.trace_self[k], " exceeds inclusive ", proc.trace_inclusive[k]));
-          }
-        }
+        FLAMEFLEET_ASSIGN_OR_RETURN(proc.hasher_requests, Uint(trace, tp, "hasher_requests"));
+        FLAMEFLEET_ASSIGN_OR_RETURN(proc.hasher_dedup_hits, Uint(trace, tp, "hasher_dedup_hits"));
       }
       out.push_back(std::move(proc));
     }
@@ -212,64 +209,168 @@ class Decoder {
     return rows;
   }
 
-  // The job's optional trace_shape, checked against its procedures' trace rows: each kind's
-  // self rows plus the overhead add up to the kind's total, and no inclusive exceeds it.
-  absl::Status TraceShape(const json& obj, const std::string& path, SummaryTables& t) const {
-    bool any_trace = false;
-    for (const SummaryProcedure& p : t.procedures) any_trace = any_trace || p.has_trace;
+  // An error of a check shared with the wire decoder ("FIELD: problem", FIELD relative to the
+  // job or batch at `path`), as this reader's errors.
+  absl::Status Shared(const std::string& path, const absl::Status& status) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ": ", Join(path, std::string(status.message()))));
+  }
+
+  // The procedures' trace rows of `t` for the runner's checks: every procedure must have one.
+  absl::StatusOr<std::vector<runner::ProcedureTraceShape>> ProcedureTraces(
+      const SummaryTables& t, const std::string& path, absl::string_view totals) const {
+    std::vector<runner::ProcedureTraceShape> out;
+    out.reserve(t.procedures.size());
+    for (size_t i = 0; i < t.procedures.size(); ++i) {
+      const SummaryProcedure& p = t.procedures[i];
+      if (!p.has_trace) {
+        return Error(absl::StrCat(Join(path, "procedures"), "[", i, "].trace"),
+                     absl::StrCat("missing (the summary has ", totals, ")"));
+      }
+      out.push_back({.name = p.name,
+                     .self = p.trace_self,
+                     .inclusive = p.trace_inclusive,
+                     .hasher_requests = p.hasher_requests,
+                     .hasher_dedup_hits = p.hasher_dedup_hits});
+    }
+    return out;
+  }
+
+  // Returns the first procedure of `t` with trace rows, or -1.
+  static int FirstTraced(const SummaryTables& t) {
+    for (size_t i = 0; i < t.procedures.size(); ++i) {
+      if (t.procedures[i].has_trace) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  // The job's optional trace_shape, checked as the wire decoder checks it (runner's
+  // CheckTraceShape, by the rules of the job's dialect): its rows follow the rules, its heights,
+  // padded_len and bound are right, and the procedures' trace rows add up to it.
+  absl::Status TraceShape(const json& obj, const std::string& path, bool finished,
+                          SummaryTables& t) const {
     if (!obj.contains("trace_shape")) {
-      if (any_trace)
-        return Error(Join(path, "trace_shape"), "missing (procedures have trace rows)");
+      if (int i = FirstTraced(t); i >= 0) {
+        return Error(Join(path, "trace_shape"),
+                     absl::StrCat("missing (procedures[", i, "] has trace rows)"));
+      }
       return absl::OkStatus();
     }
     const std::string p = Join(path, "trace_shape");
     const json& ts = obj["trace_shape"];
     FLAMEFLEET_RETURN_IF_ERROR(Object(ts, p));
-    SummaryTraceShape shape;
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.core_rows, Uint(ts, p, "core_rows"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.core_height, Uint(ts, p, "core_height"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.chiplets_height, Uint(ts, p, "chiplets_height"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.padded_len, Uint(ts, p, "padded_len"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.bound, String(ts, p, "bound"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.overhead, Rows(ts, p, "overhead"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(const json* hasher, Field(ts, p, "hasher", "expected an object"));
-    FLAMEFLEET_RETURN_IF_ERROR(Object(*hasher, Join(p, "hasher")));
-    auto at = [](runner::TraceKind k) { return static_cast<size_t>(k); };
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kHasher)],
-                                Uint(*hasher, Join(p, "hasher"), "rows"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kBitwise)],
-                                Uint(ts, p, "bitwise_rows"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kMemory)],
-                                Uint(ts, p, "memory_rows"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kAce)], Uint(ts, p, "ace_rows"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kRange)],
-                                Uint(ts, p, "range_rows"));
-    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals[at(runner::TraceKind::kChiplets)],
-                                Uint(ts, p, "chiplets_rows"));
-    if (shape.padded_len != std::max(shape.core_height, shape.chiplets_height)) {
-      return Error(Join(p, "padded_len"),
-                   absl::StrCat(shape.padded_len, " is not the larger height of ",
-                                shape.core_height, " and ", shape.chiplets_height));
+    if (!finished) {
+      return Error(p, "set, but the run ended with an error (only a run that finished has one)");
     }
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::string dialect, String(obj, path, "dialect"));
+    absl::StatusOr<const vm::TraceShapeRules*> rules = runner::TraceShapeRulesOf(dialect);
+    if (!rules.ok()) return Shared(path, rules.status());
+    runner::TraceShapeStats stats;
+    stats.rules = *rules;
+    vm::TraceShape& v = stats.totals;
+    v.cycles = t.cycles;
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.core_rows, Uint(ts, p, "core_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.range_rows, Uint(ts, p, "range_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(const json* hasher, Field(ts, p, "hasher", "expected an object"));
+    const std::string hp = Join(p, "hasher");
+    FLAMEFLEET_RETURN_IF_ERROR(Object(*hasher, hp));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.hasher_requests, Uint(*hasher, hp, "requests"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.hasher_states, Uint(*hasher, hp, "states"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.hasher_controller_rows, Uint(*hasher, hp, "controller_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.hasher_controller_padding,
+                                Uint(*hasher, hp, "controller_padding"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.hasher_permutation_rows, Uint(*hasher, hp, "permutation_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.hasher_rows, Uint(*hasher, hp, "rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.bitwise_rows, Uint(ts, p, "bitwise_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.memory_rows, Uint(ts, p, "memory_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.ace_rows, Uint(ts, p, "ace_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.kernel_rom_rows, Uint(ts, p, "kernel_rom_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.chiplets_rows, Uint(ts, p, "chiplets_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.core_height, Uint(ts, p, "core_height"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.chiplets_height, Uint(ts, p, "chiplets_height"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(v.padded_len, Uint(ts, p, "padded_len"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::string bound, String(ts, p, "bound"));
+    absl::StatusOr<vm::TraceBound> parsed = runner::ParseTraceBound(bound);
+    if (!parsed.ok()) return Error(Join(p, "bound"), parsed.status().message());
+    v.bound = *parsed;
+    FLAMEFLEET_ASSIGN_OR_RETURN(stats.overhead, Rows(ts, p, "overhead"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(stats.procedures, ProcedureTraces(t, path, "a trace_shape"));
+    if (absl::Status st = runner::CheckTraceShape(stats, t.cycles); !st.ok()) {
+      return Shared(path, st);
+    }
+
+    SummaryTraceShape shape;
     for (runner::TraceKind kind : runner::kAllTraceKinds) {
-      const size_t k = at(kind);
-      uint64_t sum = shape.overhead[k];
-      for (const SummaryProcedure& proc : t.procedures) {
-        if (__builtin_add_overflow(sum, proc.trace_self[k], &sum)) {
-          return Error(p, "the procedures' trace rows overflow 64 bits");
-        }
-        if (proc.trace_inclusive[k] > shape.totals[k]) {
-          return Error(p,
-                       absl::StrCat("procedure \"", proc.name, "\" has ", proc.trace_inclusive[k],
-                                    " inclusive ", runner::TraceKindName(kind),
-                                    " rows, more than the total ", shape.totals[k]));
-        }
+      shape.totals[static_cast<size_t>(kind)] = stats.Total(kind);
+    }
+    shape.overhead = stats.overhead;
+    shape.core_rows = v.core_rows;
+    shape.core_height = v.core_height;
+    shape.chiplets_height = v.chiplets_height;
+    shape.padded_len = v.padded_len;
+    shape.bound = std::move(bound);
+    t.trace_shape = std::move(shape);
+    return absl::OkStatus();
+  }
+
+  // A batch's optional trace_totals: the sums over its jobs with a trace shape, and the
+  // procedures' trace rows (summed by name) adding up to them.
+  absl::Status TraceTotals(const json& doc, const std::vector<SummaryJob>& jobs,
+                           SummaryTables& t) const {
+    if (!doc.contains("trace_totals")) {
+      if (int i = FirstTraced(t); i >= 0) {
+        return Error("trace_totals", absl::StrCat("missing (procedures[", i, "] has trace rows)"));
       }
-      if (any_trace && sum != shape.totals[k]) {
-        return Error(p, absl::StrCat("the procedures' self ", runner::TraceKindName(kind),
-                                     " rows and the overhead sum to ", sum, ", not the total ",
-                                     shape.totals[k]));
+      return absl::OkStatus();
+    }
+    const std::string p = "trace_totals";
+    const json& tt = doc["trace_totals"];
+    FLAMEFLEET_RETURN_IF_ERROR(Object(tt, p));
+    SummaryTraceShape shape;
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.jobs, Uint(tt, p, "jobs"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.core_rows, Uint(tt, p, "core_rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.padded_len, Uint(tt, p, "padded_len"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.totals, Rows(tt, p, "rows"));
+    FLAMEFLEET_ASSIGN_OR_RETURN(shape.overhead, Rows(tt, p, "overhead"));
+    // The sums over the jobs (saturating, as the writer sums).
+    auto add = [](uint64_t& sum, uint64_t v) {
+      if (__builtin_add_overflow(sum, v, &sum)) sum = UINT64_MAX;
+    };
+    SummaryTraceShape sums;
+    sums.jobs = 0;
+    for (const SummaryJob& job : jobs) {
+      if (!job.tables.trace_shape.has_value()) continue;
+      const SummaryTraceShape& j = *job.tables.trace_shape;
+      ++sums.jobs;
+      add(sums.core_rows, j.core_rows);
+      add(sums.padded_len, j.padded_len);
+      for (size_t k = 0; k < runner::kNumTraceKinds; ++k) {
+        add(sums.totals[k], j.totals[k]);
+        add(sums.overhead[k], j.overhead[k]);
       }
+    }
+    auto expect = [&](const std::string& field, uint64_t got, uint64_t want) -> absl::Status {
+      if (got == want) return absl::OkStatus();
+      return Error(field, absl::StrCat("expected the sum over the jobs with a trace_shape (", want,
+                                       "), got ", got));
+    };
+    FLAMEFLEET_RETURN_IF_ERROR(expect(Join(p, "jobs"), shape.jobs, sums.jobs));
+    FLAMEFLEET_RETURN_IF_ERROR(expect(Join(p, "core_rows"), shape.core_rows, sums.core_rows));
+    FLAMEFLEET_RETURN_IF_ERROR(expect(Join(p, "padded_len"), shape.padded_len, sums.padded_len));
+    for (runner::TraceKind kind : runner::kAllTraceKinds) {
+      const size_t k = static_cast<size_t>(kind);
+      const std::string name(runner::TraceKindName(kind));
+      FLAMEFLEET_RETURN_IF_ERROR(
+          expect(Join(Join(p, "rows"), name), shape.totals[k], sums.totals[k]));
+      FLAMEFLEET_RETURN_IF_ERROR(
+          expect(Join(Join(p, "overhead"), name), shape.overhead[k], sums.overhead[k]));
+    }
+    FLAMEFLEET_ASSIGN_OR_RETURN(std::vector<runner::ProcedureTraceShape> procedures,
+                                ProcedureTraces(t, "", "trace_totals"));
+    if (absl::Status st =
+            runner::CheckTraceAttribution(shape.totals, shape.overhead, procedures, p);
+        !st.ok()) {
+      return Shared("", st);
     }
     t.trace_shape = std::move(shape);
     return absl::OkStatus();
@@ -363,7 +464,7 @@ class Decoder {
     FLAMEFLEET_ASSIGN_OR_RETURN(t.instructions, Counted(obj, path, "instructions", t.cycles));
     FLAMEFLEET_ASSIGN_OR_RETURN(t.operations, Counted(obj, path, "operations", t.cycles));
     FLAMEFLEET_ASSIGN_OR_RETURN(t.phases, Phases(obj, path, /*batch=*/false));
-    FLAMEFLEET_RETURN_IF_ERROR(TraceShape(obj, path, t));
+    FLAMEFLEET_RETURN_IF_ERROR(TraceShape(obj, path, job.status == "ok", t));
     return job;
   }
 
@@ -416,6 +517,7 @@ class Decoder {
     FLAMEFLEET_ASSIGN_OR_RETURN(t.instructions, Counted(doc, "", "instructions", t.cycles));
     FLAMEFLEET_ASSIGN_OR_RETURN(t.operations, Counted(doc, "", "operations", t.cycles));
     FLAMEFLEET_ASSIGN_OR_RETURN(t.phases, Phases(doc, "", /*batch=*/true));
+    FLAMEFLEET_RETURN_IF_ERROR(TraceTotals(doc, s.jobs, t));
     return s;
   }
 

@@ -59,14 +59,19 @@ struct SummaryProcedure {
   uint64_t calls = 0;
   uint64_t self = 0;
   uint64_t inclusive = 0;
-  // `trace` (docs/trace-shape.md): present in a job summary with a trace_shape.
+  // `trace` (docs/trace-shape.md): present in a job summary with a trace_shape and in a batch
+  // summary with trace_totals (summed by name over the jobs with a trace shape).
   bool has_trace = false;
   TraceRows trace_self{};
   TraceRows trace_inclusive{};
+  uint64_t hasher_requests = 0;    // self
+  uint64_t hasher_dedup_hits = 0;  // self
 };
 
 // A job's trace_shape (docs/summary.md): the totals of each kind (chiplets: the chiplets total),
-// the rows of no procedure, and the heights.
+// the rows of no procedure, and the heights. A batch's trace_totals fills the totals, overhead,
+// core_rows and padded_len (each the sum over its `jobs` jobs with a trace shape); its heights
+// are 0 and its bound "".
 struct SummaryTraceShape {
   TraceRows totals{};
   TraceRows overhead{};
@@ -75,6 +80,7 @@ struct SummaryTraceShape {
   uint64_t chiplets_height = 0;
   uint64_t padded_len = 0;
   std::string bound;  // "core", "range" or "chiplets"
+  uint64_t jobs = 1;  // jobs summed (1 for a job's own)
 };
 
 // One row of the instructions or operations table.
@@ -101,7 +107,8 @@ struct SummaryTables {
   std::vector<SummaryCounted> instructions;
   std::vector<SummaryCounted> operations;
   std::vector<SummaryPhase> phases;
-  // A job summary of a v0.25 run with its trace shape (never a batch's totals).
+  // A job summary of a v0.25 run that finished: its trace shape; a batch with such jobs: their
+  // trace_totals.
   std::optional<SummaryTraceShape> trace_shape;
 };
 
@@ -142,9 +149,12 @@ struct SummaryReadOptions {
 // neither of the two, a missing field, a wrong type, a negative or fractional number, a
 // duplicate name in a list or in jobs[], a row inconsistent with its totals (a phase whose min
 // exceeds its max, or whose max exceeds its total; a procedure whose self exceeds its inclusive or
-// whose inclusive exceeds the cycles; a batch whose cycles are not the sum of its jobs'), and
-// ResourceExhausted for text over options.max_bytes, nesting over kMaxSummaryDepth, or a list
-// over its row limit.
+// whose inclusive exceeds the cycles; a batch whose cycles are not the sum of its jobs'), a job's
+// trace shape that runner::CheckTraceShape refuses (the same check as the wire decoder's; also
+// one on a dialect without trace-shape rules, on a run with status "error", or procedures' trace
+// rows without a trace_shape or the reverse), a batch's trace_totals that are not the sums over
+// its jobs or that its procedures' trace rows do not add up to, and ResourceExhausted for text over
+// options.max_bytes, nesting over kMaxSummaryDepth, or a list over its row limit.
 absl::StatusOr<Summary> ParseSummary(absl::string_view text, absl::string_view source,
                                      const SummaryReadOptions& options = {});
 

@@ -343,10 +343,10 @@ absl::StatusOr<ProcedureTable> TraceTableFromSummary(const SummaryTables& tables
                                                      runner::TraceKind kind,
                                                      absl::string_view input) {
   if (!tables.trace_shape.has_value()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--by ", runner::TraceKindName(kind), ": ", input,
-        " has no trace shape (only job summaries of v0.25 runs that finished have one: "
-        "`flamefleet profile PROG --summary out.json`)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--by ", runner::TraceKindName(kind), ": ", input,
+                     " has no trace shape (only summaries of v0.25 runs that finished have one: "
+                     "`flamefleet profile PROG --summary out.json`, or a batch of such jobs)"));
   }
   const size_t k = static_cast<size_t>(kind);
   ProcedureTable table;

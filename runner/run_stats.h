@@ -97,6 +97,40 @@ struct TraceShapeStats {
   uint64_t Total(TraceKind kind) const;
 };
 
+// Rows by TraceKind.
+using TraceRows = std::array<uint64_t, kNumTraceKinds>;
+
+// Returns the trace-shape rules of the dialect named `dialect` ("v0.25"). InvalidArgument
+// "trace_shape: ..." when the dialect is unknown or has no rules (v0.16: not modelled).
+absl::StatusOr<const vm::TraceShapeRules*> TraceShapeRulesOf(absl::string_view dialect);
+
+// Parses a vm::TraceBoundName ("core", "range", "chiplets"). InvalidArgument otherwise.
+absl::StatusOr<vm::TraceBound> ParseTraceBound(absl::string_view name);
+
+// Checks `shape` as something a finished run of `cycles` cycles can have produced, by the rules
+// of docs/trace-shape.md and `*shape.rules` (must not be null; `shape.nodes` and the buckets of
+// `shape.totals` are not looked at): core_rows = cycles + the HALT row; the hasher's controller
+// rows, padding (to the controller alignment), permutation rows and their sum from its requests
+// and distinct states (states <= requests); bitwise rows a multiple of the rows per operation;
+// the chiplets total; both heights max(min_trace_len, next_pow2(...)); padded_len the larger;
+// `bound` the trace that sets it; and every procedure (CheckTraceAttribution, plus its hasher
+// rows from its requests and de-duplication hits, its chiplets rows the sum of its hasher,
+// bitwise, memory and ACE rows, and the procedures' requests and new states within the totals).
+// Returns InvalidArgument "FIELD: problem", FIELD a path of summary.json
+// ("trace_shape.padded_len", "procedures[3].trace.self.hasher"), for the first inconsistency or a
+// sum that overflows 64 bits. The one check of a job's trace shape: the wire decoder
+// (DecodeJobSummary) and the CLI's summary.json reader both call it. Pure; thread-safe.
+absl::Status CheckTraceShape(const TraceShapeStats& shape, uint64_t cycles);
+
+// Checks the attribution of `totals` rows (by kind) to `procedures`: each procedure's self rows
+// at most its inclusive rows, its inclusive rows at most the total, and per kind the procedures'
+// self rows plus `overhead` equal to the total. `totals_field` names the totals in errors
+// ("trace_shape"); procedures are named "procedures[I].trace...". InvalidArgument otherwise (also
+// for a sum that overflows). Used for a job's trace shape and for a batch's trace totals.
+absl::Status CheckTraceAttribution(const TraceRows& totals, const TraceRows& overhead,
+                                   const std::vector<ProcedureTraceShape>& procedures,
+                                   absl::string_view totals_field);
+
 // The name of the pseudo-frame that holds a weighted profile's overhead rows.
 inline constexpr absl::string_view kTraceOverheadFrame = "[trace overhead]";
 

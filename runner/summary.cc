@@ -1,7 +1,9 @@
 #include "runner/summary.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +58,14 @@ ordered_json TraceKinds(const std::array<uint64_t, kNumTraceKinds>& rows) {
   return out;
 }
 
+// A procedure's `trace` object: its rows by kind and its hasher requests.
+ordered_json ProcedureTraceObject(const ProcedureTraceShape& t) {
+  return {{"self", TraceKinds(t.self)},
+          {"inclusive", TraceKinds(t.inclusive)},
+          {"hasher_requests", t.hasher_requests},
+          {"hasher_dedup_hits", t.hasher_dedup_hits}};
+}
+
 // The job's trace_shape object (docs/summary.md, docs/trace-shape.md).
 ordered_json TraceShapeObject(const TraceShapeStats& shape) {
   const vm::TraceShape& t = shape.totals;
@@ -108,11 +118,7 @@ ordered_json SummaryObject(const JobSummary& summary) {
   for (size_t i = 0; i < summary.stats.procedures.size(); ++i) {
     ordered_json row = ProcedureRow(summary.stats.procedures[i], cycles);
     if (shape.has_value() && i < shape->procedures.size()) {
-      const ProcedureTraceShape& t = shape->procedures[i];
-      row["trace"] = {{"self", TraceKinds(t.self)},
-                      {"inclusive", TraceKinds(t.inclusive)},
-                      {"hasher_requests", t.hasher_requests},
-                      {"hasher_dedup_hits", t.hasher_dedup_hits}};
+      row["trace"] = ProcedureTraceObject(shape->procedures[i]);
     }
     procs.push_back(std::move(row));
   }
@@ -131,6 +137,63 @@ ordered_json SummaryObject(const JobSummary& summary) {
   j["phases"] = std::move(phases);
   if (shape.has_value()) j["trace_shape"] = TraceShapeObject(*shape);
   return j;
+}
+
+// ---- the trace shape on the wire
+
+void RowsToProto(const TraceRows& rows, v1::SummaryTraceRows* out) {
+  out->set_hasher(rows[static_cast<size_t>(TraceKind::kHasher)]);
+  out->set_bitwise(rows[static_cast<size_t>(TraceKind::kBitwise)]);
+  out->set_memory(rows[static_cast<size_t>(TraceKind::kMemory)]);
+  out->set_ace(rows[static_cast<size_t>(TraceKind::kAce)]);
+  out->set_range(rows[static_cast<size_t>(TraceKind::kRange)]);
+  out->set_chiplets(rows[static_cast<size_t>(TraceKind::kChiplets)]);
+}
+
+TraceRows RowsFromProto(const v1::SummaryTraceRows& rows) {
+  TraceRows out{};
+  out[static_cast<size_t>(TraceKind::kHasher)] = rows.hasher();
+  out[static_cast<size_t>(TraceKind::kBitwise)] = rows.bitwise();
+  out[static_cast<size_t>(TraceKind::kMemory)] = rows.memory();
+  out[static_cast<size_t>(TraceKind::kAce)] = rows.ace();
+  out[static_cast<size_t>(TraceKind::kRange)] = rows.range();
+  out[static_cast<size_t>(TraceKind::kChiplets)] = rows.chiplets();
+  return out;
+}
+
+v1::SummaryTraceBound BoundToProto(vm::TraceBound bound) {
+  switch (bound) {
+    case vm::TraceBound::kCore:
+      return v1::SUMMARY_TRACE_BOUND_CORE;
+    case vm::TraceBound::kRange:
+      return v1::SUMMARY_TRACE_BOUND_RANGE;
+    case vm::TraceBound::kChiplets:
+      return v1::SUMMARY_TRACE_BOUND_CHIPLETS;
+  }
+  return v1::SUMMARY_TRACE_BOUND_UNSPECIFIED;
+}
+
+void TraceShapeToProto(const TraceShapeStats& shape, v1::SummaryTraceShape* out) {
+  const vm::TraceShape& t = shape.totals;
+  out->set_core_rows(t.core_rows);
+  out->set_range_rows(t.range_rows);
+  v1::SummaryHasherRows* hasher = out->mutable_hasher();
+  hasher->set_requests(t.hasher_requests);
+  hasher->set_states(t.hasher_states);
+  hasher->set_controller_rows(t.hasher_controller_rows);
+  hasher->set_controller_padding(t.hasher_controller_padding);
+  hasher->set_permutation_rows(t.hasher_permutation_rows);
+  hasher->set_rows(t.hasher_rows);
+  out->set_bitwise_rows(t.bitwise_rows);
+  out->set_memory_rows(t.memory_rows);
+  out->set_ace_rows(t.ace_rows);
+  out->set_kernel_rom_rows(t.kernel_rom_rows);
+  out->set_chiplets_rows(t.chiplets_rows);
+  out->set_core_height(t.core_height);
+  out->set_chiplets_height(t.chiplets_height);
+  out->set_padded_len(t.padded_len);
+  out->set_bound(BoundToProto(t.bound));
+  RowsToProto(shape.overhead, out->mutable_overhead());
 }
 
 // ---- the decoder's checks
@@ -235,6 +298,73 @@ absl::Status CheckPhase(absl::string_view field, const v1::SummaryPhase& p, uint
   return absl::OkStatus();
 }
 
+// The trace shape of `m` (set: m.has_trace_shape()), whose other fields `s` holds already,
+// checked by CheckTraceShape against the rules of its dialect.
+absl::StatusOr<TraceShapeStats> DecodeTraceShape(const v1::JobSummary& m, const JobSummary& s) {
+  auto prefixed = [](const absl::Status& status) {
+    return absl::InvalidArgumentError(absl::StrCat("summary: ", status.message()));
+  };
+  if (!s.status.ok()) {
+    return Invalid("trace_shape",
+                   "set, but the run ended with an error (only a run that "
+                   "finished has a trace shape)");
+  }
+  absl::StatusOr<const vm::TraceShapeRules*> rules = TraceShapeRulesOf(m.dialect());
+  if (!rules.ok()) return prefixed(rules.status());
+  const v1::SummaryTraceShape& w = m.trace_shape();
+  TraceShapeStats shape;
+  shape.rules = *rules;
+  vm::TraceShape& t = shape.totals;
+  t.cycles = m.cycles();
+  t.core_rows = w.core_rows();
+  t.range_rows = w.range_rows();
+  t.hasher_requests = w.hasher().requests();
+  t.hasher_states = w.hasher().states();
+  t.hasher_controller_rows = w.hasher().controller_rows();
+  t.hasher_controller_padding = w.hasher().controller_padding();
+  t.hasher_permutation_rows = w.hasher().permutation_rows();
+  t.hasher_rows = w.hasher().rows();
+  t.bitwise_rows = w.bitwise_rows();
+  t.memory_rows = w.memory_rows();
+  t.ace_rows = w.ace_rows();
+  t.kernel_rom_rows = w.kernel_rom_rows();
+  t.chiplets_rows = w.chiplets_rows();
+  t.core_height = w.core_height();
+  t.chiplets_height = w.chiplets_height();
+  t.padded_len = w.padded_len();
+  switch (w.bound()) {
+    case v1::SUMMARY_TRACE_BOUND_CORE:
+      t.bound = vm::TraceBound::kCore;
+      break;
+    case v1::SUMMARY_TRACE_BOUND_RANGE:
+      t.bound = vm::TraceBound::kRange;
+      break;
+    case v1::SUMMARY_TRACE_BOUND_CHIPLETS:
+      t.bound = vm::TraceBound::kChiplets;
+      break;
+    default:
+      return Invalid("trace_shape.bound",
+                     absl::StrCat(static_cast<int>(w.bound()), " is not core, range or chiplets"));
+  }
+  shape.overhead = RowsFromProto(w.overhead());
+  shape.procedures.reserve(m.procedures_size());
+  for (int i = 0; i < m.procedures_size(); ++i) {
+    const v1::SummaryProcedure& p = m.procedures(i);
+    if (!p.has_trace()) {
+      return Invalid(absl::StrCat("procedures[", i, "].trace"),
+                     "missing (the summary has a trace_shape)");
+    }
+    shape.procedures.push_back(
+        ProcedureTraceShape{.name = p.name(),
+                            .self = RowsFromProto(p.trace().self()),
+                            .inclusive = RowsFromProto(p.trace().inclusive()),
+                            .hasher_requests = p.trace().hasher_requests(),
+                            .hasher_dedup_hits = p.trace().hasher_dedup_hits()});
+  }
+  if (absl::Status st = CheckTraceShape(shape, m.cycles()); !st.ok()) return prefixed(st);
+  return shape;
+}
+
 // ---- the batch document
 
 // Rows summed by name, in first-seen order.
@@ -250,6 +380,11 @@ class ByName {
     return rows_[it->second];
   }
   std::vector<Row>& rows() { return rows_; }
+  // Returns the row named `name`, or null.
+  const Row* Find(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? nullptr : &rows_[it->second];
+  }
 
  private:
   absl::flat_hash_map<std::string, size_t> index_;
@@ -310,12 +445,22 @@ v1::JobSummary JobSummaryToProto(const JobSummary& summary) {
   for (uint64_t v : summary.final_stack) m.add_final_stack(v);
   m.mutable_mast()->set_nodes(summary.stats.mast.nodes);
   m.mutable_mast()->set_basic_block_ops(summary.stats.mast.basic_block_ops);
-  for (const ProcedureStats& p : summary.stats.procedures) {
+  const std::optional<TraceShapeStats>& shape = summary.stats.trace_shape;
+  for (size_t i = 0; i < summary.stats.procedures.size(); ++i) {
+    const ProcedureStats& p = summary.stats.procedures[i];
     v1::SummaryProcedure* row = m.add_procedures();
     row->set_name(p.name);
     row->set_calls(p.calls);
     row->set_self(p.self);
     row->set_inclusive(p.inclusive);
+    if (shape.has_value() && i < shape->procedures.size()) {
+      const ProcedureTraceShape& t = shape->procedures[i];
+      v1::SummaryProcedureTrace* trace = row->mutable_trace();
+      RowsToProto(t.self, trace->mutable_self());
+      RowsToProto(t.inclusive, trace->mutable_inclusive());
+      trace->set_hasher_requests(t.hasher_requests);
+      trace->set_hasher_dedup_hits(t.hasher_dedup_hits);
+    }
   }
   auto counted = [](const std::vector<InstructionStats>& rows,
                     google::protobuf::RepeatedPtrField<v1::SummaryCounted>* out) {
@@ -337,6 +482,7 @@ v1::JobSummary JobSummaryToProto(const JobSummary& summary) {
     row->set_max(p.max);
     row->set_open(p.open);
   }
+  if (shape.has_value()) TraceShapeToProto(*shape, m.mutable_trace_shape());
   return m;
 }
 
@@ -415,6 +561,16 @@ absl::StatusOr<JobSummary> DecodeJobSummary(const v1::JobSummary& m) {
     s.stats.phases.push_back(
         PhaseStats{p.name(), p.count(), p.total(), p.min(), p.max(), p.open()});
   }
+
+  if (m.has_trace_shape()) {
+    FLAMEFLEET_ASSIGN_OR_RETURN(s.stats.trace_shape, DecodeTraceShape(m, s));
+  } else {
+    for (int i = 0; i < m.procedures_size(); ++i) {
+      if (m.procedures(i).has_trace()) {
+        return Invalid("trace_shape", absl::StrCat("missing (procedures[", i, "] has trace rows)"));
+      }
+    }
+  }
   return s;
 }
 
@@ -435,10 +591,34 @@ std::string BatchSummaryJson(const BatchSummaryInput& batch) {
   ByName<ProcedureStats> procedures;
   ByName<InstructionStats> instructions, operations;
   ByName<MergedPhase> phases;
+  // Trace totals over the jobs that have a trace shape.
+  uint64_t traced_jobs = 0, core_rows = 0, padded_len = 0;
+  TraceRows trace_rows{}, trace_overhead{};
+  ByName<ProcedureTraceShape> procedure_traces;
   ordered_json jobs = ordered_json::array();
   for (const JobSummary& job : batch.jobs) {
     cycles = SaturatingAdd(cycles, job.cycles);
     jobs.push_back(SummaryObject(job));
+    if (const std::optional<TraceShapeStats>& shape = job.stats.trace_shape; shape.has_value()) {
+      ++traced_jobs;
+      core_rows = SaturatingAdd(core_rows, shape->totals.core_rows);
+      padded_len = SaturatingAdd(padded_len, shape->totals.padded_len);
+      for (TraceKind kind : kAllTraceKinds) {
+        const size_t k = static_cast<size_t>(kind);
+        trace_rows[k] = SaturatingAdd(trace_rows[k], shape->Total(kind));
+        trace_overhead[k] = SaturatingAdd(trace_overhead[k], shape->overhead[k]);
+      }
+      for (size_t i = 0; i < job.stats.procedures.size() && i < shape->procedures.size(); ++i) {
+        const ProcedureTraceShape& t = shape->procedures[i];
+        ProcedureTraceShape& row = procedure_traces.At(job.stats.procedures[i].name);
+        for (size_t k = 0; k < kNumTraceKinds; ++k) {
+          row.self[k] = SaturatingAdd(row.self[k], t.self[k]);
+          row.inclusive[k] = SaturatingAdd(row.inclusive[k], t.inclusive[k]);
+        }
+        row.hasher_requests = SaturatingAdd(row.hasher_requests, t.hasher_requests);
+        row.hasher_dedup_hits = SaturatingAdd(row.hasher_dedup_hits, t.hasher_dedup_hits);
+      }
+    }
     for (const ProcedureStats& p : job.stats.procedures) {
       ProcedureStats& row = procedures.At(p.name);
       row.calls = SaturatingAdd(row.calls, p.calls);
@@ -483,7 +663,13 @@ std::string BatchSummaryJson(const BatchSummaryInput& batch) {
   }
   j["without_summary"] = std::move(without);
   ordered_json procs = ordered_json::array();
-  for (const ProcedureStats& p : procedures.rows()) procs.push_back(ProcedureRow(p, cycles));
+  for (const ProcedureStats& p : procedures.rows()) {
+    ordered_json row = ProcedureRow(p, cycles);
+    if (const ProcedureTraceShape* t = procedure_traces.Find(p.name)) {
+      row["trace"] = ProcedureTraceObject(*t);
+    }
+    procs.push_back(std::move(row));
+  }
   j["procedures"] = std::move(procs);
   j["instructions"] = CountedTable(instructions.rows(), cycles);
   j["operations"] = CountedTable(operations.rows(), cycles);
@@ -498,6 +684,13 @@ std::string BatchSummaryJson(const BatchSummaryInput& batch) {
                       {"open", p.stats.open}});
   }
   j["phases"] = std::move(merged);
+  if (traced_jobs > 0) {
+    j["trace_totals"] = {{"jobs", traced_jobs},
+                         {"core_rows", core_rows},
+                         {"padded_len", padded_len},
+                         {"rows", TraceKinds(trace_rows)},
+                         {"overhead", TraceKinds(trace_overhead)}};
+  }
   return j.dump(2) + "\n";
 }
 

@@ -71,7 +71,13 @@ v1::JobSummary JobSummaryToProto(const JobSummary& summary);
 // over kMaxSummaryRows, a procedure whose self exceeds its inclusive or whose inclusive exceeds
 // cycles, procedures' self cycles that do not sum to cycles, instruction or operation cycles
 // that do not sum to cycles (when the table is not empty), a phase whose count, total, min and
-// max cannot belong together, or a sum that overflows. Never crashes on any input.
+// max cannot belong together, or a sum that overflows; and for a trace shape (trace_shape and
+// procedures[].trace): one without the other, one on a run that ended with an error or on a
+// dialect without trace-shape rules, a procedure without its trace, a bound that is not core,
+// range or chiplets, and whatever CheckTraceShape (runner/run_stats.h) refuses: rows that do not
+// follow the dialect's vm::TraceShapeRules, wrong heights, padded_len or bound, and procedures'
+// rows that do not add up to the totals ("trace_shape.padded_len: ..."). Never crashes on any
+// input.
 absl::StatusOr<JobSummary> DecodeJobSummary(const v1::JobSummary& message);
 
 // Parses serialized bytes and validates them as above. InvalidArgument for more than
@@ -98,7 +104,10 @@ struct BatchSummaryInput {
 // jobs without one, the sum of their cycles, and procedures, instructions and operations
 // summed by name over the jobs (procedures by inclusive descending, the others by cycles
 // descending, then by name; shares of the batch's cycles) and phases merged by name in
-// first-seen order. Pretty-printed with a trailing newline.
+// first-seen order; when a job has a trace shape, `trace_totals` (its rows by kind, overhead,
+// core rows and padded lengths summed over those jobs) and each procedure's `trace` rows summed
+// by name over them (docs/summary.md). Sums saturate at 2^64 - 1. Pretty-printed with a trailing
+// newline.
 std::string BatchSummaryJson(const BatchSummaryInput& batch);
 
 }  // namespace flamefleet::runner

@@ -70,9 +70,11 @@ bool ValidRelativePath(absl::string_view path) {
   return true;
 }
 
-// The summary's phases and markers: the batch's (the coordinator has validated them).
+// The summary's phases and markers: the batch's (the coordinator has validated them). Every
+// job counts its trace shape (ignored for a dialect without trace-shape rules: v0.16).
 absl::StatusOr<runner::StatsOptions> SummaryOptions(const v1::BatchOptions& options) {
   runner::StatsOptions stats;
+  stats.trace_shape = true;
   for (int i = 0; i < options.phases_size(); ++i) {
     absl::StatusOr<runner::PhasePair> pair = runner::ParsePhasePair(options.phases(i));
     if (!pair.ok()) {
@@ -364,16 +366,17 @@ Worker::Outcome Worker::Execute(const v1::Task& task, RunningTask& running) {
     if (mode == runner::StackMode::kFlat) {
       run = runner::ProfileReplay(*snapshot, cap, mode, &running.cancel, budget);
     } else {
-      // As ProfileReplay, with the job's summary. No markers: the replay host must see every
-      // recorded event, so a snapshot job's summary has no phases.
+      // As ProfileReplay, with the job's summary and trace shape. No markers: the replay host
+      // must see every recorded event, so a snapshot job's summary has no phases.
       absl::StatusOr<runner::ReplayPlan> plan = runner::PrepareReplay(*snapshot, cap, budget);
       if (!plan.ok()) {
         run = plan.status();
       } else {
         runner::ReplayHost host(&*snapshot);
-        absl::StatusOr<runner::StatsRun> replayed =
-            runner::ProfileProgramWithStats(plan->program, plan->inputs, plan->options,
-                                            runner::StatsOptions{}, &running.cancel, &host);
+        runner::StatsOptions stats;
+        stats.trace_shape = true;
+        absl::StatusOr<runner::StatsRun> replayed = runner::ProfileProgramWithStats(
+            plan->program, plan->inputs, plan->options, stats, &running.cancel, &host);
         absl::Status diverged = absl::OkStatus();
         if (replayed.ok() && replayed->status.ok()) {
           diverged = host.CheckFinished(replayed->result.cycles);

@@ -93,8 +93,9 @@ std::string JobProgramDigest(const v1::JobSpec& spec, absl::string_view library_
 std::string ResultCacheKey(absl::string_view program_digest, absl::string_view engine_version,
                            const v1::BatchOptions& options) {
   // v2: a result includes the job's summary (results stored before have none, so they are not
-  // reused), which the phases and markers change.
-  std::string canonical = "flamefleet.Result.v2";
+  // reused), which the phases and markers change. v3: a v0.25 job's summary carries its trace
+  // shape (#18); v2 results have none, so they are not reused either.
+  std::string canonical = "flamefleet.Result.v3";
   AppendLengthPrefixed(program_digest, &canonical);
   AppendLengthPrefixed(engine_version, &canonical);
   AppendLengthPrefixed(absl::StrCat(options.max_cycles()), &canonical);

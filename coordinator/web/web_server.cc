@@ -41,6 +41,7 @@
 #include "renderer/profile_file.h"
 #include "runner/batch_summary.h"
 #include "runner/summary.h"
+#include "vm/vm.h"
 
 namespace flamefleet::coordinator {
 namespace {
@@ -284,10 +285,82 @@ web::internal::SummaryTables TablesFromSummaryJson(const std::string& json, size
                                open != row.end() && open->is_boolean() && open->get<bool>()});
     }
   }
+  // The trace shape: the batch's trace_totals, the procedures' trace rows, each job's padded
+  // length.
+  web::internal::BatchTraceTotals& trace = tables.trace;
+  if (auto t = j.find("trace_totals"); t != j.end() && t->is_object()) {
+    trace.jobs = u64(*t, "jobs");
+    trace.core_rows = u64(*t, "core_rows");
+    trace.padded_len = u64(*t, "padded_len");
+    const auto by_kind = t->find("rows");
+    const auto overhead = t->find("overhead");
+    for (const char* kind : {"hasher", "bitwise", "memory", "ace", "range", "chiplets"}) {
+      trace.kinds.push_back(
+          {kind, by_kind != t->end() && by_kind->is_object() ? u64(*by_kind, kind) : 0,
+           overhead != t->end() && overhead->is_object() ? u64(*overhead, kind) : 0});
+    }
+  }
+  if (auto p = j.find("procedures"); trace.jobs > 0 && p != j.end() && p->is_array()) {
+    std::vector<web::internal::TraceProcedure> procs;
+    for (const nlohmann::json& row : *p) {
+      auto t = row.find("trace");
+      if (t == row.end() || !t->is_object()) continue;
+      auto self = t->find("self");
+      auto incl = t->find("inclusive");
+      if (self == t->end() || !self->is_object() || incl == t->end() || !incl->is_object()) {
+        continue;
+      }
+      procs.push_back({str(row, "name"), u64(*self, "chiplets"), u64(*incl, "chiplets"),
+                       u64(*self, "hasher"), u64(*self, "bitwise"), u64(*self, "memory"),
+                       u64(*self, "ace"), u64(*self, "range")});
+    }
+    trace.procedures_total = procs.size();
+    const size_t shown = std::min(rows, procs.size());
+    std::partial_sort(
+        procs.begin(), procs.begin() + static_cast<std::ptrdiff_t>(shown), procs.end(),
+        [](const web::internal::TraceProcedure& a, const web::internal::TraceProcedure& b) {
+          if (a.chiplets_self != b.chiplets_self) {
+            return a.chiplets_self > b.chiplets_self;
+          }
+          return a.name < b.name;
+        });
+    procs.resize(shown);
+    trace.procedures = std::move(procs);
+  }
+  if (auto jobs = j.find("jobs"); jobs != j.end() && jobs->is_array()) {
+    for (const nlohmann::json& job : *jobs) {
+      if (!job.is_object()) continue;
+      auto shape = job.find("trace_shape");
+      if (shape == job.end() || !shape->is_object()) continue;
+      tables.padded[str(job, "job")] = u64(*shape, "padded_len");
+    }
+  }
   if (tables.procedures.empty() && tables.phases.empty()) {
     tables.note = "No job of this batch has a summary yet.";
   }
   return tables;
+}
+
+// The trace shape of a job summary (FetchArtifact SUMMARY of one job), or none.
+std::optional<web::internal::JobTraceShape> JobTrace(const absl::StatusOr<std::string>& bytes) {
+  if (!bytes.ok()) return std::nullopt;
+  absl::StatusOr<runner::JobSummary> summary = runner::DecodeJobSummary(*bytes);
+  if (!summary.ok() || !summary->stats.trace_shape.has_value()) return std::nullopt;
+  const vm::TraceShape& t = summary->stats.trace_shape->totals;
+  return web::internal::JobTraceShape{.core_rows = t.core_rows,
+                                      .range_rows = t.range_rows,
+                                      .hasher_rows = t.hasher_rows,
+                                      .hasher_requests = t.hasher_requests,
+                                      .hasher_states = t.hasher_states,
+                                      .bitwise_rows = t.bitwise_rows,
+                                      .memory_rows = t.memory_rows,
+                                      .ace_rows = t.ace_rows,
+                                      .kernel_rom_rows = t.kernel_rom_rows,
+                                      .chiplets_rows = t.chiplets_rows,
+                                      .core_height = t.core_height,
+                                      .chiplets_height = t.chiplets_height,
+                                      .padded_len = t.padded_len,
+                                      .bound = std::string(vm::TraceBoundName(t.bound))};
 }
 
 bool ConfigureTls(const Security& security, SSL_CTX& ctx) {
@@ -688,6 +761,11 @@ class WebServer::Impl {
     absl::StatusOr<std::string> previous = manager_->PreviousBatch(id);
     if (previous.ok()) data.previous_id = *previous;
     data.previous_jobs = SucceededCycles(data.previous_id);
+    if (!data.previous_id.empty()) {
+      absl::StatusOr<v1::Batch> before = manager_->GetBatch(data.previous_id, /*with_jobs=*/false);
+      // Removed by retention meanwhile: no padded marks.
+      if (before.ok()) data.previous_padded = Summary(*before).padded;
+    }
     data.summary = Summary(data.batch);
     data.now_ms = absl::ToUnixMillis(absl::Now());
     data.poll_ms = PollMs();
@@ -710,11 +788,18 @@ class WebServer::Impl {
     }
     if (job == nullptr) return HttpError{404, absl::StrCat("no job \"", name, "\" in batch ", id)};
     data.job = *job;
+    // Jobs without a summary (or with one of another dialect) have no trace shape.
+    data.trace = JobTrace(manager_->FetchArtifact(id, name, v1::ARTIFACT_FORMAT_SUMMARY));
     absl::StatusOr<std::string> previous = manager_->PreviousBatch(id);
     if (previous.ok() && !previous->empty()) {
       data.previous_id = *previous;
       std::map<std::string, uint64_t> cycles = SucceededCycles(*previous);
       if (auto it = cycles.find(name); it != cycles.end()) data.previous_cycles = it->second;
+      if (data.trace.has_value()) {
+        std::optional<web::internal::JobTraceShape> before =
+            JobTrace(manager_->FetchArtifact(*previous, name, v1::ARTIFACT_FORMAT_SUMMARY));
+        if (before.has_value()) data.previous_padded = before->padded_len;
+      }
     }
     SendHtml(res, 200, web::internal::RenderJobPage(data));
     return std::nullopt;

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -178,19 +179,23 @@ TEST(SummaryFileTest, RefusesWhatIsNotASummaryNamingTheField) {
   EXPECT_TRUE(Parse(j).ok());
 }
 
-// JobJson with a trace shape whose rows add up (issue #18).
+// JobJson with a trace shape that follows the v0.25 rules (issue #18): 11 hasher requests, 4
+// states (2·11 = 22 controller rows, padded by 10 to 32, 64 permutation rows); $main requests 4
+// (1 repeat: 8 + 3·16 = 56 rows), fib 7 (6 repeats: 14 + 16 = 30); one memory row and 6 range
+// rows in $main; the overhead: the padding, the range table of {0, 65535} (39) and the chiplets'
+// padding row.
 nlohmann::json TracedJobJson() {
   nlohmann::json j = JobJson();
   auto rows = [](uint64_t hasher, uint64_t memory, uint64_t range) {
     return nlohmann::json{{"hasher", hasher}, {"bitwise", 0},   {"memory", memory},
                           {"ace", 0},         {"range", range}, {"chiplets", hasher + memory}};
   };
-  j["procedures"][0]["trace"] = {{"self", rows(40, 1, 6)},
-                                 {"inclusive", rows(72, 1, 6)},
+  j["procedures"][0]["trace"] = {{"self", rows(56, 1, 6)},
+                                 {"inclusive", rows(86, 1, 6)},
                                  {"hasher_requests", 4},
-                                 {"hasher_dedup_hits", 0}};
-  j["procedures"][1]["trace"] = {{"self", rows(32, 0, 0)},
-                                 {"inclusive", rows(32, 0, 0)},
+                                 {"hasher_dedup_hits", 1}};
+  j["procedures"][1]["trace"] = {{"self", rows(30, 0, 0)},
+                                 {"inclusive", rows(30, 0, 0)},
                                  {"hasher_requests", 7},
                                  {"hasher_dedup_hits", 6}};
   j["trace_shape"] = {{"core_rows", 101},
@@ -201,12 +206,12 @@ nlohmann::json TracedJobJson() {
                         {"controller_rows", 22},
                         {"controller_padding", 10},
                         {"permutation_rows", 64},
-                        {"rows", 82}}},
+                        {"rows", 96}}},
                       {"bitwise_rows", 0},
                       {"memory_rows", 1},
                       {"ace_rows", 0},
                       {"kernel_rom_rows", 0},
-                      {"chiplets_rows", 84},
+                      {"chiplets_rows", 98},
                       {"core_height", 128},
                       {"chiplets_height", 128},
                       {"padded_len", 128},
@@ -220,10 +225,11 @@ TEST(SummaryFileTest, ReadsTheTraceShapeAndChecksThatItAddsUp) {
   ASSERT_OK_AND_ASSIGN(Summary s, ParseSummary(TracedJobJson().dump(), "t.json"));
   ASSERT_TRUE(s.totals.trace_shape.has_value());
   EXPECT_EQ(s.totals.trace_shape->padded_len, 128u);
-  EXPECT_EQ(s.totals.trace_shape->totals[static_cast<size_t>(runner::TraceKind::kChiplets)], 84u);
+  EXPECT_EQ(s.totals.trace_shape->totals[static_cast<size_t>(runner::TraceKind::kChiplets)], 98u);
   EXPECT_TRUE(s.totals.procedures[1].has_trace);
   EXPECT_EQ(s.totals.procedures[1].trace_self[static_cast<size_t>(runner::TraceKind::kHasher)],
-            32u);
+            30u);
+  EXPECT_EQ(s.totals.procedures[1].hasher_requests, 7u);
   // A job summary without one (v0.16, a trap) reads as before.
   ASSERT_OK_AND_ASSIGN(Summary plain, ParseSummary(JobJson().dump(), "p.json"));
   EXPECT_FALSE(plain.totals.trace_shape.has_value());
@@ -247,6 +253,130 @@ TEST(SummaryFileTest, ReadsTheTraceShapeAndChecksThatItAddsUp) {
   EXPECT_THAT(
       ParseSummary(bad.dump(), "t.json"),
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("procedures[1].trace.self.memory")));
+}
+
+// The reader checks a trace shape with the wire decoder's check (runner::CheckTraceShape): the
+// dialect's rules, named by the JSON path (also inside a batch's jobs[]).
+TEST(SummaryFileTest, RefusesATraceShapeThatBreaksTheDialectsRulesNamingTheField) {
+  struct Case {
+    const char* expected;
+    void (*mutate)(nlohmann::json&);
+  };
+  const std::vector<Case> cases = {
+      {"t.json: trace_shape.hasher.rows: 82 is not controller_rows + controller_padding + "
+       "permutation_rows = 96",
+       [](nlohmann::json& j) { j["trace_shape"]["hasher"]["rows"] = 82; }},
+      {"t.json: trace_shape.hasher.controller_padding: 0 is not",
+       [](nlohmann::json& j) { j["trace_shape"]["hasher"]["controller_padding"] = 0; }},
+      {"t.json: trace_shape.core_rows: 100 is not cycles + 1 = 101",
+       [](nlohmann::json& j) { j["trace_shape"]["core_rows"] = 100; }},
+      {"t.json: trace_shape.core_height: 256 is not",
+       [](nlohmann::json& j) {
+         j["trace_shape"]["core_height"] = 256;
+         j["trace_shape"]["padded_len"] = 256;
+       }},
+      {"t.json: trace_shape.bound: \"chiplets\" is not \"core\"",
+       [](nlohmann::json& j) { j["trace_shape"]["bound"] = "chiplets"; }},
+      {"t.json: trace_shape.bound: \"fast\" is not a trace bound",
+       [](nlohmann::json& j) { j["trace_shape"]["bound"] = "fast"; }},
+      {"t.json: procedures[1].trace.self.hasher: 32 is not",
+       [](nlohmann::json& j) {
+         j["procedures"][1]["trace"]["self"]["hasher"] = 32;
+         j["procedures"][1]["trace"]["self"]["chiplets"] = 32;
+       }},
+      {"t.json: procedures[0].trace: missing",
+       [](nlohmann::json& j) { j["procedures"][0].erase("trace"); }},
+      {"t.json: procedures[1].trace.hasher_dedup_hits: missing",
+       [](nlohmann::json& j) { j["procedures"][1]["trace"].erase("hasher_dedup_hits"); }},
+      {"t.json: trace_shape: dialect \"v0.16\" has no trace-shape rules",
+       [](nlohmann::json& j) { j["dialect"] = "v0.16"; }},
+      {"t.json: dialect: missing", [](nlohmann::json& j) { j.erase("dialect"); }},
+      {"t.json: trace_shape: set, but the run ended with an error",
+       [](nlohmann::json& j) {
+         j["status"] = "error";
+         j["error"] = {{"code", "RESOURCE_EXHAUSTED"}, {"message", "cycle limit"}};
+       }},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json j = TracedJobJson();
+    c.mutate(j);
+    EXPECT_THAT(ParseSummary(j.dump(), "t.json"),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.expected)))
+        << c.expected;
+  }
+  // Inside a batch, the path starts at the job.
+  nlohmann::json batch = BatchJson();
+  batch["jobs"][0] = TracedJobJson();
+  batch["jobs"][0]["trace_shape"]["hasher"]["rows"] = 82;
+  EXPECT_THAT(Parse(batch), StatusIs(absl::StatusCode::kInvalidArgument,
+                                     HasSubstr("s.json: jobs[0].trace_shape.hasher.rows: 82")));
+}
+
+// BatchJson whose first job has TracedJobJson's trace shape: trace_totals and the procedures'
+// trace rows are that job's (the second job trapped: no trace shape).
+nlohmann::json TracedBatchJson() {
+  nlohmann::json batch = BatchJson();
+  const nlohmann::json job = TracedJobJson();
+  batch["jobs"][0] = job;
+  batch["procedures"] = {
+      {{"name", "$exec::fib"}, {"calls", 14}, {"self", 160}, {"inclusive", 160}},
+      {{"name", "$exec::$main"}, {"calls", 2}, {"self", 40}, {"inclusive", 200}}};
+  batch["procedures"][0]["trace"] = job["procedures"][1]["trace"];
+  batch["procedures"][1]["trace"] = job["procedures"][0]["trace"];
+  nlohmann::json rows = job["trace_shape"]["overhead"];
+  rows["hasher"] = 96;
+  rows["memory"] = 1;
+  rows["range"] = 45;
+  rows["chiplets"] = 98;
+  batch["trace_totals"] = {{"jobs", 1},
+                           {"core_rows", 101},
+                           {"padded_len", 128},
+                           {"rows", rows},
+                           {"overhead", job["trace_shape"]["overhead"]}};
+  return batch;
+}
+
+TEST(SummaryFileTest, ReadsABatchsTraceTotalsAndChecksThemAgainstItsJobs) {
+  ASSERT_OK_AND_ASSIGN(Summary s, Parse(TracedBatchJson()));
+  ASSERT_TRUE(s.totals.trace_shape.has_value());
+  EXPECT_EQ(s.totals.trace_shape->jobs, 1u);
+  EXPECT_EQ(s.totals.trace_shape->padded_len, 128u);
+  EXPECT_EQ(s.totals.trace_shape->totals[static_cast<size_t>(runner::TraceKind::kHasher)], 96u);
+  EXPECT_EQ(s.totals.procedures[1].trace_self[static_cast<size_t>(runner::TraceKind::kHasher)],
+            56u);
+  // A batch without them (no job had a trace shape) reads as before.
+  ASSERT_OK_AND_ASSIGN(Summary plain, Parse(BatchJson()));
+  EXPECT_FALSE(plain.totals.trace_shape.has_value());
+
+  struct Case {
+    const char* expected;
+    void (*mutate)(nlohmann::json&);
+  };
+  const std::vector<Case> cases = {
+      {"s.json: trace_totals.rows.hasher: expected the sum over the jobs with a trace_shape (96), "
+       "got 97",
+       [](nlohmann::json& b) { b["trace_totals"]["rows"]["hasher"] = 97; }},
+      {"s.json: trace_totals.jobs: expected the sum over the jobs with a trace_shape (1), got 2",
+       [](nlohmann::json& b) { b["trace_totals"]["jobs"] = 2; }},
+      {"s.json: trace_totals.padded_len:",
+       [](nlohmann::json& b) { b["trace_totals"]["padded_len"] = 64; }},
+      {"s.json: trace_totals: the procedures' self hasher rows and the overhead sum to 95",
+       [](nlohmann::json& b) { b["procedures"][0]["trace"]["self"]["hasher"] = 29; }},
+      {"s.json: procedures[0].trace.self.range: 1 exceeds inclusive 0",
+       [](nlohmann::json& b) { b["procedures"][0]["trace"]["self"]["range"] = 1; }},
+      {"s.json: procedures[1].trace: missing (the summary has trace_totals)",
+       [](nlohmann::json& b) { b["procedures"][1].erase("trace"); }},
+      {"s.json: trace_totals: missing (procedures[0] has trace rows)",
+       [](nlohmann::json& b) { b.erase("trace_totals"); }},
+      {"s.json: trace_totals.rows.ace: missing",
+       [](nlohmann::json& b) { b["trace_totals"]["rows"].erase("ace"); }},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json b = TracedBatchJson();
+    c.mutate(b);
+    EXPECT_THAT(Parse(b), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(c.expected)))
+        << c.expected;
+  }
 }
 
 TEST(SummaryFileTest, BoundsTheFileAndTheLists) {

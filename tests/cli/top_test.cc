@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -21,8 +22,11 @@
 #include "cli/summary_file.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "runner/run_stats.h"
+#include "runner/summary.h"
 #include "tests/testing/profile_helpers.h"
 #include "tests/testing/test_files.h"
+#include "vm/vm.h"
 
 namespace flamefleet::cli {
 namespace {
@@ -646,6 +650,68 @@ end
   ASSERT_TRUE(j.contains("jobs_padded")) << out_;
   EXPECT_GT(j["jobs_padded"][0]["after"].get<uint64_t>(),
             j["jobs_padded"][0]["before"].get<uint64_t>());
+}
+
+// A batch summary with the trace shape of v0.25 jobs: runner::BatchSummaryJson of a job that
+// hashes `hashes` times (a.masm) and one that does two u32xor (b.masm), as `fetch` writes it.
+std::string TracedBatchSummary(int hashes) {
+  runner::BatchSummaryInput batch;
+  batch.batch_id = "9";
+  batch.state = "succeeded";
+  const std::vector<std::pair<std::string, std::string>> jobs = {
+      {"a.masm", absl::StrCat("proc hash\n  padw padw padw hperm dropw dropw dropw\nend\n",
+                              "begin\n  repeat.", hashes, " exec.hash push.1 drop end\nend\n")},
+      {"b.masm", "proc mix\n  push.5 push.3 u32xor push.9 u32xor drop\nend\nbegin exec.mix end\n"}};
+  for (const auto& [name, source] : jobs) {
+    vm::AssemblerOptions options;
+    options.dialect = vm::Dialect::kV0_25;
+    absl::StatusOr<vm::Program> program = vm::Assembler(options).AssembleSource(name, source);
+    EXPECT_TRUE(program.ok()) << program.status();
+    if (!program.ok()) return "";
+    const vm::ProgramInputs inputs;
+    runner::StatsOptions stats;
+    stats.trace_shape = true;
+    absl::StatusOr<runner::StatsRun> run =
+        runner::ProfileProgramWithStats(*program, inputs, {}, stats);
+    EXPECT_TRUE(run.ok()) << run.status();
+    if (!run.ok()) return "";
+    batch.jobs.push_back(runner::MakeJobSummary(
+        {.job = name, .program = &*program, .inputs = &inputs, .run = &*run}));
+  }
+  return runner::BatchSummaryJson(batch);
+}
+
+// #18: a batch's trace_totals through top --by KIND, and diff --fail-above padded:0 of two
+// fetched batch directories.
+TEST_F(TopCommandTest, BatchTraceTotalsThroughTopAndThePaddedGate) {
+  const std::string before = TracedBatchSummary(1);
+  WriteFile(root_ / "before/summary.json", before);
+  WriteFile(root_ / "after/summary.json", TracedBatchSummary(40));
+  const nlohmann::json doc = nlohmann::json::parse(before);
+  ASSERT_TRUE(doc.contains("trace_totals")) << before;
+
+  ASSERT_EQ(Run("top before --by hasher --json"), 0) << err_;
+  nlohmann::json j = nlohmann::json::parse(out_);
+  EXPECT_EQ(j["unit"], "hasher rows");
+  EXPECT_EQ(j["total"], doc["trace_totals"]["rows"]["hasher"]);
+  uint64_t self = 0;
+  bool overhead = false;
+  for (const nlohmann::json& row : j["rows"]) {
+    self += row["self"].get<uint64_t>();
+    overhead = overhead || row["name"] == "[trace overhead]";
+  }
+  EXPECT_EQ(self, j["total"].get<uint64_t>()) << out_;  // the overhead row included
+  EXPECT_TRUE(overhead) << out_;
+  ASSERT_EQ(Run("top before --by bitwise --json"), 0) << err_;
+  j = nlohmann::json::parse(out_);
+  EXPECT_EQ(j["total"], 16);
+  EXPECT_EQ(j["rows"][0]["name"], "$exec::mix") << out_;
+
+  // a.masm's padded length grows with 40 hashes: the gate trips, naming it.
+  EXPECT_EQ(Run("diff before after --fail-above padded:0"), 3) << out_;
+  EXPECT_TRUE(absl::StrContains(err_, "padded trace length grew")) << err_;
+  EXPECT_TRUE(absl::StrContains(err_, "a.masm")) << err_;
+  EXPECT_EQ(Run("diff before before --fail-above padded:0"), 0) << err_;
 }
 
 }  // namespace

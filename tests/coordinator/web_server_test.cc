@@ -8,10 +8,12 @@
 #include <httplib.h>
 
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -21,12 +23,16 @@
 #include "coordinator/render_client.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/web/internal/html.h"
+#include "coordinator/web/internal/pages.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "profile/profile_proto.h"
+#include "runner/run_stats.h"
+#include "runner/summary.h"
 #include "tests/testing/profile_helpers.h"
 #include "tests/testing/status_matchers.h"
+#include "vm/vm.h"
 
 namespace flamefleet::coordinator {
 namespace {
@@ -104,6 +110,61 @@ class WebServerTest : public ::testing::Test {
       EXPECT_OK(manager_->CompleteTask(header, bytes));
     }
     return id.ok() ? *id : "";
+  }
+
+  // Runs a batch of v0.25 programs (name, source) with labels {suite: traced}: each job runs
+  // here as a worker runs it (runner::ProfileProgramWithStats with the trace shape) and
+  // completes with its profile and summary. Returns the batch id and each job's padded length.
+  std::pair<std::string, std::map<std::string, uint64_t>> RunTracedBatch(
+      const std::vector<std::pair<std::string, std::string>>& jobs) {
+    v1::SubmitBatchRequest request;
+    for (const auto& [name, source] : jobs) {
+      v1::JobSpec* job = request.add_jobs();
+      job->set_name(name);
+      job->set_source(source);
+      job->set_dialect("v0.25");
+    }
+    (*request.mutable_labels())["suite"] = "traced";
+    request.mutable_options()->set_no_cache(true);
+    absl::StatusOr<std::string> id = manager_->SubmitBatch(request);
+    EXPECT_OK(id);
+    std::map<std::string, uint64_t> padded;
+    while (true) {
+      absl::StatusOr<std::optional<v1::Task>> task =
+          manager_->LeaseTask("w1", absl::ZeroDuration(), {});
+      EXPECT_OK(task);
+      if (!task.ok() || !task->has_value()) break;
+      const v1::Task& t = **task;
+      vm::AssemblerOptions options;
+      options.dialect = vm::Dialect::kV0_25;
+      absl::StatusOr<vm::Program> program =
+          vm::Assembler(options).AssembleSource(t.job().name(), t.job().source());
+      EXPECT_OK(program);
+      if (!program.ok()) break;
+      const vm::ProgramInputs inputs;
+      runner::StatsOptions stats;
+      stats.trace_shape = true;
+      absl::StatusOr<runner::StatsRun> run =
+          runner::ProfileProgramWithStats(*program, inputs, {}, stats);
+      EXPECT_OK(run);
+      if (!run.ok()) break;
+      const runner::JobSummary summary = runner::MakeJobSummary(
+          {.job = t.job().name(), .program = &*program, .inputs = &inputs, .run = &*run});
+      EXPECT_TRUE(summary.stats.trace_shape.has_value());
+      if (summary.stats.trace_shape.has_value()) {
+        padded[t.job().name()] = summary.stats.trace_shape->totals.padded_len;
+      }
+      const std::string bytes = profile::SerializeProfile(run->profile);
+      v1::TaskHeader header;
+      header.set_task_id(t.task_id());
+      header.set_lease_id(t.lease_id());
+      header.set_succeeded(true);
+      header.set_cycles(run->result.cycles);
+      header.set_profile_bytes(bytes.size());
+      EXPECT_OK(manager_->CompleteTask(header, bytes,
+                                       runner::JobSummaryToProto(summary).SerializeAsString()));
+    }
+    return {id.ok() ? *id : "", padded};
   }
 
   httplib::Result Get(const std::string& path, const httplib::Headers& headers = {}) {
@@ -357,6 +418,68 @@ TEST_F(WebServerTest, BatchPageShowsDeltasAgainstThePreviousBatchWithTheSameLabe
   EXPECT_THAT(res->body, HasSubstr("href=\"/batches/" + first + "/jobs/a.masm\""));
   EXPECT_THAT(res->body, HasSubstr("<pre id=\"stack\">42</pre>"));
   EXPECT_THAT(res->body, HasSubstr("/batches/" + second + "/jobs/a.masm?format=pprof"));
+}
+
+// Issue #18: the batch page shows the batch's trace-shape tables and each job's padded trace
+// length; a job whose padded length grew since the previous batch with the same labels is marked,
+// with a title naming both lengths and that batch; the job page shows its trace shape.
+TEST_F(WebServerTest, TraceShapeTablesAndAPaddedLengthThatGrewIsMarked) {
+  Serve();
+  const std::string hash = "proc hash\n  padw padw padw hperm dropw dropw dropw\nend\n";
+  const std::string once = hash + "begin\n  exec.hash\nend\n";
+  const std::string many = hash + "begin\n  repeat.60 exec.hash push.1 drop end\nend\n";
+  const auto [first, before] = RunTracedBatch({{"h.masm", once}, {"same.masm", once}});
+  const auto [second, after] = RunTracedBatch({{"h.masm", many}, {"same.masm", once}});
+  ASSERT_EQ(before.size(), 2u);
+  ASSERT_EQ(after.size(), 2u);
+  ASSERT_GT(after.at("h.masm"), before.at("h.masm"));
+  using web::internal::PaddedLength;
+
+  auto res = Get("/batches/" + second);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  const std::string& body = res->body;
+  EXPECT_THAT(body, HasSubstr("<th class=\"num\">padded</th>"));
+  EXPECT_THAT(body, HasSubstr("id=\"trace-shape\""));
+  EXPECT_THAT(body, HasSubstr("id=\"trace-procedures\""));
+  EXPECT_THAT(body, HasSubstr("<td>$exec::hash</td>"));
+  EXPECT_THAT(body,
+              HasSubstr(absl::StrCat("title=\"padded ", PaddedLength(before.at("h.masm")), " → ",
+                                     PaddedLength(after.at("h.masm")), " since batch ", first,
+                                     "\">▲ ", PaddedLength(after.at("h.masm")), "</td>")));
+  // same.masm kept its padded length: shown, not marked.
+  size_t marks = 0;
+  for (size_t at = body.find("padded-changed"); at != std::string::npos;
+       at = body.find("padded-changed", at + 1)) {
+    ++marks;
+  }
+  EXPECT_EQ(marks, 1u) << body;
+  EXPECT_THAT(body, HasSubstr(absl::StrCat("<td class=\"num padded\">",
+                                           PaddedLength(after.at("same.masm")), "</td>")));
+  // The first batch has nothing to compare with.
+  res = Get("/batches/" + first);
+  ASSERT_TRUE(res);
+  EXPECT_THAT(res->body, Not(HasSubstr("padded-changed")));
+  EXPECT_THAT(res->body, HasSubstr("id=\"trace-shape\""));
+
+  // The job page: its trace shape, and the change against the previous batch.
+  res = Get("/batches/" + second + "/jobs/h.masm");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  EXPECT_THAT(res->body, HasSubstr("<h2>Trace shape</h2>"));
+  EXPECT_THAT(res->body, HasSubstr(absl::StrCat("<span id=\"padded\">",
+                                                PaddedLength(after.at("h.masm")), "</span>")));
+  EXPECT_THAT(res->body,
+              HasSubstr(absl::StrCat("padded ", PaddedLength(before.at("h.masm")), " → ",
+                                     PaddedLength(after.at("h.masm")), " since batch ", first)));
+  res = Get("/batches/" + second + "/jobs/same.masm");
+  ASSERT_TRUE(res);
+  EXPECT_THAT(res->body, HasSubstr("<h2>Trace shape</h2>"));
+  EXPECT_THAT(res->body, Not(HasSubstr("padded-changed")));
+
+  // A batch without v0.25 jobs that finished has no trace shape, and says so.
+  const std::string plain = RunBatch({"x.masm"}, {10});
+  EXPECT_THAT(Get("/batches/" + plain)->body, Not(HasSubstr("id=\"trace-shape\"")));
 }
 
 TEST_F(WebServerTest, JobTableIsPaginated) {

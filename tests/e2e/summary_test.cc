@@ -1,7 +1,9 @@
 // Issue #16: every fleet job ships its summary. `submit --phase` of a suite whose manifest names
 // markers, then `fetch`, writes summary.json whose job rows are `profile --summary` of each
-// program, whose totals add up and which matches docs/batch-summary.schema.json; a cache hit
-// gives the same rows, and a job that fails to assemble is listed without a summary.
+// program (issue #18: trace shape included), whose totals add up (the batch's trace totals too)
+// and which matches docs/batch-summary.schema.json; a cache hit gives the same rows, and a job
+// that fails to assemble is listed without a summary. `top batch:ID --by hasher` and
+// `diff A B --fail-above padded:0` work on fleet batches.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -96,12 +98,8 @@ markers = ["p::"]
     const std::string name = row["job"];
     json local = LocalSummary(root_ / "suite" / name, "--phase p::start=p::end --marker p::");
     local["job"] = name;
-    // Fleet summaries do not carry the trace shape yet (docs/trace-shape.md, TODO(#18)): the
-    // rest is the same.
-    EXPECT_FALSE(row.contains("trace_shape"));
-    EXPECT_TRUE(local.contains("trace_shape"));
-    local.erase("trace_shape");
-    for (json& p : local["procedures"]) p.erase("trace");
+    // Trace shape included (issue #18): the worker's summary is profile --summary's.
+    EXPECT_TRUE(row.contains("trace_shape")) << name;
     EXPECT_EQ(row, local) << name;
     cycles += row["cycles"].get<uint64_t>();
   }
@@ -118,6 +116,31 @@ markers = ["p::"]
   EXPECT_EQ(self, cycles);
   EXPECT_EQ(instructions, cycles);
   EXPECT_EQ(operations, cycles);
+  // The batch's trace totals sum the jobs' trace shapes, and the procedures' trace rows (summed
+  // by name) plus the overhead add up to them.
+  ASSERT_TRUE(doc.contains("trace_totals")) << doc.dump(1);
+  const json& totals = doc["trace_totals"];
+  EXPECT_EQ(totals["jobs"], 2);
+  uint64_t padded = 0;
+  for (const json& row : doc["jobs"]) padded += row["trace_shape"]["padded_len"].get<uint64_t>();
+  EXPECT_EQ(totals["padded_len"], padded);
+  for (const char* kind : {"hasher", "bitwise", "memory", "ace", "range", "chiplets"}) {
+    uint64_t rows = 0, overhead = 0;
+    for (const json& row : doc["jobs"]) {
+      const json& shape = row["trace_shape"];
+      rows += std::string(kind) == "hasher" ? shape["hasher"]["rows"].get<uint64_t>()
+                                            : shape[std::string(kind) + "_rows"].get<uint64_t>();
+      overhead += shape["overhead"][kind].get<uint64_t>();
+    }
+    EXPECT_EQ(totals["rows"][kind], rows) << kind;
+    EXPECT_EQ(totals["overhead"][kind], overhead) << kind;
+    uint64_t attributed = overhead;
+    for (const json& p : doc["procedures"]) {
+      attributed += p["trace"]["self"][kind].get<uint64_t>();
+    }
+    EXPECT_EQ(attributed, rows) << kind;
+  }
+
   // The pair phase ran in both jobs.
   ASSERT_FALSE(doc["phases"].empty());
   EXPECT_EQ(doc["phases"][0]["name"], "p::start..p::end");
@@ -142,6 +165,11 @@ markers = ["p::"]
   EXPECT_EQ(top["rows"][0]["calls"], most_calls) << out_;
   EXPECT_EQ(Cli(absl::StrCat("top batch:", id, " --phases")), 0) << err_;
   EXPECT_NE(out_.find("p::start..p::end"), std::string::npos) << out_;
+  // ... and the batch's trace totals: rows by procedure of one kind.
+  EXPECT_EQ(Cli(absl::StrCat("top batch:", id, " --by hasher --json")), 0) << err_;
+  const json by_hasher = json::parse(out_);
+  EXPECT_EQ(by_hasher["unit"], "hasher rows");
+  EXPECT_EQ(by_hasher["total"], totals["rows"]["hasher"]) << out_;
 
   // The same suite again: the programs come from the result cache, with the same summaries.
   const std::string again = RunBatch("suite --phase p::start=p::end", "again");
@@ -151,6 +179,7 @@ markers = ["p::"]
   const json cached = json::parse(ReadFile(root_ / "again/summary.json"));
   EXPECT_EQ(cached["jobs"], doc["jobs"]);
   EXPECT_EQ(cached["procedures"], doc["procedures"]);
+  EXPECT_EQ(cached["trace_totals"], doc["trace_totals"]);
 
   // `diff` of two batch ids reads their summaries from the coordinator: phase deltas and gates.
   EXPECT_EQ(Cli(absl::StrCat("diff ", id, " ", again,
@@ -166,6 +195,24 @@ markers = ["p::"]
   ASSERT_NE(pair, nullptr) << out_;
   EXPECT_EQ((*pair)["before"], (*pair)["after"]);
   EXPECT_EQ((*pair)["before"], doc["phases"][0]["total"]);
+  // The padded gate on two batch ids: the same programs pass it ...
+  EXPECT_EQ(Cli(absl::StrCat("diff ", id, " ", again, " -o d.svg --fail-above padded:0")), 0)
+      << err_;
+  // ... a.masm hashing in a loop does not (its padded trace length grows).
+  WriteFile(root_ / "grown/flamefleet.toml", ReadFile(root_ / "suite/flamefleet.toml"));
+  WriteFile(root_ / "grown/a.masm", R"(proc hash
+  padw padw padw hperm dropw dropw dropw
+end
+begin
+  repeat.200 exec.hash push.1 drop end
+end
+)");
+  WriteFile(root_ / "grown/b.masm", kB);
+  const std::string grown = RunBatch("grown --phase p::start=p::end", "grown_out");
+  EXPECT_EQ(Cli(absl::StrCat("diff ", id, " ", grown, " -o g.svg --fail-above padded:0")), 3)
+      << out_ << err_;
+  EXPECT_NE(err_.find("padded trace length grew"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("a.masm"), std::string::npos) << err_;
 
   // Other phases are another result: run again, and the summary says so.
   RunBatch("suite --phase p::loop=p::end", "other");

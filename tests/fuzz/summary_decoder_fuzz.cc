@@ -1,10 +1,14 @@
 // libFuzzer target for the job-summary decoder (runner/summary.h): decodes arbitrary bytes as a
 // serialized JobSummary and writes the JSON of whatever decodes, alone and in a batch document.
-// Errors are expected; crashes, sanitizer reports and unbounded allocation are bugs.
+// Errors are expected; crashes, sanitizer reports and unbounded allocation are bugs. The seed
+// corpus, tests/testdata/summary/, holds a v0.25 summary with a trace shape (written by
+// JobSummaryToProto from a run; runner_test checks that it decodes), so mutations reach the
+// trace-shape checks (runner::CheckTraceShape).
 //
 //   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DFLAMEFLEET_FUZZ=ON
 //   cmake --build build-fuzz --target summary_decoder_fuzz
-//   ./build-fuzz/tests/fuzz/summary_decoder_fuzz -max_total_time=60 NEW_CORPUS_DIR
+//   ./build-fuzz/tests/fuzz/summary_decoder_fuzz -max_total_time=60 NEW_CORPUS_DIR \
+//       tests/testdata/summary
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -84,6 +84,7 @@ TEST(SummarySchemaTest, TheValidatorRejectsWhatTheSchemaForbids) {
 TEST(SummarySchemaTest, ABatchSummaryMatchesTheBatchSchemaAndItsJobsTheJobSchema) {
   StatsOptions options;
   options.marker_prefixes = {"p::"};
+  options.trace_shape = true;  // the v0.25 job: trace_totals and procedures' trace rows
   BatchSummaryInput batch;
   batch.batch_id = "3";
   batch.state = "failed";
@@ -98,6 +99,8 @@ TEST(SummarySchemaTest, ABatchSummaryMatchesTheBatchSchemaAndItsJobsTheJobSchema
   EXPECT_EQ(Errors(doc, "batch-summary.schema.json"), std::vector<std::string>{});
   for (const json& job : doc["jobs"]) EXPECT_EQ(Errors(job), std::vector<std::string>{});
   EXPECT_EQ(doc["phases"].size(), 2u);
+  EXPECT_EQ(doc["trace_totals"]["jobs"], 1u);
+  EXPECT_TRUE(doc["procedures"][0].contains("trace"));
 
   json bad = doc;
   bad["state"] = "done";

@@ -336,6 +336,7 @@ end
                    [](const runner::ProcedureStats& p) { return p.name.ends_with("f"); });
   ASSERT_NE(f, summary->stats.procedures.end());
   EXPECT_EQ(f->calls, 2u);
+  EXPECT_FALSE(summary->stats.trace_shape.has_value());  // v0.16: not modelled
 
   // A trap fails the job, and its summary records the run up to the trap.
   const Result& failed = results[1];
@@ -365,6 +366,53 @@ TEST_F(WorkerTest, ASnapshotJobSendsASummaryOfItsReplay) {
   EXPECT_EQ(summary->job, "rec.mdsnap");
   EXPECT_EQ(summary->cycles, recording->result.cycles);
   EXPECT_TRUE(summary->stats.phases.empty());
+}
+
+// Issue #18: a v0.25 job's summary carries the trace shape `profile --summary` writes, for a
+// source and for a snapshot job alike.
+TEST_F(WorkerTest, AV025JobsSummaryCarriesItsTraceShape) {
+  constexpr char kSource[] =
+      "proc h\n  hperm\nend\nbegin\n  exec.h exec.h dropw dropw dropw\nend\n";
+  v1::Task task = MakeTask("b/0", "h.masm", kSource);
+  task.mutable_job()->set_dialect("v0.25");
+  coordinator_.AddTask(task);
+  runner::RecordOptions options;
+  options.dialect = vm::Dialect::kV0_25;
+  absl::StatusOr<runner::Recording> recording =
+      runner::RecordSource("rec.masm", kSource, {}, options);
+  ASSERT_TRUE(recording.ok()) << recording.status();
+  v1::Task replay = MakeTask("b/1", "rec.mdsnap", "");
+  replay.mutable_job()->clear_dialect();
+  replay.mutable_job()->set_snapshot(runner::EncodeSnapshot(recording->snapshot));
+  coordinator_.AddTask(replay);
+  StartWorker();
+  std::vector<Result> results = coordinator_.WaitForResults(2);
+  ASSERT_EQ(results.size(), 2u);
+
+  // The same program profiled here, with the trace shape on.
+  vm::AssemblerOptions assembler;
+  assembler.dialect = vm::Dialect::kV0_25;
+  absl::StatusOr<vm::Program> program = vm::Assembler(assembler).AssembleSource("h.masm", kSource);
+  ASSERT_TRUE(program.ok()) << program.status();
+  runner::StatsOptions stats;
+  stats.trace_shape = true;
+  absl::StatusOr<runner::StatsRun> local = runner::ProfileProgramWithStats(*program, {}, {}, stats);
+  ASSERT_TRUE(local.ok()) << local.status();
+  ASSERT_TRUE(local->stats.trace_shape.has_value());
+  for (const Result& result : results) {
+    ASSERT_TRUE(result.header.succeeded()) << result.header.error();
+    absl::StatusOr<runner::JobSummary> summary = runner::DecodeJobSummary(result.summary);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    ASSERT_TRUE(summary->stats.trace_shape.has_value()) << summary->job;
+    const vm::TraceShape& t = summary->stats.trace_shape->totals;
+    const vm::TraceShape& want = local->stats.trace_shape->totals;
+    EXPECT_EQ(t.hasher_requests, want.hasher_requests) << summary->job;
+    EXPECT_EQ(t.hasher_states, want.hasher_states) << summary->job;
+    EXPECT_EQ(t.chiplets_rows, want.chiplets_rows) << summary->job;
+    EXPECT_EQ(t.range_rows, want.range_rows) << summary->job;
+    EXPECT_EQ(t.padded_len, want.padded_len) << summary->job;
+    EXPECT_EQ(summary->stats.trace_shape->procedures.size(), summary->stats.procedures.size());
+  }
 }
 
 TEST_F(WorkerTest, AssemblesAgainstInMemoryLibrariesAndCachesThemByDigest) {

@@ -169,6 +169,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 .state-SUCCEEDED { color: #1a7f37; } .state-FAILED { color: #cf222e; font-weight: bold; }
 .state-RUNNING, .state-QUEUED { color: #9a6700; } .state-CANCELLED { color: #6e7781; }
 .grew { color: #cf222e; } .shrank { color: #0550ae; }
+.padded-changed { font-weight: bold; background: #fff8c5; }
 .error { font-family: ui-monospace, monospace; white-space: pre-wrap; word-break: break-word; }
 pre { background: #fff; border: 1px solid #ddd; padding: 8px; overflow-x: auto; }
 iframe.flamegraph { width: 100%; min-width: 1210px; height: 480px; border: 1px solid #ddd; background: #fff; }

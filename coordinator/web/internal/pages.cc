@@ -1,6 +1,7 @@
 #include "coordinator/web/internal/pages.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 
@@ -223,6 +224,11 @@ std::string RenderBatchList(const std::vector<v1::Batch>& batches, const ListQue
                     .poll_ms = poll_ms});
 }
 
+std::string PaddedLength(uint64_t n) {
+  if (n == 0 || (n & (n - 1)) != 0) return Cycles(n);
+  return absl::StrCat("2^", std::countr_zero(n));
+}
+
 size_t PageCount(size_t jobs, size_t jobs_per_page) {
   if (jobs_per_page == 0) return 1;
   return std::max<size_t>(1, (jobs + jobs_per_page - 1) / jobs_per_page);
@@ -256,6 +262,66 @@ std::string SortHeader(const BatchPageData& d, JobSort sort, absl::string_view l
   return absl::StrCat("<th", numeric ? " class=\"num\"" : "", "><a id=\"sort-", SortName(sort),
                       "\" href=\"", BatchHref(d.batch.batch_id()), "?sort=", SortName(sort),
                       "&amp;order=", desc ? "desc" : "asc", "\">", label, arrow, "</a></th>");
+}
+
+// The job table's "padded" cell: the job's padded trace length, marked (▲ grew, ▼ shrank, with a
+// title naming both) when it differs from the previous batch's.
+std::string PaddedCell(const BatchPageData& d, const std::string& job) {
+  auto it = d.summary.padded.find(job);
+  if (it == d.summary.padded.end()) return "<td class=\"num padded\"></td>";
+  auto before = d.previous_padded.find(job);
+  if (before == d.previous_padded.end() || before->second == it->second) {
+    return absl::StrCat("<td class=\"num padded\">", PaddedLength(it->second), "</td>");
+  }
+  const bool grew = it->second > before->second;
+  return absl::StrCat("<td class=\"num padded padded-changed", grew ? " grew" : " shrank",
+                      "\" title=\"padded ", PaddedLength(before->second), " → ",
+                      PaddedLength(it->second), " since batch ", Html(d.previous_id), "\">",
+                      grew ? "▲ " : "▼ ", PaddedLength(it->second), "</td>");
+}
+
+// The batch's trace-shape tables: rows per kind, and the procedures with the most chiplet rows.
+std::string TraceSection(const BatchPageData& d) {
+  const BatchTraceTotals& t = d.summary.trace;
+  const std::string href = BatchHref(d.batch.batch_id());
+  std::string out = "<h2>Summary: trace shape</h2>\n";
+  if (t.jobs == 0) {
+    return out + "<p class=\"note\">No trace shape: only v0.25 jobs that finished have one.</p>\n";
+  }
+  absl::StrAppend(&out, "<p>Rows the prover's traces get, summed over the ", t.jobs,
+                  t.jobs == 1 ? " job" : " jobs",
+                  " with a trace shape (docs/trace-shape.md): core ", Cycles(t.core_rows),
+                  " · padded lengths ", Cycles(t.padded_len), "</p>\n",
+                  "<table id=\"trace-shape\"><tr><th>rows</th><th class=\"num\">total</th>"
+                  "<th class=\"num\">of no procedure</th></tr>\n");
+  for (const TraceKindRows& k : t.kinds) {
+    absl::StrAppend(&out, "<tr><td>", Html(k.kind), "</td><td class=\"num\">", Cycles(k.rows),
+                    "</td><td class=\"num\">", Cycles(k.overhead), "</td></tr>\n");
+  }
+  out += "</table>\n";
+  if (t.procedures.empty()) return out;
+  out +=
+      "<table id=\"trace-procedures\"><tr><th>procedure</th><th class=\"num\">chiplets self</th>"
+      "<th class=\"num\">chiplets inclusive</th><th class=\"num\">hasher</th>"
+      "<th class=\"num\">bitwise</th><th class=\"num\">memory</th><th class=\"num\">ace</th>"
+      "<th class=\"num\">range</th></tr>\n";
+  for (const TraceProcedure& p : t.procedures) {
+    absl::StrAppend(&out, "<tr><td>", Html(p.name), "</td><td class=\"num\">",
+                    Cycles(p.chiplets_self), "</td><td class=\"num\">",
+                    Cycles(p.chiplets_inclusive), "</td><td class=\"num\">", Cycles(p.hasher),
+                    "</td><td class=\"num\">", Cycles(p.bitwise), "</td><td class=\"num\">",
+                    Cycles(p.memory), "</td><td class=\"num\">", Cycles(p.ace),
+                    "</td><td class=\"num\">", Cycles(p.range), "</td></tr>\n");
+  }
+  out += "</table>\n";
+  absl::StrAppend(&out, "<p class=\"note\">",
+                  t.procedures_total > t.procedures.size()
+                      ? absl::StrCat("The first ", t.procedures.size(), " of ", t.procedures_total,
+                                     " procedures")
+                      : std::string("Procedures"),
+                  " by chiplets self rows (hasher to range: self rows); all in <a href=\"", href,
+                  "/summary.json\">summary.json</a>.</p>\n");
+  return out;
 }
 
 std::string PagerLinks(const BatchPageData& d, size_t pages) {
@@ -344,8 +410,8 @@ std::string RenderBatchPage(const BatchPageData& d) {
                   SortHeader(d, JobSort::kName, "job", false), "<th>state</th>",
                   SortHeader(d, JobSort::kCycles, "cycles", true),
                   SortHeader(d, JobSort::kDelta, "delta", true),
-                  "<th class=\"num\">%</th><th class=\"num\">attempts</th><th>error / note</th>"
-                  "</tr>\n");
+                  "<th class=\"num\">%</th><th class=\"num\">padded</th>"
+                  "<th class=\"num\">attempts</th><th>error / note</th></tr>\n");
   for (size_t r = first; r < last; ++r) {
     const int i = order[r];
     const v1::JobStatus& job = b.jobs(i);
@@ -372,14 +438,16 @@ std::string RenderBatchPage(const BatchPageData& d) {
     } else {
       body += "<td class=\"num\"></td><td class=\"num\"></td>";
     }
-    absl::StrAppend(&body, "<td class=\"num\">", job.attempts(), "</td><td class=\"error\">", note,
-                    "</td></tr>\n");
+    absl::StrAppend(&body, PaddedCell(d, job.name()), "<td class=\"num\">", job.attempts(),
+                    "</td><td class=\"error\">", note, "</td></tr>\n");
   }
   body += "</table>\n";
   absl::StrAppend(&body, PagerLinks(d, pages));
   if (!d.previous_id.empty()) {
     absl::StrAppend(&body, "<p class=\"note\">delta: cycles against batch ", Html(d.previous_id),
-                    " (jobs that succeeded in both).</p>\n");
+                    " (jobs that succeeded in both); padded: the job's padded trace length, ▲/▼ "
+                    "where it differs from batch ",
+                    Html(d.previous_id), ".</p>\n");
   }
 
   body += "<h2>Aggregate flamegraph</h2>\n";
@@ -436,7 +504,8 @@ std::string RenderBatchPage(const BatchPageData& d) {
                         s.phases_total, " phases.</p>\n");
       }
     }
-    absl::StrAppend(&body, "<p><a href=\"", href, "/summary.json\">summary.json</a></p>\n");
+    absl::StrAppend(&body, TraceSection(d), "<p><a href=\"", href,
+                    "/summary.json\">summary.json</a></p>\n");
   }
   ShellOptions shell;
   if (!Ended(b.state())) {
@@ -446,6 +515,44 @@ std::string RenderBatchPage(const BatchPageData& d) {
   }
   return PageShell(absl::StrCat("batch ", b.batch_id()), body, shell);
 }
+
+namespace {
+
+// The job page's trace shape: its rows per trace and both heights (docs/trace-shape.md).
+std::string JobTraceSection(const JobPageData& d) {
+  const JobTraceShape& t = *d.trace;
+  std::string out = "<h2>Trace shape</h2>\n<table id=\"trace-shape\">";
+  auto row = [&out](absl::string_view name, const std::string& value) {
+    absl::StrAppend(&out, "<tr><td>", name, "</td><td class=\"num\">", value, "</td></tr>\n");
+  };
+  row("core rows", Cycles(t.core_rows));
+  row("range-checker rows", Cycles(t.range_rows));
+  row("hasher rows", absl::StrCat(Cycles(t.hasher_rows), " (", Cycles(t.hasher_requests),
+                                  " requests, ", Cycles(t.hasher_states), " states)"));
+  row("bitwise rows", Cycles(t.bitwise_rows));
+  row("memory rows", Cycles(t.memory_rows));
+  row("ace rows", Cycles(t.ace_rows));
+  row("kernel ROM rows", Cycles(t.kernel_rom_rows));
+  row("chiplets rows", Cycles(t.chiplets_rows));
+  row("core height", PaddedLength(t.core_height));
+  row("chiplets height", PaddedLength(t.chiplets_height));
+  std::string padded = absl::StrCat("<span id=\"padded\">", PaddedLength(t.padded_len),
+                                    "</span> (set by ", Html(t.bound), ")");
+  if (d.previous_padded.has_value() && *d.previous_padded != t.padded_len) {
+    const bool grew = t.padded_len > *d.previous_padded;
+    padded = absl::StrCat("<span class=\"padded-changed", grew ? " grew" : " shrank",
+                          "\" title=\"padded ", PaddedLength(*d.previous_padded), " → ",
+                          PaddedLength(t.padded_len), " since batch ", Html(d.previous_id), "\">",
+                          grew ? "▲ " : "▼ ", "</span>", padded, " · ",
+                          PaddedLength(*d.previous_padded), " in batch <a href=\"",
+                          JobHref(d.previous_id, d.job.name()), "\">", Html(d.previous_id), "</a>");
+  }
+  row("padded length", padded);
+  out += "</table>\n";
+  return out;
+}
+
+}  // namespace
 
 std::string RenderJobPage(const JobPageData& d) {
   const v1::JobStatus& job = d.job;
@@ -475,6 +582,7 @@ std::string RenderJobPage(const JobPageData& d) {
     absl::StrAppend(&body, "<h2>Final stack (top first)</h2>\n<pre id=\"stack\">",
                     absl::StrJoin(values, " "), "</pre>\n");
   }
+  if (d.trace.has_value()) body += JobTraceSection(d);
   if (job.state() == v1::JOB_STATE_SUCCEEDED && job.cycles() > 0) {
     absl::StrAppend(&body,
                     "<h2>Flamegraph</h2>\n<iframe class=\"flamegraph\" id=\"job-flamegraph\" "

@@ -65,6 +65,26 @@ struct SummaryPhase {
   uint64_t jobs = 0, count = 0, total = 0, min = 0, max = 0;
   bool open = false;
 };
+// One row kind of a batch's trace_totals: its rows and the rows of no procedure.
+struct TraceKindRows {
+  std::string kind;  // "hasher", "bitwise", "memory", "ace", "range", "chiplets"
+  uint64_t rows = 0, overhead = 0;
+};
+// A procedure's trace rows summed over the batch (summary.json's procedures[].trace).
+struct TraceProcedure {
+  std::string name;
+  uint64_t chiplets_self = 0, chiplets_inclusive = 0;
+  uint64_t hasher = 0, bitwise = 0, memory = 0, ace = 0, range = 0;  // self
+};
+// A batch's trace_totals (docs/summary.md): sums over its jobs with a trace shape.
+struct BatchTraceTotals {
+  uint64_t jobs = 0;  // 0: no job has a trace shape (the rest is empty)
+  uint64_t core_rows = 0, padded_len = 0;
+  std::vector<TraceKindRows> kinds;
+  std::vector<TraceProcedure> procedures;  // the most chiplets self rows first (bounded)
+  size_t procedures_total = 0;             // procedures with trace rows
+};
+
 // The batch summary's tables as the page shows them (at most a bounded number of rows).
 struct SummaryTables {
   std::string note;  // why there are none ("" if there are)
@@ -72,12 +92,16 @@ struct SummaryTables {
   size_t procedures_total = 0;  // rows in summary.json (the page shows the first ones)
   std::vector<SummaryPhase> phases;
   size_t phases_total = 0;
+  BatchTraceTotals trace;
+  std::map<std::string, uint64_t> padded;  // job -> its padded trace length (jobs with one)
 };
 
 struct BatchPageData {
   v1::Batch batch;                                // with its jobs
   std::string previous_id;                        // predecessor with the same labels, or ""
   std::map<std::string, uint64_t> previous_jobs;  // its succeeded jobs' cycles
+  // Its jobs' padded trace lengths: a job whose padded length differs is marked.
+  std::map<std::string, uint64_t> previous_padded;
   SummaryTables summary;
   JobSort sort = JobSort::kIndex;
   bool descending = false;
@@ -87,12 +111,25 @@ struct BatchPageData {
   int poll_ms = 2000;
 };
 
-// GET /batches/ID: progress, the job table (one page of it), the aggregate flamegraph and the
-// summary tables. NotFound-free: the caller has the batch.
+// GET /batches/ID: progress, the job table (one page of it; with each job's padded trace length,
+// marked when it differs from the previous batch's), the aggregate flamegraph and the summary
+// tables (procedures, phases, trace shape). NotFound-free: the caller has the batch.
 std::string RenderBatchPage(const BatchPageData& data);
 
 // Returns the number of job pages for `jobs` jobs (at least 1).
 size_t PageCount(size_t jobs, size_t jobs_per_page);
+
+// A job's trace shape as its page shows it (summary.json's trace_shape).
+struct JobTraceShape {
+  uint64_t core_rows = 0, range_rows = 0;
+  uint64_t hasher_rows = 0, hasher_requests = 0, hasher_states = 0;
+  uint64_t bitwise_rows = 0, memory_rows = 0, ace_rows = 0, kernel_rom_rows = 0;
+  uint64_t chiplets_rows = 0, core_height = 0, chiplets_height = 0, padded_len = 0;
+  std::string bound;  // "core", "range" or "chiplets"
+};
+
+// Returns a padded length as "2^15" (the number itself if it is not a power of two).
+std::string PaddedLength(uint64_t n);
 
 struct JobPageData {
   std::string batch_id;
@@ -101,9 +138,12 @@ struct JobPageData {
   v1::JobStatus job;
   std::string previous_id;                  // the batch's predecessor, or ""
   std::optional<uint64_t> previous_cycles;  // the job's cycles there, if it succeeded there
+  std::optional<JobTraceShape> trace;       // the job's, if its summary has one
+  std::optional<uint64_t> previous_padded;  // its padded length there, if it had one
 };
 
-// GET /batches/ID/jobs/NAME: state, cycles, final stack, error, flamegraph and downloads.
+// GET /batches/ID/jobs/NAME: state, cycles, final stack, error, trace shape, flamegraph and
+// downloads.
 std::string RenderJobPage(const JobPageData& data);
 
 // What `flamefleet diff BEFORE AFTER` reports for two batches (profile/cycle_delta.h).
