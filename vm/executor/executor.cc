@@ -522,7 +522,7 @@ bool WordLess(const Word& a, const Word& b) {
 
 }  // namespace
 
-bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
+bool Executor::HandleEvent(uint64_t id, Felt* sp, Memory* memory, uint32_t pc, uint64_t clk) {
   // Operands as the dialect's table lays them out: scalars at s(offset + j); a multi-element
   // operand of n elements at `base` has element j at s(offset + base + j) (little-endian) or
   // s(offset + base + n - 1 - j) (classic, element 0 deepest).
@@ -748,7 +748,7 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       std::vector<Felt> values;
       values.reserve(end - start);
       for (uint64_t a = start; a < end; ++a)
-        values.push_back(memory_->Load(static_cast<uint32_t>(a)));
+        values.push_back(memory->Load(static_cast<uint32_t>(a)));
       advice_map_values_ += values.size();
       advice_.map.insert_or_assign(key(), std::move(values));
       return true;
@@ -896,8 +896,8 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       };
       auto load = [&](uint64_t a) {
         const uint32_t x = static_cast<uint32_t>(a);
-        return search_key(Word{memory_->Load(x), memory_->Load(x + 1), memory_->Load(x + 2),
-                               memory_->Load(x + 3)});
+        return search_key(
+            Word{memory->Load(x), memory->Load(x + 1), memory->Load(x + 2), memory->Load(x + 3)});
       };
       const Word k = search_key(key());
       uint64_t result = end;
@@ -922,15 +922,15 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       return true;
     }
     case H::kKeccak256HashBytes:
-      return HandlePrecompile(Precompile::kKeccak256, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kKeccak256, id, event->name, sp, memory, pc, clk);
     case H::kSha512HashBytes:
-      return HandlePrecompile(Precompile::kSha512, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kSha512, id, event->name, sp, memory, pc, clk);
     case H::kEcdsaK256Verify:
-      return HandlePrecompile(Precompile::kEcdsaK256Keccak, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kEcdsaK256Keccak, id, event->name, sp, memory, pc, clk);
     case H::kEddsaEd25519Verify:
-      return HandlePrecompile(Precompile::kEddsaEd25519, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kEddsaEd25519, id, event->name, sp, memory, pc, clk);
     case H::kAeadDecrypt:
-      return HandlePrecompile(Precompile::kAeadDecrypt, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kAeadDecrypt, id, event->name, sp, memory, pc, clk);
     case H::kNoop:
       return true;
     case H::kUnhandled:
@@ -940,7 +940,7 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
 }
 
 bool Executor::HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp,
-                                uint32_t pc, uint64_t clk) {
+                                Memory* memory, uint32_t pc, uint64_t clk) {
   const absl::string_view event_name(name.data(), name.size());
   if (host_ != nullptr && host_->AnswersPrecompile(id)) {
     sp_ = static_cast<size_t>(sp - buffer_.data());  // the host may read the stack
@@ -955,7 +955,7 @@ bool Executor::HandlePrecompile(Precompile which, uint64_t id, std::string_view 
   // Only the top of the current context's stack is read (at most 12 operands).
   absl::StatusOr<PrecompileAnswer> answer = RunPrecompile(
       which, id, [sp](int i) { return sp[-i]; },
-      [this](uint32_t addr) { return memory_->LoadWritten(addr); }, hasher_);
+      [memory](uint32_t addr) { return memory->LoadWritten(addr); }, hasher_);
   if (!answer.ok()) {
     SetTrap(TrapKind::kEventFailed,
             absl::StrCat("event ", event_name, " failed: ", answer.status().message()), pc, clk);
@@ -1245,13 +1245,13 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_PUSH(Felt(clk));
         FF_ROW();
       case Opcode::kEmit:
-        if (!HandleEvent(in.imm, sp, pc, clk) || !ChargeAdvice(pc, clk)) {
+        if (!HandleEvent(in.imm, sp, memory, pc, clk) || !ChargeAdvice(pc, clk)) {
           goto trapped;
         }
         FF_ROW();
       case Opcode::kEmitTop:
         // The event id is s0 (not popped).
-        if (!HandleEvent(FF_S(0).value(), sp, pc, clk) || !ChargeAdvice(pc, clk)) {
+        if (!HandleEvent(FF_S(0).value(), sp, memory, pc, clk) || !ChargeAdvice(pc, clk)) {
           goto trapped;
         }
         FF_ROW();

@@ -309,15 +309,17 @@ class Executor {
   bool ChargeAdvice(uint32_t pc, uint64_t clk);
   uint64_t AdviceBytes() const;
   void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk, uint64_t code = 0);
-  bool HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk);
+  // An EMIT of event `id`: the dialect's built-in handler, or the host. `memory` is the
+  // current context's memory (memory_ is only written back when a slice ends). false: trap set.
+  bool HandleEvent(uint64_t id, Felt* sp, Memory* memory, uint32_t pc, uint64_t clk);
   // MPVERIFY and MRUPDATE (out of the hot switch; they may allocate), words with element 0
   // deepest or, when `little_endian`, on top. false: trap set.
   bool MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code, bool little_endian);
   bool MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk, bool little_endian);
   // A precompile event (HandleEvent): answered by the host if it AnswersPrecompile, else
   // computed here. false: trap set.
-  bool HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp, uint32_t pc,
-                        uint64_t clk);
+  bool HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp,
+                        Memory* memory, uint32_t pc, uint64_t clk);
   // LOGPRECOMPILE (out of the hot switch): folds the statement into precompile_transcript_.
   void LogPrecompile(Felt* sp);
   Memory* AcquireMemory();
