@@ -82,7 +82,8 @@ absl::StatusOr<runner::ProfiledRun> ProfileFromFlags(const ProfileFlags& flags) 
           "--kernel cannot be used with --replay (a snapshot carries its own kernel)");
     }
     FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot, runner::LoadSnapshotFile(p.replay));
-    return runner::ProfileReplay(snapshot, p.max_cycles, mode, /*cancel=*/nullptr, p.max_memory);
+    return runner::ProfileReplay(snapshot, p.max_cycles, mode, /*cancel=*/nullptr, p.max_memory,
+                                 p.DebugPrintStream());
   }
   FLAMEFLEET_ASSIGN_OR_RETURN(Loaded loaded, Load(p));
   return runner::ProfileProgram(loaded.program, loaded.inputs, p.ExecutionOptions(), mode);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <system_error>
 
@@ -62,6 +63,11 @@ constexpr HelpRow kKernel = {
     "kernel module (.masm) of every program job, sent with its `mod` submodules"};
 constexpr HelpRow kMaxCycles = {kMaxCyclesHelp, kMaxCyclesHelp, kMaxCyclesHelp,
                                 "cycle cap per job"};
+constexpr char kDebugPrintHelp[] =
+    "print to stderr what the v0.25 core library's debug procedures (miden::core::debug::"
+    "print_stack, print_mem, print_mem_all, print_adv_stack, print_adv_map, "
+    "print_adv_map_item) show, as miden-vm v0.25.7 prints it; without it they print nothing "
+    "and cost the same cycles (v0.16 `debug.*` decorators are not printed)";
 
 }  // namespace
 
@@ -105,6 +111,7 @@ void ProgramFlags::Add(CLI::App* cmd) {
                                  "(0: the default, ",
                                  vm::kDefaultMaxProgramOps, ")"));
   }
+  if (here) cmd->add_flag("--debug-print", debug_print, kDebugPrintHelp);
   if (here) {
     cmd->add_option(
         "--dialect", dialect,
@@ -224,8 +231,11 @@ vm::ExecutionOptions ProgramFlags::ExecutionOptions() const {
   vm::ExecutionOptions options;
   if (max_cycles.has_value()) options.max_cycles = *max_cycles;
   if (max_memory.has_value()) options.max_memory_bytes = *max_memory;
+  options.debug_print = DebugPrintStream();
   return options;
 }
+
+std::ostream* ProgramFlags::DebugPrintStream() const { return debug_print ? &std::cerr : nullptr; }
 
 absl::StatusOr<vm::ProgramInputs> ProgramFlags::LoadInputs() const {
   FLAMEFLEET_ASSIGN_OR_RETURN(const vm::Dialect named, Dialect());

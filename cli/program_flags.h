@@ -1,8 +1,8 @@
 // The flags of every `flamefleet` command that assembles a program, each defined once: the
 // program (one PROGRAM run here by exec, profile and record; PROGRAMS... sent to a fleet by
 // submit and run), --replay, --inputs, --lib, --kernel, --max-cycles, --max-memory,
-// --max-program-ops and --dialect, and their conversion to the assembler, execution and batch
-// options.
+// --max-program-ops, --dialect and --debug-print (local commands only), and their conversion to
+// the assembler, execution and batch options.
 // A command words a flag's help its own way where it always has (ProgramCommand picks it).
 //
 //   auto flags = std::make_shared<ProgramFlags>(ProgramCommand::kExec);
@@ -17,6 +17,7 @@
 #define FLAMEFLEET_CLI_PROGRAM_FLAGS_H_
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <utility>
@@ -59,8 +60,12 @@ struct ProgramFlags {
   absl::StatusOr<vm::AssemblerOptions> AssemblerOptions() const;
   // Returns the assembler limits: --max-program-ops, defaults where unset.
   vm::AssembleLimits AssembleLimits() const;
-  // Returns the execution options: --max-cycles and --max-memory, defaults where unset.
+  // Returns the execution options: --max-cycles and --max-memory, defaults where unset, and
+  // with --debug-print the debug prints' sink (DebugPrintStream).
   vm::ExecutionOptions ExecutionOptions() const;
+  // Returns where the v0.25 core library's debug prints write: std::cerr with --debug-print
+  // (stdout stays the command's own output), else null (they print nothing).
+  std::ostream* DebugPrintStream() const;
   // Loads the inputs of `program` (LoadProgramInputs with --inputs, JSON stacks in the order
   // of the --dialect). Errors of vm::LoadInputs, or an unknown --dialect.
   absl::StatusOr<vm::ProgramInputs> LoadInputs() const;
@@ -96,6 +101,9 @@ struct ProgramFlags {
   // --dialect NAME ("v0.16"); empty: the default dialect (for a fleet command: the suite
   // manifest's, else the coordinator's default). Not with --replay: a snapshot names its own.
   std::string dialect;
+  // --debug-print (local commands only; fleet jobs never print): the v0.25 core library's
+  // `miden::core::debug::print_*` procedures print to stderr as miden-vm v0.25.7's do.
+  bool debug_print = false;
 };
 
 // Parses `--lib NS=DIR` values into (namespace, directory) pairs. InvalidArgument names the

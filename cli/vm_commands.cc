@@ -45,8 +45,9 @@ absl::Status RunExec(const ExecFlags& flags) {
   }
   if (!p.replay.empty()) {
     FLAMEFLEET_ASSIGN_OR_RETURN(v1::ReplaySnapshot snapshot, runner::LoadSnapshotFile(p.replay));
-    FLAMEFLEET_ASSIGN_OR_RETURN(vm::RunResult result,
-                                runner::ReplayRun(snapshot, p.max_cycles, p.max_memory));
+    FLAMEFLEET_ASSIGN_OR_RETURN(
+        vm::RunResult result,
+        runner::ReplayRun(snapshot, p.max_cycles, p.max_memory, p.DebugPrintStream()));
     PrintResult(result, flags.json);
     return absl::OkStatus();
   }

@@ -135,9 +135,11 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
 absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
                                           std::optional<uint64_t> max_cycles, StackMode mode,
                                           const std::atomic<bool>* cancel,
-                                          std::optional<uint64_t> max_memory_bytes) {
+                                          std::optional<uint64_t> max_memory_bytes,
+                                          std::ostream* debug_print) {
   FLAMEFLEET_ASSIGN_OR_RETURN(ReplayPlan plan,
                               PrepareReplay(snapshot, max_cycles, max_memory_bytes));
+  plan.options.debug_print = debug_print;
   ReplayHost host(&snapshot);
   FLAMEFLEET_ASSIGN_OR_RETURN(ProfiledRun run, ProfileProgram(plan.program, plan.inputs,
                                                               plan.options, mode, cancel, &host));

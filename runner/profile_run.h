@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <vector>
 
@@ -98,13 +99,15 @@ absl::StatusOr<ProfiledRun> ProfileProgram(const vm::Program& program,
 // Replays `snapshot` (validated by DecodeSnapshot, or recorded) and profiles it: the program
 // is assembled from the embedded sources and every event is answered from the log
 // (runner/snapshot.h). `max_cycles` and `max_memory_bytes`, when set, replace the recorded
-// cycle cap and memory budget. Errors: those of PrepareReplay and ProfileProgram, divergence
-// (the message names the cycle and the event), FailedPrecondition when logged events are left
-// over at the end.
+// cycle cap and memory budget; `debug_print` (may be null; not kept) is the replay's
+// vm::ExecutionOptions::debug_print (see ReplayRun). Errors: those of PrepareReplay and
+// ProfileProgram, divergence (the message names the cycle and the event), FailedPrecondition
+// when logged events are left over at the end.
 absl::StatusOr<ProfiledRun> ProfileReplay(const v1::ReplaySnapshot& snapshot,
                                           std::optional<uint64_t> max_cycles, StackMode mode,
                                           const std::atomic<bool>* cancel = nullptr,
-                                          std::optional<uint64_t> max_memory_bytes = std::nullopt);
+                                          std::optional<uint64_t> max_memory_bytes = std::nullopt,
+                                          std::ostream* debug_print = nullptr);
 
 }  // namespace flamefleet::runner
 

@@ -747,9 +747,11 @@ absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
 
 absl::StatusOr<vm::RunResult> ReplayRun(const v1::ReplaySnapshot& snapshot,
                                         std::optional<uint64_t> max_cycles,
-                                        std::optional<uint64_t> max_memory_bytes) {
+                                        std::optional<uint64_t> max_memory_bytes,
+                                        std::ostream* debug_print) {
   FLAMEFLEET_ASSIGN_OR_RETURN(ReplayPlan plan,
                               PrepareReplay(snapshot, max_cycles, max_memory_bytes));
+  plan.options.debug_print = debug_print;
   ReplayHost host(&snapshot);
   FLAMEFLEET_ASSIGN_OR_RETURN(vm::RunResult result,
                               vm::RunProgram(plan.program, plan.inputs, plan.options, &host));

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <span>
 #include <string>
@@ -193,10 +194,13 @@ absl::StatusOr<ReplayPlan> PrepareReplay(const v1::ReplaySnapshot& snapshot,
 // Replays `snapshot` to the end and returns its final stack and cycles. Errors: those of
 // PrepareReplay and vm::RunProgram, including divergence (see ReplayHost; InvalidArgument,
 // whose message names the cycle and the event), and FailedPrecondition when the program
-// finished with logged events left over.
+// finished with logged events left over. `debug_print` (may be null; not kept) is
+// vm::ExecutionOptions::debug_print of the replay: the debug prints are answered by the VM,
+// never logged, so a replay prints what the live run printed.
 absl::StatusOr<vm::RunResult> ReplayRun(const v1::ReplaySnapshot& snapshot,
                                         std::optional<uint64_t> max_cycles = std::nullopt,
-                                        std::optional<uint64_t> max_memory_bytes = std::nullopt);
+                                        std::optional<uint64_t> max_memory_bytes = std::nullopt,
+                                        std::ostream* debug_print = nullptr);
 
 }  // namespace flamefleet::runner
 

@@ -95,6 +95,15 @@ class Felt {
 // (`push.[a,b,c,d]` leaves d on top) and as stored at the lowest memory address.
 using Word = std::array<Felt, 4>;
 
+// Returns whether `a` < `b` in miden's Word order (the Ord of miden-field 0.28's Word: canonical
+// values, element 3 most significant), the order of sorted arrays and of the advice map.
+constexpr bool WordLess(const Word& a, const Word& b) {
+  for (int i = 3; i >= 0; --i) {
+    if (a[i] != b[i]) return a[i].value() < b[i].value();
+  }
+  return false;
+}
+
 }  // namespace flamefleet::vm
 
 #endif  // FLAMEFLEET_VM_FELT_H_

@@ -857,6 +857,69 @@ end
   EXPECT_LT(setup + work + phases["demo::phase::done"]["total"].get<uint64_t>(), cycles);
 }
 
+// --debug-print (issue #15): the v0.25 core library's prints go to stderr as miden-vm v0.25.7
+// prints them, stdout stays the command's own; without the flag they print nothing, and the
+// cycles are the same either way. A recorded run's snapshot replays with the same prints.
+TEST_F(CliTest, Issue15DebugPrintWritesTheCoreLibrarysPrintsToStderr) {
+  WriteFile(root_ / "p.masm", R"(begin
+  push.1 push.2 push.3
+  emit.event("miden::core::debug::print_stack")
+  drop drop drop
+  push.42 push.100 mem_store
+  push.106 push.100 emit.event("miden::core::debug::print_mem") drop drop
+end
+)");
+  // Naming miden::core needs a core library mapped; the program imports nothing from it.
+  fs::create_directories(root_ / "corelib");
+  const std::string lib = " --lib miden::core=corelib";
+  ASSERT_EQ(Run("exec p.masm --json" + lib), 0) << err_;
+  const std::string json = out_;
+  EXPECT_EQ(err_, "");
+  ASSERT_EQ(Run("exec p.masm --json --debug-print" + lib), 0) << err_;
+  EXPECT_EQ(out_, json);  // the same stack and cycles, and nothing else on stdout
+  std::string stack = "Stack state before step 11:\n├──  0: 3\n├──  1: 2\n├──  2: 1\n";
+  for (int i = 3; i < 18; ++i) absl::StrAppend(&stack, "├── ", i < 10 ? " " : "", i, ": 0\n");
+  absl::StrAppend(&stack, "└── 18: 0\n");
+  const std::string printed = absl::StrCat(stack,
+                                           "Memory state before step 25 for context 0 in the "
+                                           "range [100, 105]:\n"
+                                           "├── 0x00000064: 42\n"
+                                           "├── 0x00000065: 0\n"
+                                           "├── 0x00000066: 0\n"
+                                           "├── 0x00000067: 0\n"
+                                           "├── 0x00000068: EMPTY\n"
+                                           "└── 0x00000069: EMPTY\n");
+  EXPECT_EQ(err_, printed);
+
+  // record prints while it records; a replay of its snapshot prints the same.
+  ASSERT_EQ(Run("record p.masm -o p.snap --debug-print" + lib), 0) << err_;
+  EXPECT_TRUE(absl::StartsWith(err_, printed)) << err_;
+  EXPECT_THAT(err_, HasSubstr("and 0 events to p.snap"));  // the prints are not logged
+  ASSERT_EQ(Run("exec --replay p.snap --json --debug-print"), 0) << err_;
+  EXPECT_EQ(out_, json);
+  EXPECT_EQ(err_, printed);
+  ASSERT_EQ(Run("exec --replay p.snap --json"), 0) << err_;
+  EXPECT_EQ(err_, "");
+  ASSERT_EQ(Run("profile p.masm -o p.folded --debug-print" + lib), 0) << err_;
+  EXPECT_TRUE(absl::StartsWith(err_, printed)) << err_;
+  ASSERT_EQ(Run("profile --replay p.snap -o r.folded --debug-print"), 0) << err_;
+  EXPECT_TRUE(absl::StartsWith(err_, printed)) << err_;
+
+  // print_mem's errors are the run's error with the flag, nothing without it.
+  WriteFile(root_ / "bad.masm", R"(begin
+  push.1025 push.0 emit.event("miden::core::debug::print_mem") drop drop
+end
+)");
+  EXPECT_EQ(Run("exec bad.masm --debug-print" + lib), 1);
+  EXPECT_THAT(err_, HasSubstr("print_mem range length 1025 exceeds maximum of 1024"));
+  EXPECT_EQ(Run("exec bad.masm" + lib), 0) << err_;
+
+  // v0.16's debug.* decorators are not printed.
+  WriteFile(root_ / "classic.masm", "begin push.1 debug.stack drop end\n");
+  ASSERT_EQ(Run("exec classic.masm --dialect v0.16 --debug-print"), 0) << err_;
+  EXPECT_EQ(err_, "");
+}
+
 TEST_F(CliTest, RenderExportsFoldedInputByName) {
   WriteFile(root_ / "in.folded", absl::StrCat(kFast, kSlow));
   ASSERT_EQ(Run("render in.folded -o r.pb.gz"), 0) << err_;

@@ -296,6 +296,48 @@ TEST(SnapshotTest, HostAnswersAreRecordedAndReplayedFromTheLog) {
   EXPECT_EQ(profiled->result.stack, recording->result.stack);
 }
 
+TEST(SnapshotTest, ReplaysPrintTheDebugPrintsOfTheLiveRunWhichAreNotLogged) {
+  // The core library's debug prints are answered by the VM: never logged, so a replay with a
+  // sink prints exactly what the recording run printed, and one without prints nothing.
+  constexpr char kProgram[] = R"(begin
+  push.7 mem_store.4
+  emit.event("t::marker")
+  push.2 push.0 emit.event("miden::core::debug::print_adv_stack") drop drop
+  emit.event("miden::core::debug::print_mem_all")
+  push.4 push.3 push.2 push.1 emit.event("miden::core::debug::print_adv_map_item") dropw
+  emit.event("miden::core::debug::print_stack")
+end
+)";
+  vm::ProgramInputs inputs;
+  inputs.advice_stack = {vm::Felt(5), vm::Felt(6), vm::Felt(7)};
+  inputs.advice_map = {
+      {vm::Word{vm::Felt(1), vm::Felt(2), vm::Felt(3), vm::Felt(4)}, {vm::Felt(9)}}};
+  RecordOptions options;
+  options.dialect = vm::Dialect::kV0_25;
+  std::ostringstream live;
+  options.execution.debug_print = &live;
+  ASSERT_OK_AND_ASSIGN(Recording recording, RecordSource("p.masm", kProgram, inputs, options));
+  ASSERT_OK(recording.run_status);
+  EXPECT_THAT(live.str(), HasSubstr("Advice stack state before step "));
+  EXPECT_THAT(live.str(), HasSubstr("Advice map entry for key [1, 2, 3, 4] before step "));
+  ASSERT_EQ(recording.snapshot.events_size(), 1);  // t::marker only
+
+  const v1::ReplaySnapshot snapshot = RoundTrip(recording.snapshot);
+  std::ostringstream replayed;
+  ASSERT_OK_AND_ASSIGN(vm::RunResult replay,
+                       ReplayRun(snapshot, std::nullopt, std::nullopt, &replayed));
+  EXPECT_EQ(replay.cycles, recording.result.cycles);
+  EXPECT_EQ(replayed.str(), live.str());
+  std::ostringstream profiled;
+  ASSERT_OK_AND_ASSIGN(ProfiledRun run, ProfileReplay(snapshot, std::nullopt, StackMode::kFlat,
+                                                      nullptr, std::nullopt, &profiled));
+  EXPECT_EQ(run.result.cycles, recording.result.cycles);
+  EXPECT_EQ(profiled.str(), live.str());
+  // Without a sink the same replay prints nothing and costs the same cycles.
+  ASSERT_OK_AND_ASSIGN(vm::RunResult quiet, ReplayRun(snapshot));
+  EXPECT_EQ(quiet.cycles, recording.result.cycles);
+}
+
 // Keccak-256 of c1 ec fd fc (Keccak KAT, Len = 32) through the v0.25 precompile event; the
 // digest's 8 LE u32 limbs end on the stack, limbs 4..7 on top.
 constexpr char kKeccakProgram[] = R"(begin

@@ -200,6 +200,32 @@ TEST(V025EventsTest, MemToMapReadsTheRangeAfterTheKey) {
   EXPECT_EQ(it->second, Felts({0, 5, 0}));
 }
 
+TEST(V025EventsTest, MemToMapInACalledProcedureReadsThatContextsMemory) {
+  // The callee's cell 0 is 9, the root's 5: adv.insert_mem in the callee must read 9 whether
+  // the run is one Run() slice or one Step() per cycle (it once read the memory of the context
+  // the slice started in).
+  AssemblerOptions options;
+  options.dialect = Dialect::kV0_25;
+  absl::StatusOr<Program> program = Assembler(options).AssembleSource("m.masm", R"(proc callee
+  push.9 push.0 mem_store
+  push.1 push.0 push.4 push.3 push.2 push.1 adv.insert_mem dropw drop drop
+  push.4 push.3 push.2 push.1 adv.push_mapval dropw adv_push swap drop
+end
+begin
+  push.5 push.0 mem_store call.callee
+end
+)");
+  ASSERT_TRUE(program.ok()) << program.status();
+  Executor run(*program, {}, V025Advice(), ExecutionOptions{});
+  run.Run();
+  ASSERT_EQ(run.state(), Executor::State::kFinished) << run.trap().message;
+  EXPECT_EQ(run.StackTop(1)[0], Felt(9));
+  Executor step(*program, {}, V025Advice(), ExecutionOptions{});
+  while (step.state() == Executor::State::kPaused) step.Step();
+  ASSERT_EQ(step.state(), Executor::State::kFinished) << step.trap().message;
+  EXPECT_EQ(step.StackTop(1)[0], Felt(9));
+}
+
 TEST(V025EventsTest, MerkleNodeEventsUseLittleEndianWords) {
   AdviceProvider advice = V025Advice();
   const Word l{Felt(1), Felt(2), Felt(3), Felt(4)}, rr{Felt(5), Felt(6), Felt(7), Felt(8)};

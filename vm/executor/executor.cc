@@ -20,6 +20,7 @@
 #include "vm/crypto/poseidon2.h"
 #include "vm/crypto/rpo.h"
 #include "vm/dialect.h"
+#include "vm/executor/debug_print.h"
 #include "vm/executor/precompiles.h"
 #include "vm/executor/system_events.h"
 #include "vm/executor/verifier_ops.h"
@@ -111,6 +112,29 @@ class Executor::Memory {
     if (((it->second.written[word >> 6] >> (word & 63)) & 1) == 0) return std::nullopt;
     return it->second.cells[addr & (kPageSize - 1)];
   }
+  // Appends the written elements (each element of a written word) in address order to `out`
+  // until it holds `max`; returns how many there are in all. Off the hot path (debug prints).
+  uint64_t WrittenCells(uint64_t max, std::vector<std::pair<uint32_t, Felt>>* out) const {
+    std::vector<uint32_t> pages;
+    pages.reserve(pages_.size());
+    uint64_t words = 0;
+    for (const auto& [page, p] : pages_) {
+      pages.push_back(page);
+      for (uint32_t k = 0; k < kBitmapWords; ++k) words += std::popcount(p.written[k]);
+    }
+    std::sort(pages.begin(), pages.end());
+    for (uint32_t page : pages) {
+      const Page& p = pages_.at(page);
+      for (uint32_t w = 0; w < kPageSize / 4 && out->size() < max; ++w) {
+        if (((p.written[w >> 6] >> (w & 63)) & 1) == 0) continue;
+        for (uint32_t j = 0; j < 4 && out->size() < max; ++j) {
+          out->emplace_back((page << kPageBits) + 4 * w + j, p.cells[4 * w + j]);
+        }
+      }
+      if (out->size() >= max) break;
+    }
+    return 4 * words;
+  }
   // Whether the page of `addr` is the selected one (always an allocated page): then At(addr)
   // may be written. The write path is `if (!Selected(a) && !Select(a)) trap; At(a) = v`.
   bool Selected(uint32_t addr) const { return (addr >> kPageBits) == last_page_; }
@@ -168,6 +192,7 @@ struct Executor::Context {
   Memory* memory;
   bool in_syscall;
   Word creator;  // see Executor::creator_
+  uint64_t ctx;  // see Executor::ctx_
 };
 
 Executor::Executor(const Program& program, const std::vector<Felt>& stack, AdviceProvider advice,
@@ -512,17 +537,10 @@ void U256DivMod(const U256& a, const U256& b, U256& q, U256& r) {
   }
 }
 
-// miden's Word order: element 3 is the most significant.
-bool WordLess(const Word& a, const Word& b) {
-  for (int i = 3; i >= 0; --i) {
-    if (a[i] != b[i]) return a[i].value() < b[i].value();
-  }
-  return false;
-}
-
 }  // namespace
 
-bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
+bool Executor::HandleEvent(uint64_t id, Felt* sp, const Felt* bot, Memory* memory, uint32_t pc,
+                           uint64_t clk) {
   // Operands as the dialect's table lays them out: scalars at s(offset + j); a multi-element
   // operand of n elements at `base` has element j at s(offset + base + j) (little-endian) or
   // s(offset + base + n - 1 - j) (classic, element 0 deepest).
@@ -748,7 +766,7 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       std::vector<Felt> values;
       values.reserve(end - start);
       for (uint64_t a = start; a < end; ++a)
-        values.push_back(memory_->Load(static_cast<uint32_t>(a)));
+        values.push_back(memory->Load(static_cast<uint32_t>(a)));
       advice_map_values_ += values.size();
       advice_.map.insert_or_assign(key(), std::move(values));
       return true;
@@ -896,8 +914,8 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       };
       auto load = [&](uint64_t a) {
         const uint32_t x = static_cast<uint32_t>(a);
-        return search_key(Word{memory_->Load(x), memory_->Load(x + 1), memory_->Load(x + 2),
-                               memory_->Load(x + 3)});
+        return search_key(
+            Word{memory->Load(x), memory->Load(x + 1), memory->Load(x + 2), memory->Load(x + 3)});
       };
       const Word k = search_key(key());
       uint64_t result = end;
@@ -922,15 +940,24 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
       return true;
     }
     case H::kKeccak256HashBytes:
-      return HandlePrecompile(Precompile::kKeccak256, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kKeccak256, id, event->name, sp, memory, pc, clk);
     case H::kSha512HashBytes:
-      return HandlePrecompile(Precompile::kSha512, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kSha512, id, event->name, sp, memory, pc, clk);
     case H::kEcdsaK256Verify:
-      return HandlePrecompile(Precompile::kEcdsaK256Keccak, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kEcdsaK256Keccak, id, event->name, sp, memory, pc, clk);
     case H::kEddsaEd25519Verify:
-      return HandlePrecompile(Precompile::kEddsaEd25519, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kEddsaEd25519, id, event->name, sp, memory, pc, clk);
     case H::kAeadDecrypt:
-      return HandlePrecompile(Precompile::kAeadDecrypt, id, event->name, sp, pc, clk);
+      return HandlePrecompile(Precompile::kAeadDecrypt, id, event->name, sp, memory, pc, clk);
+    case H::kDebugPrintStack:
+    case H::kDebugPrintMem:
+    case H::kDebugPrintMemAll:
+    case H::kDebugPrintAdvStack:
+    case H::kDebugPrintAdvMap:
+    case H::kDebugPrintAdvMapItem:
+      // Without a sink the prints cost their cycles and do nothing (noop_debug_handlers).
+      if (options_.debug_print == nullptr) return true;
+      return DebugPrint(*event, sp, bot, memory, pc, clk);
     case H::kNoop:
       return true;
     case H::kUnhandled:
@@ -939,8 +966,35 @@ bool Executor::HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk) {
   return true;  // not reached: every handler returns
 }
 
+bool Executor::DebugPrint(const SystemEventRow& event, const Felt* sp, const Felt* bot,
+                          Memory* memory, uint32_t pc, uint64_t clk) {
+  // Named: the view refers to them (FunctionRef), so they must outlive it.
+  auto load = [memory](uint32_t addr) { return memory->LoadWritten(addr); };
+  auto written = [memory](uint64_t max, std::vector<std::pair<uint32_t, Felt>>* out) {
+    return memory->WrittenCells(max, out);
+  };
+  const DebugPrintView view{
+      .clk = clk,
+      .ctx = ctx_,
+      .stack = std::span<const Felt>(bot, static_cast<size_t>(sp - bot + 1)),
+      .load = load,
+      .written = written,
+      .advice = advice_,
+      .max_items = options_.debug_print_max_items,
+  };
+  absl::Status st = WriteDebugPrint(event.handler, view, options_.debug_print);
+  if (!st.ok()) {
+    SetTrap(TrapKind::kEventFailed,
+            absl::StrCat("event ", absl::string_view(event.name.data(), event.name.size()),
+                         " failed: ", st.message()),
+            pc, clk);
+    return false;
+  }
+  return true;
+}
+
 bool Executor::HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp,
-                                uint32_t pc, uint64_t clk) {
+                                Memory* memory, uint32_t pc, uint64_t clk) {
   const absl::string_view event_name(name.data(), name.size());
   if (host_ != nullptr && host_->AnswersPrecompile(id)) {
     sp_ = static_cast<size_t>(sp - buffer_.data());  // the host may read the stack
@@ -955,7 +1009,7 @@ bool Executor::HandlePrecompile(Precompile which, uint64_t id, std::string_view 
   // Only the top of the current context's stack is read (at most 12 operands).
   absl::StatusOr<PrecompileAnswer> answer = RunPrecompile(
       which, id, [sp](int i) { return sp[-i]; },
-      [this](uint32_t addr) { return memory_->LoadWritten(addr); }, hasher_);
+      [memory](uint32_t addr) { return memory->LoadWritten(addr); }, hasher_);
   if (!answer.ok()) {
     SetTrap(TrapKind::kEventFailed,
             absl::StrCat("event ", event_name, " failed: ", answer.status().message()), pc, clk);
@@ -1245,13 +1299,13 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         FF_PUSH(Felt(clk));
         FF_ROW();
       case Opcode::kEmit:
-        if (!HandleEvent(in.imm, sp, pc, clk) || !ChargeAdvice(pc, clk)) {
+        if (!HandleEvent(in.imm, sp, bot, memory, pc, clk) || !ChargeAdvice(pc, clk)) {
           goto trapped;
         }
         FF_ROW();
       case Opcode::kEmitTop:
         // The event id is s0 (not popped).
-        if (!HandleEvent(FF_S(0).value(), sp, pc, clk) || !ChargeAdvice(pc, clk)) {
+        if (!HandleEvent(FF_S(0).value(), sp, bot, memory, pc, clk) || !ChargeAdvice(pc, clk)) {
           goto trapped;
         }
         FF_ROW();
@@ -1920,6 +1974,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           memory = c.memory;
           in_syscall_ = c.in_syscall;
           creator_ = c.creator;
+          ctx_ = c.ctx;
           contexts_.pop_back();
           FF_SHAPE(trace_shape_->LeaveContext());
         }
@@ -1964,7 +2019,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
     FF_CALL_ROOM(contexts_);                                                                  \
     contexts_.push_back(Context{sp_i, static_cast<size_t>(bot - base),                        \
                                 static_cast<size_t>(floor - base), fmp, memory, in_syscall_,  \
-                                creator_});                                                   \
+                                creator_, ctx_});                                             \
     size_t need = sp_i + 1 + 2 * kGap + 16 + 2 * kSlack;                                      \
     if (need > buffer_.size()) {                                                              \
       const size_t grown = std::max(buffer_.size() * 2, need);                                \
@@ -1987,6 +2042,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
       FF_TRAP(TrapKind::kStackOverflow, "operand stack overflow");                            \
     }                                                                                         \
     fmp = (is_call) ? kFmpMin : (uint64_t{1} << 31);                                          \
+    ctx_ = (is_call) ? clk + 1 : 0;                                                           \
     memory = (is_call) ? AcquireMemory() : memories_[0].get();                                \
   } while (false)
       case Opcode::kCall:

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string>
@@ -161,6 +162,8 @@ class Host {
 
 // Default memory budget of one execution (ExecutionOptions::max_memory_bytes): 1 GiB.
 inline constexpr uint64_t kDefaultMaxMemoryBytes = uint64_t{1} << 30;
+// Default of ExecutionOptions::debug_print_max_items.
+inline constexpr uint64_t kDefaultDebugPrintMaxItems = 65536;
 
 struct ExecutionOptions {
   // Maximum number of cycles; a program that needs more traps with ResourceExhausted.
@@ -176,6 +179,23 @@ struct ExecutionOptions {
   // business), and the Merkle store is not charged. 0 is treated as no memory at all (every run
   // traps).
   uint64_t max_memory_bytes = kDefaultMaxMemoryBytes;
+  // Where the print debugging of the v0.25 core library writes (`--debug-print`): the events of
+  // `miden::core::debug::print_stack`, `print_mem`, `print_mem_all`, `print_adv_stack`,
+  // `print_adv_map` and `print_adv_map_item` write what miden-vm v0.25.7's DebugPrinter prints
+  // (vm/executor/debug_print.h), and print_mem's range errors trap. Null (the default): those
+  // events do nothing, as upstream's noop_debug_handlers. Not owned; must outlive the run.
+  //
+  // A sink here rather than a Host decorator: the prints read the current context's memory and
+  // id, the whole operand stack and the advice map, which only the executor sees, and the
+  // events are the dialect's library events, answered inside the VM (a Host never sees them,
+  // so neither a recording nor a replay host logs them: a replay prints what the live run
+  // did). It is read only on the EMIT of such an event, never per cycle.
+  std::ostream* debug_print = nullptr;
+  // At most this many items (stack elements, memory cells, advice map entries or values) per
+  // print; the rest are counted in upstream's "(N more items)" line (a stack print reads
+  // "... state in interval [0, N-1] ..." then). Upstream prints them all; print_mem's own
+  // limit of 1024 addresses is upstream's and an error.
+  uint64_t debug_print_max_items = kDefaultDebugPrintMaxItems;
 };
 
 enum class TrapKind : uint8_t {
@@ -309,15 +329,23 @@ class Executor {
   bool ChargeAdvice(uint32_t pc, uint64_t clk);
   uint64_t AdviceBytes() const;
   void SetTrap(TrapKind kind, std::string message, uint32_t pc, uint64_t clk, uint64_t code = 0);
-  bool HandleEvent(uint64_t id, Felt* sp, uint32_t pc, uint64_t clk);
+  // An EMIT of event `id`: the dialect's built-in handler, or the host. `sp` and `bot` bound the
+  // current context's operand stack, `memory` is its memory (memory_ is only written back when
+  // a slice ends). false: trap set.
+  bool HandleEvent(uint64_t id, Felt* sp, const Felt* bot, Memory* memory, uint32_t pc,
+                   uint64_t clk);
+  // A print event of the core library's debug module (HandleEvent) with
+  // ExecutionOptions::debug_print set. false: trap set (a bad print_mem range).
+  bool DebugPrint(const SystemEventRow& event, const Felt* sp, const Felt* bot, Memory* memory,
+                  uint32_t pc, uint64_t clk);
   // MPVERIFY and MRUPDATE (out of the hot switch; they may allocate), words with element 0
   // deepest or, when `little_endian`, on top. false: trap set.
   bool MerkleVerify(Felt* sp, uint32_t pc, uint64_t clk, uint64_t error_code, bool little_endian);
   bool MerkleUpdate(Felt* sp, uint32_t pc, uint64_t clk, bool little_endian);
   // A precompile event (HandleEvent): answered by the host if it AnswersPrecompile, else
   // computed here. false: trap set.
-  bool HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp, uint32_t pc,
-                        uint64_t clk);
+  bool HandlePrecompile(Precompile which, uint64_t id, std::string_view name, Felt* sp,
+                        Memory* memory, uint32_t pc, uint64_t clk);
   // LOGPRECOMPILE (out of the hot switch): folds the statement into precompile_transcript_.
   void LogPrecompile(Felt* sp);
   Memory* AcquireMemory();
@@ -358,6 +386,10 @@ class Executor {
   std::vector<Context> contexts_;
   bool in_syscall_ = false;  // the current context was entered by SYSCALL
   Word creator_{};           // MAST root of the CALL/DYNCALL callee that created the context
+  // The current context's id as miden-vm numbers them: 0 for the root (and a SYSCALL), the
+  // clk of the CALL / DYNCALL row + 1 for the context it creates. Read by the debug prints;
+  // set at CALL rows and their ENDs only (like in_syscall_), never per cycle.
+  uint64_t ctx_ = 0;
   // The precompile transcript state of LOGPRECOMPILE: VM-global (shared by all contexts),
   // initially the zero word.
   Word precompile_transcript_{};

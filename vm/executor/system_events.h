@@ -66,8 +66,16 @@ enum class SystemEventHandler : uint8_t {
   kEcdsaK256Verify,     // [ptr_pk, ptr_digest, ptr_sig]: advice 1 (valid) or 0
   kEddsaEd25519Verify,  // [ptr_pk, ptr_msg, ptr_sig]: advice 1 (valid) or 0
   kAeadDecrypt,         // [KEY, NONCE, src, dst, num_blocks]: advice the plaintext blocks
-  kNoop,                // a print or debugger event: nothing (any number of library rows)
-  kUnhandled,           // a known event flamefleet does not answer: an error naming it
+  // The print debugging of the core library (vm/executor/debug_print.h): nothing, unless
+  // ExecutionOptions::debug_print is set; then what the v0.25.7 DebugPrinter prints.
+  kDebugPrintStack,       // []: the operand stack below the id
+  kDebugPrintMem,         // [start, end]: memory cells [start, end) (at most 1024)
+  kDebugPrintMemAll,      // []: every written memory cell of the current context
+  kDebugPrintAdvStack,    // [start, end]: the advice stack's elements [start, end), clamped
+  kDebugPrintAdvMap,      // []: the advice map
+  kDebugPrintAdvMapItem,  // [K]: the values of key K in the advice map
+  kNoop,                  // a debugger event: nothing (any number of library rows)
+  kUnhandled,             // a known event flamefleet does not answer: an error naming it
 };
 
 // The number of SystemEventHandler enumerators.

@@ -7,7 +7,9 @@
 // The library events are those of the v0.25.7 core library that `miden run` answers through
 // CoreLibrary::handlers() (crates/lib/core/src/handlers/*.rs); their ids are
 // EventId::from_name of the full names (checked by a test). The precompiles (keccak256,
-// sha512, ECDSA, EdDSA, AEAD decrypt) are computed by vm/executor/precompiles.h.
+// sha512, ECDSA, EdDSA, AEAD decrypt) are computed by vm/executor/precompiles.h; the debug
+// module's prints (miden::core::debug::print_*) write with vm/executor/debug_print.h when
+// ExecutionOptions::debug_print is set and do nothing otherwise.
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -54,12 +56,12 @@ constexpr SystemEventRow kLibraryEvents[] = {
     {1093736776208885424ULL, "readonly::miden_debug::frame_start", H::kNoop},
     {3244211558569184661ULL, "miden::core::crypto::dsa::falcon512_poseidon2::falcon_div",
      H::kFalconDiv},
-    {3303765739211938263ULL, "miden::core::debug::print_adv_map", H::kNoop},
+    {3303765739211938263ULL, "miden::core::debug::print_adv_map", H::kDebugPrintAdvMap},
     {3615859677684068799ULL, "readonly::miden_debug::println", H::kNoop},
-    {5311330421485803888ULL, "miden::core::debug::print_mem", H::kNoop},
-    {5401599259003246241ULL, "miden::core::debug::print_adv_map_item", H::kNoop},
-    {5632710419893091072ULL, "miden::core::debug::print_stack", H::kNoop},
-    {5764050169426024773ULL, "miden::core::debug::print_adv_stack", H::kNoop},
+    {5311330421485803888ULL, "miden::core::debug::print_mem", H::kDebugPrintMem},
+    {5401599259003246241ULL, "miden::core::debug::print_adv_map_item", H::kDebugPrintAdvMapItem},
+    {5632710419893091072ULL, "miden::core::debug::print_stack", H::kDebugPrintStack},
+    {5764050169426024773ULL, "miden::core::debug::print_adv_stack", H::kDebugPrintAdvStack},
     {5802503004314289270ULL, "miden::core::collections::sorted_array::lowerbound_key_value",
      H::kLowerboundKeyValue},
     {6229491882474008289ULL, "readonly::miden_debug::frame_end", H::kNoop},
@@ -69,7 +71,7 @@ constexpr SystemEventRow kLibraryEvents[] = {
     {10187706227858647885ULL, "miden::core::collections::sorted_array::lowerbound_array",
      H::kLowerboundArray},
     {10207005686392958526ULL, "miden::core::crypto::aead::decrypt", H::kAeadDecrypt},
-    {11865935436435611537ULL, "miden::core::debug::print_mem_all", H::kNoop},
+    {11865935436435611537ULL, "miden::core::debug::print_mem_all", H::kDebugPrintMemAll},
     {13528091056499565592ULL, "readonly::miden_debug::assertion_failed", H::kNoop},
     {14153021663962350784ULL, "miden::core::math::u64::u64_div", H::kCoreU64Div},
     {14438193807695912212ULL, "miden::core::dsa::eddsa_ed25519::verify", H::kEddsaEd25519Verify},
