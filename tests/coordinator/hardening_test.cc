@@ -290,6 +290,40 @@ TEST(SubmitValidationTest, KernelModulesSitBesideTheKernelOncePerPath) {
               HasSubstr("jobs[0].kernel_modules: given without a kernel"));
 }
 
+// Static links name library namespaces, at most kMaxStaticLinks of them, and are part of the
+// digests (a static and a dynamic build of one program are different programs).
+TEST(SubmitValidationTest, StaticLinksAreNamespacesAndPartOfTheDigests) {
+  internal::SubmitLimits limits;
+  v1::SubmitBatchRequest request = OneJob();
+  v1::Library* lib = request.mutable_libraries()->add_libraries();
+  lib->set_namespace_("app::util");
+  v1::LibraryFile* file = lib->add_files();
+  file->set_path("mod.masm");
+  file->set_source("pub proc f\n    nop\nend\n");
+  lib->add_static_links("miden::core");
+  request.mutable_jobs(0)->add_static_libraries("app::util");
+  EXPECT_OK(internal::ValidateSubmitBatchRequest(request, limits));
+
+  v1::SubmitBatchRequest bad = request;
+  bad.mutable_jobs(0)->set_static_libraries(0, "../etc");
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(bad, limits).message(),
+              HasSubstr("jobs[0].static_libraries[0]: \"../etc\" is not a library namespace"));
+  bad = request;
+  for (size_t i = 0; i < internal::kMaxStaticLinks; ++i) {
+    bad.mutable_libraries()->mutable_libraries(0)->add_static_links("x");
+  }
+  EXPECT_THAT(internal::ValidateSubmitBatchRequest(bad, limits).message(),
+              HasSubstr("libraries.libraries[0].static_links: 65 namespaces, the limit is 64"));
+
+  v1::LibrarySet dynamic = request.libraries();
+  dynamic.mutable_libraries(0)->clear_static_links();
+  EXPECT_NE(internal::LibrarySetDigest(request.libraries()), internal::LibrarySetDigest(dynamic));
+  v1::JobSpec plain = request.jobs(0);
+  plain.clear_static_libraries();
+  EXPECT_NE(internal::JobProgramDigest(request.jobs(0), "libs"),
+            internal::JobProgramDigest(plain, "libs"));
+}
+
 TEST(SubmitValidationTest, TruncateMiddleKeepsHeadAndTailAndSaysHowMuchWasCut) {
   EXPECT_EQ(internal::TruncateMiddle("short", 100), "short");
   std::string error = absl::StrCat("HEAD", std::string(10000, 'x'), "TAIL");
