@@ -92,7 +92,8 @@ TEST(SubmitValidationTest, EveryNameLikeStringIsBounded) {
     EXPECT_LT(status.message().size(), 300u);  // the oversized string is never echoed
   }
   v1::SubmitBatchRequest request = OneJob();
-  for (int i = 0; i < 33; ++i) (*request.mutable_labels())[absl::StrCat("k", i)] = "v";
+  for (int i = 0; i < 33; ++i)
+    (*request.mutable_labels())[absl::StrCat("k", i)] = std::string(1, 'v');
   absl::Status status = internal::ValidateSubmitBatchRequest(request, limits);
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(status.message(), "labels: 33 labels, the limit is 32 (--max-labels)");
@@ -310,7 +311,7 @@ TEST(SubmitValidationTest, StaticLinksAreNamespacesAndPartOfTheDigests) {
               HasSubstr("jobs[0].static_libraries[0]: \"../etc\" is not a library namespace"));
   bad = request;
   for (size_t i = 0; i < internal::kMaxStaticLinks; ++i) {
-    bad.mutable_libraries()->mutable_libraries(0)->add_static_links("x");
+    *bad.mutable_libraries()->mutable_libraries(0)->add_static_links() = absl::StrCat("lib", i);
   }
   EXPECT_THAT(internal::ValidateSubmitBatchRequest(bad, limits).message(),
               HasSubstr("libraries.libraries[0].static_links: 65 namespaces, the limit is 64"));
