@@ -131,7 +131,10 @@ absl::Status CheckKernel(absl::string_view field, const v1::JobSpec& job,
   // Submodules live beside the kernel module: under its directory, one file per path.
   const size_t slash = kernel.path().rfind('/');
   const std::string dir = slash == std::string::npos ? "" : kernel.path().substr(0, slash + 1);
-  absl::flat_hash_set<absl::string_view> paths = {kernel.path()};
+  // Views of the request's own strings (a braced list here would deduce std::string and keep
+  // views of its temporaries).
+  absl::flat_hash_set<absl::string_view> paths;
+  paths.insert(kernel.path());
   for (int i = 0; i < job.kernel_modules_size(); ++i) {
     const std::string at = absl::StrCat(field, ".kernel_modules[", i, "]");
     const v1::LibraryFile& file = job.kernel_modules(i);
