@@ -158,7 +158,9 @@ class Query {
       return HttpError{400, absl::StrCat("too many query parameters (at most ", kMaxParams, ")")};
     }
     absl::flat_hash_set<std::string> seen;
-    for (const auto& [key, value] : req_.params) {
+    for (const auto& param : req_.params) {
+      const std::string& key = param.first;  // a plain reference: clang 14 cannot capture a binding
+      const std::string& value = param.second;
       if (std::find_if(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; }) ==
           allowed.end()) {
         return HttpError{400,

@@ -112,7 +112,10 @@ void PrintMem(Writer& w, const DebugPrintView& view,
              ": range is empty.\n");
     return;
   }
-  const auto [first, last] = *bounds;
+  // Plain variables, not a structured binding: lambdas capture them (clang 14 cannot capture a
+  // binding).
+  const uint32_t first = bounds->first;
+  const uint32_t last = bounds->second;
   w.Append("Memory state before step ", view.clk, " for context ", view.ctx, " in the range [",
            first, ", ", last, "]:\n");
   w.Interval(
