@@ -61,6 +61,7 @@ TraceShapeRecorder::TraceShapeRecorder(const Program& program)
     : program_(program), rules_(*program.dialect->trace_shape), buckets_(1) {
   const size_t n = program.hash_states.states.size();
   next_state_id_ = static_cast<uint32_t>(n);
+  first_dynamic_id_ = next_state_id_;
   seen_.assign(n / 64 + 1, 0);
   // The baseline table {0, 65535}.
   range_bits_[0] |= 1;
@@ -75,20 +76,34 @@ void TraceShapeRecorder::StaticRequests(uint32_t pc) {
   for (uint32_t i = hs.first[pc]; i < hs.first[pc + 1]; ++i) Request(hs.ids[i]);
 }
 
+const TraceShapeRecorder::State& TraceShapeRecorder::StateOf(uint32_t id) const {
+  if (id < first_dynamic_id_) return program_.hash_states.states[id];
+  const uint32_t d = id - first_dynamic_id_;
+  return dynamic_states_[d / kStatesPerChunk][d % kStatesPerChunk];
+}
+
 void TraceShapeRecorder::DynamicRequest(const HasherState& state) {
   if (state_ids_.empty()) {
-    const auto& states = program_.hash_states.states;
-    state_ids_.reserve(states.size() + 64);
-    for (uint32_t id = 0; id < states.size(); ++id) state_ids_.try_emplace(states[id], id);
+    // Static states are distinct (interned by Linearize): one id each.
+    state_ids_.reserve(first_dynamic_id_ + 64);
+    for (uint32_t id = 0; id < first_dynamic_id_; ++id) state_ids_.insert(id);
   }
-  std::array<uint64_t, 12> key;
+  State key;
   for (int i = 0; i < kHasherStateWidth; ++i) key[i] = state[i].value();
-  auto [it, inserted] = state_ids_.try_emplace(key, next_state_id_);
-  if (inserted) {
-    ++next_state_id_;
-    if (seen_.size() * 64 <= it->second) seen_.resize(seen_.size() * 2 + 1, 0);
+  uint32_t id;
+  if (auto it = state_ids_.find(key); it != state_ids_.end()) {
+    id = *it;
+  } else {
+    id = next_state_id_++;
+    const uint32_t d = id - first_dynamic_id_;
+    if (d % kStatesPerChunk == 0) {
+      dynamic_states_.push_back(std::make_unique<State[]>(kStatesPerChunk));
+    }
+    dynamic_states_.back()[d % kStatesPerChunk] = key;
+    state_ids_.insert(id);
+    if (seen_.size() * 64 <= id) seen_.resize(seen_.size() * 2 + 1, 0);
   }
-  Request(it->second);
+  Request(id);
 }
 
 void TraceShapeRecorder::U32Checks(uint64_t a, uint64_t b) {

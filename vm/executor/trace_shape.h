@@ -24,11 +24,14 @@
 #define FLAMEFLEET_VM_EXECUTOR_TRACE_SHAPE_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "vm/assembler/program.h"
 #include "vm/crypto/hasher.h"
@@ -111,6 +114,9 @@ class TraceShapeRecorder {
   // Prepares to record a run of `program` (kept by reference; must outlive the recorder), whose
   // dialect must have TraceShapeRules.
   explicit TraceShapeRecorder(const Program& program);
+  // Its state table refers back to it.
+  TraceShapeRecorder(const TraceShapeRecorder&) = delete;
+  TraceShapeRecorder& operator=(const TraceShapeRecorder&) = delete;
 
   // Charges what follows to bucket `bucket` (initially 0).
   void set_bucket(uint32_t bucket) {
@@ -198,8 +204,30 @@ class TraceShapeRecorder {
   uint32_t bucket_ = 0;
   // Hasher: the states seen (by id: Program::hash_states ids, then dynamic ones).
   std::vector<uint64_t> seen_;
-  // Every state by value -> id; filled with the static states at the first dynamic request.
-  absl::flat_hash_map<std::array<uint64_t, 12>, uint32_t> state_ids_;
+  // Every state by value -> id; filled with the static states at the first dynamic request. The
+  // table holds 32-bit ids only (looked up by value through StateOf): the dynamic states sit in
+  // chunks that are never moved, so a hash-heavy run does not regrow tables of 96-byte keys
+  // (their page faults cost more than the hashing).
+  using State = std::array<uint64_t, 12>;
+  const State& StateOf(uint32_t id) const;
+  struct StateIdHash {
+    using is_transparent = void;
+    const TraceShapeRecorder* recorder;
+    size_t operator()(const State& s) const { return absl::Hash<State>{}(s); }
+    size_t operator()(uint32_t id) const { return (*this)(recorder->StateOf(id)); }
+  };
+  struct StateIdEq {
+    using is_transparent = void;
+    const TraceShapeRecorder* recorder;
+    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
+    bool operator()(uint32_t a, const State& b) const { return recorder->StateOf(a) == b; }
+    bool operator()(const State& a, uint32_t b) const { return a == recorder->StateOf(b); }
+  };
+  static constexpr size_t kStatesPerChunk = 1024;
+  std::vector<std::unique_ptr<State[]>> dynamic_states_;
+  absl::flat_hash_set<uint32_t, StateIdHash, StateIdEq> state_ids_{0, StateIdHash{this},
+                                                                   StateIdEq{this}};
+  uint32_t first_dynamic_id_ = 0;
   uint32_t next_state_id_ = 0;
   // Range checker: the values present, and which 64-value words have any (two levels).
   std::array<uint64_t, 1024> range_bits_{};
