@@ -391,6 +391,54 @@ TEST(TraceShapeHasherTest, SameControlBlockTwiceIsOneState) {
   EXPECT_EQ(t.hasher_rows, 16u + 3 * 16);
 }
 
+TEST(TraceShapeHasherTest, ManyDynamicStatesDedupExactlyRunAfterRun) {
+  // 5,000 distinct HPERM-like states, each requested twice: past several chunks of the state
+  // store and several growths of its table. A second recorder on the same thread reuses the
+  // first one's memory (stale states in it) and must count the same.
+  Mast m;
+  const Program program = m.Finish(m.Block({Op(Opcode::kNoop)}));
+  for (int run = 0; run < 2; ++run) {
+    TraceShapeRecorder r(program);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (uint64_t i = 0; i < 5000; ++i) {
+        HasherState state{};
+        state[0] = Felt(i + 1);
+        state[11] = Felt(i * 7919 + uint64_t(run));  // other states in each run
+        r.DynamicRequest(state);
+      }
+    }
+    const TraceShape t = r.Finish(1);
+    EXPECT_EQ(t.hasher_requests, 10000u) << run;
+    EXPECT_EQ(t.hasher_states, 5000u) << run;
+    EXPECT_EQ(t.buckets[0].hasher_dedup_hits, 5000u) << run;
+  }
+}
+
+TEST(TraceShapeHasherTest, DynamicRequestOfAStaticStateIsThatState) {
+  // A permutation request whose input is the state of one of the program's control rows counts
+  // as that state, before or after the row requests it.
+  Mast m;
+  const Program program = m.Finish(
+      m.Join(m.Block({Op(Opcode::kPad), Op(Opcode::kDrop)}), m.Block({Op(Opcode::kNoop)})));
+  ASSERT_FALSE(program.hash_states.states.empty());
+  uint32_t pc = 0;  // a row that requests state 0
+  while (pc + 1 < program.hash_states.first.size() &&
+         !(program.hash_states.first[pc] < program.hash_states.first[pc + 1] &&
+           program.hash_states.ids[program.hash_states.first[pc]] == 0)) {
+    ++pc;
+  }
+  ASSERT_LT(pc + 1, program.hash_states.first.size());
+  HasherState state;
+  for (int i = 0; i < kHasherStateWidth; ++i) state[i] = Felt(program.hash_states.states[0][i]);
+  TraceShapeRecorder r(program);
+  r.DynamicRequest(state);
+  r.StaticRequests(pc);
+  r.DynamicRequest(state);
+  const TraceShape t = r.Finish(1);
+  EXPECT_EQ(t.hasher_states, 1u);
+  EXPECT_EQ(t.buckets[0].hasher_dedup_hits, 2u);
+}
+
 TEST(TraceShapeHasherTest, MultiBatchBlockTwice) {
   // A 3-batch block (150 SWAPs: 72 ops fill a batch of 8 groups of 9) in a loop run twice: 6
   // requests of the block (12 controller rows, with the LOOP's padded to 16) and 3 states, plus

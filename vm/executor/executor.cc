@@ -455,10 +455,7 @@ void Executor::RecordTraceShape(TraceShapeRecorder* recorder) {
 }
 
 Executor::State Executor::Dispatch(uint64_t stop) {
-  if (trace_shape_ != nullptr) {
-    return row_counts_ != nullptr ? Execute<true, true>(stop) : Execute<false, true>(stop);
-  }
-  return row_counts_ != nullptr ? Execute<true, false>(stop) : Execute<false, false>(stop);
+  return row_counts_ != nullptr ? Execute<true>(stop) : Execute<false>(stop);
 }
 
 Executor::State Executor::Run(uint64_t max_cycles) {
@@ -1139,7 +1136,7 @@ void Executor::LogPrecompile(Felt* sp) {
   for (int i = 0; i < kHasherStateWidth; ++i) sp[-i] = state[i];
 }
 
-template <bool kCount, bool kShape>
+template <bool kCount>
 Executor::State Executor::Execute(uint64_t stop_clk) {
   const Instruction* const code = program_.code.data();
   Felt* base = buffer_.data();
@@ -1163,15 +1160,20 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
     if constexpr (kCount) CountArrival(pc); \
   } while (false)
   if constexpr (kCount) CountStart(pc);
-    // Reports to the trace-shape recorder (compiled out of the other loops).
-#define FF_SHAPE(stmt)          \
-  do {                          \
-    if constexpr (kShape) stmt; \
+    // Reports to the trace-shape recorder, if there is one. A run-time test, not a further
+    // instance of the loop: the test sits only on rows that feed a chiplet or the range checker,
+    // and with one instance for both, a run with the trace shape executes the very machine code
+    // of the run without it (two instances differed by up to 20 % on fib-like programs by
+    // register allocation alone; session 12).
+#define FF_SHAPE(stmt)                        \
+  do {                                        \
+    if (trace_shape_ != nullptr) [[unlikely]] \
+      stmt;                                   \
   } while (false)
     // A memory row at element address `a` (trace shape); traps when its bookkeeping is too large.
 #define FF_MEM_ROW(a)                                                                              \
   do {                                                                                             \
-    if constexpr (kShape) {                                                                        \
+    if (trace_shape_ != nullptr) [[unlikely]] {                                                    \
       if (!trace_shape_->MemoryAccess(static_cast<uint32_t>(a), clk)) {                            \
         SetMemoryTrap("the trace-shape record of distinct memory words (max-memory / 32)", 32, pc, \
                       clk);                                                                        \
@@ -1927,7 +1929,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         // element reads after them, all in this row; as many ACE rows.
 #define FF_ACE_ROWS()                                                       \
   do {                                                                      \
-    if constexpr (kShape) {                                                 \
+    if (trace_shape_ != nullptr) [[unlikely]] {                             \
       const uint64_t ptr = FF_S(0).value(), reads = FF_S(1).value() / 2;    \
       const uint64_t evals = FF_S(2).value();                               \
       for (uint64_t r = 0; r < reads; ++r) FF_MEM_ROW(ptr + 4 * r);         \

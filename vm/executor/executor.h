@@ -256,7 +256,7 @@ class Executor {
   void CountRows(RowCounts* counts);
   // Reports every row that feeds a chiplet or the range checker to `recorder` (kept; must
   // outlive the executor; built for this program) from now on; null stops. Call before the
-  // first Run/Step. Without it the executor runs a loop without these calls (no cost at all).
+  // first Run/Step. Without it those rows only test that no recorder is set.
   // The recorder's memory bookkeeping counts against ExecutionOptions::max_memory_bytes' share
   // given by TraceShapeRecorder::set_max_tracked_words (set here: 32 bytes per word).
   void RecordTraceShape(TraceShapeRecorder* recorder);
@@ -296,9 +296,9 @@ class Executor {
   class Memory;
   struct Context;
 
-  // The dispatch loop; kCount also counts jumps into *row_counts_ and kShape reports rows to
-  // *trace_shape_ (further instances, so the plain loop stays as it was).
-  template <bool kCount, bool kShape>
+  // The dispatch loop; kCount also counts jumps into *row_counts_ (a further instance, so the
+  // plain loop stays as it was). Rows that feed the trace shape report to *trace_shape_ if set.
+  template <bool kCount>
   State Execute(uint64_t stop_clk);
   // Runs the instance of Execute for the counters that are on.
   State Dispatch(uint64_t stop_clk);

@@ -5,7 +5,9 @@
 #include <bit>
 #include <cassert>
 #include <cstdint>
+#include <memory>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "vm/dialect.h"
@@ -76,33 +78,102 @@ void TraceShapeRecorder::StaticRequests(uint32_t pc) {
   for (uint32_t i = hs.first[pc]; i < hs.first[pc + 1]; ++i) Request(hs.ids[i]);
 }
 
+// A thread's spare memory for state tables (see kMaxSpareChunks).
+struct TraceShapeRecorder::Spare {
+  std::vector<std::unique_ptr<State[]>> chunks;
+  std::vector<Slot> table;
+};
+
+TraceShapeRecorder::Spare& TraceShapeRecorder::ThreadSpare() {
+  thread_local Spare spare;
+  return spare;
+}
+
+TraceShapeRecorder::~TraceShapeRecorder() {
+  Spare& spare = ThreadSpare();
+  for (std::unique_ptr<State[]>& chunk : dynamic_states_) {
+    if (spare.chunks.size() >= kMaxSpareChunks) break;
+    spare.chunks.push_back(std::move(chunk));
+  }
+  if (table_.size() <= kMaxSpareSlots && table_.size() > spare.table.size()) {
+    spare.table = std::move(table_);
+  }
+}
+
 const TraceShapeRecorder::State& TraceShapeRecorder::StateOf(uint32_t id) const {
   if (id < first_dynamic_id_) return program_.hash_states.states[id];
   const uint32_t d = id - first_dynamic_id_;
   return dynamic_states_[d / kStatesPerChunk][d % kStatesPerChunk];
 }
 
-void TraceShapeRecorder::DynamicRequest(const HasherState& state) {
-  if (state_ids_.empty()) {
-    // Static states are distinct (interned by Linearize): one id each.
-    state_ids_.reserve(first_dynamic_id_ + 64);
-    for (uint32_t id = 0; id < first_dynamic_id_; ++id) state_ids_.insert(id);
+TraceShapeRecorder::Slot& TraceShapeRecorder::Find(const State& key, uint32_t h) {
+  const size_t mask = table_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    Slot& slot = table_[i];
+    if (slot.id_plus == 0 || (slot.hash == h && StateOf(slot.id_plus - 1) == key)) return slot;
   }
+}
+
+void TraceShapeRecorder::GrowTable() {
+  std::vector<Slot> old = std::move(table_);
+  Spare& spare = ThreadSpare();
+  const size_t size = std::max<size_t>(64, old.size() * 2);
+  if (spare.table.size() >= size) {
+    table_ = std::move(spare.table);
+    spare.table.clear();
+  }
+  // A spare table may be larger than needed: its size is kept (a power of two).
+  table_.assign(std::max(size, table_.size()), Slot{0, 0});
+  const size_t mask = table_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.id_plus == 0) continue;
+    size_t i = slot.hash & mask;
+    while (table_[i].id_plus != 0) i = (i + 1) & mask;
+    table_[i] = slot;
+  }
+  if (old.capacity() > spare.table.capacity() && old.size() <= kMaxSpareSlots) {
+    spare.table = std::move(old);
+  }
+}
+
+void TraceShapeRecorder::DynamicRequest(const HasherState& state) {
   State key;
   for (int i = 0; i < kHasherStateWidth; ++i) key[i] = state[i].value();
-  uint32_t id;
-  if (auto it = state_ids_.find(key); it != state_ids_.end()) {
-    id = *it;
-  } else {
-    id = next_state_id_++;
-    const uint32_t d = id - first_dynamic_id_;
-    if (d % kStatesPerChunk == 0) {
-      dynamic_states_.push_back(std::make_unique<State[]>(kStatesPerChunk));
+  if (table_.empty()) {
+    // Static states are distinct (interned by Linearize): one slot each.
+    while (table_.size() < 2 * (size_t{first_dynamic_id_} + 1)) GrowTable();
+    for (uint32_t id = 0; id < first_dynamic_id_; ++id) {
+      const State& s = StateOf(id);
+      const auto h = static_cast<uint32_t>(absl::Hash<State>{}(s));
+      Find(s, h) = Slot{h, id + 1};
     }
-    dynamic_states_.back()[d % kStatesPerChunk] = key;
-    state_ids_.insert(id);
-    if (seen_.size() * 64 <= id) seen_.resize(seen_.size() * 2 + 1, 0);
+    table_used_ = first_dynamic_id_;
   }
+  const auto h = static_cast<uint32_t>(absl::Hash<State>{}(key));
+  Slot* slot = &Find(key, h);
+  if (slot->id_plus != 0) {
+    Request(slot->id_plus - 1);
+    return;
+  }
+  const uint32_t id = next_state_id_++;
+  const uint32_t d = id - first_dynamic_id_;
+  if (d % kStatesPerChunk == 0) {
+    Spare& spare = ThreadSpare();
+    if (!spare.chunks.empty()) {
+      dynamic_states_.push_back(std::move(spare.chunks.back()));
+      spare.chunks.pop_back();
+    } else {
+      dynamic_states_.push_back(std::make_unique_for_overwrite<State[]>(kStatesPerChunk));
+    }
+  }
+  dynamic_states_.back()[d % kStatesPerChunk] = key;
+  if (2 * (table_used_ + 1) > table_.size()) {
+    GrowTable();
+    slot = &Find(key, h);  // not in the table yet: the empty slot it takes
+  }
+  *slot = Slot{h, id + 1};
+  ++table_used_;
+  if (seen_.size() * 64 <= id) seen_.resize(seen_.size() * 2 + 1, 0);
   Request(id);
 }
 

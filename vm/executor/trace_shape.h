@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
 #include "vm/assembler/program.h"
 #include "vm/crypto/hasher.h"
@@ -114,9 +114,15 @@ class TraceShapeRecorder {
   // Prepares to record a run of `program` (kept by reference; must outlive the recorder), whose
   // dialect must have TraceShapeRules.
   explicit TraceShapeRecorder(const Program& program);
-  // Its state table refers back to it.
   TraceShapeRecorder(const TraceShapeRecorder&) = delete;
   TraceShapeRecorder& operator=(const TraceShapeRecorder&) = delete;
+  // Gives the state table's memory to the thread's spare store.
+  ~TraceShapeRecorder();
+
+  // What the thread's spare store keeps at most: chunks of dynamic hasher states (96 KiB each)
+  // and state-table slots (8 bytes each).
+  static constexpr size_t kMaxSpareChunks = 64;              // 6 MiB
+  static constexpr size_t kMaxSpareSlots = size_t{1} << 19;  // 4 MiB
 
   // Charges what follows to bucket `bucket` (initially 0).
   void set_bucket(uint32_t bucket) {
@@ -204,29 +210,28 @@ class TraceShapeRecorder {
   uint32_t bucket_ = 0;
   // Hasher: the states seen (by id: Program::hash_states ids, then dynamic ones).
   std::vector<uint64_t> seen_;
-  // Every state by value -> id; filled with the static states at the first dynamic request. The
-  // table holds 32-bit ids only (looked up by value through StateOf): the dynamic states sit in
-  // chunks that are never moved, so a hash-heavy run does not regrow tables of 96-byte keys
-  // (their page faults cost more than the hashing).
+  // Every state by value -> id: an open-addressing table (linear probing, at most half full) of
+  // (low 32 bits of the state's hash, id + 1), filled with the static states at the first
+  // dynamic request. A lookup compares the full state only when the stored hash bits match, and
+  // growing never rehashes a state. The dynamic states sit in chunks that are never moved. The
+  // chunks and the table come from, and go back to, a spare store of the thread (bounded:
+  // kMaxSpareChunks, kMaxSpareSlots), so consecutive hash-heavy runs on one thread (a worker's
+  // jobs) reuse memory instead of faulting fresh pages in (docs/trace-shape.md#cost).
   using State = std::array<uint64_t, 12>;
   const State& StateOf(uint32_t id) const;
-  struct StateIdHash {
-    using is_transparent = void;
-    const TraceShapeRecorder* recorder;
-    size_t operator()(const State& s) const { return absl::Hash<State>{}(s); }
-    size_t operator()(uint32_t id) const { return (*this)(recorder->StateOf(id)); }
+  struct Slot {
+    uint32_t hash;     // low 32 bits of absl::Hash<State>
+    uint32_t id_plus;  // 0: empty
   };
-  struct StateIdEq {
-    using is_transparent = void;
-    const TraceShapeRecorder* recorder;
-    bool operator()(uint32_t a, uint32_t b) const { return a == b; }
-    bool operator()(uint32_t a, const State& b) const { return recorder->StateOf(a) == b; }
-    bool operator()(const State& a, uint32_t b) const { return a == recorder->StateOf(b); }
-  };
+  // Returns the slot of `key` (hash bits `h`): its id's slot, or the empty slot it would take.
+  Slot& Find(const State& key, uint32_t h);
+  void GrowTable();
   static constexpr size_t kStatesPerChunk = 1024;
+  struct Spare;
+  static Spare& ThreadSpare();
   std::vector<std::unique_ptr<State[]>> dynamic_states_;
-  absl::flat_hash_set<uint32_t, StateIdHash, StateIdEq> state_ids_{0, StateIdHash{this},
-                                                                   StateIdEq{this}};
+  std::vector<Slot> table_;
+  size_t table_used_ = 0;
   uint32_t first_dynamic_id_ = 0;
   uint32_t next_state_id_ = 0;
   // Range checker: the values present, and which 64-value words have any (two levels).
