@@ -471,11 +471,11 @@ Executor::State Executor::Step() {
 
 // Moves the current context's window so that there is room to grow in both directions,
 // growing the buffer when needed. Keeps every position below `bot` zero.
-bool Executor::Rebase(Felt*& sp, Felt*& bot, Felt*& floor, uint32_t pc, uint64_t clk) {
+bool Executor::Rebase(StackWindow& w, uint32_t pc, uint64_t clk) {
   Felt* base = buffer_.data();
-  size_t sp_i = static_cast<size_t>(sp - base);
-  size_t bot_i = static_cast<size_t>(bot - base);
-  size_t floor_i = static_cast<size_t>(floor - base);
+  size_t sp_i = static_cast<size_t>(w.sp - base);
+  size_t bot_i = static_cast<size_t>(w.bot - base);
+  size_t floor_i = static_cast<size_t>(w.floor - base);
   size_t depth = sp_i - bot_i + 1;
   if (sp_i - floor_i > options_.max_stack_depth + 2 * kGap) {
     SetTrap(TrapKind::kStackOverflow, "operand stack overflow", pc, clk);
@@ -496,9 +496,9 @@ bool Executor::Rebase(Felt*& sp, Felt*& bot, Felt*& floor, uint32_t pc, uint64_t
     std::memmove(base + new_bot, base + bot_i, depth * sizeof(Felt));
     std::fill(base + floor_i, base + new_bot, Felt(0));
   }
-  bot = base + new_bot;
-  sp = bot + (depth - 1);
-  floor = base + floor_i;
+  w.bot = base + new_bot;
+  w.sp = w.bot + (depth - 1);
+  w.floor = base + floor_i;
   return true;
 }
 
@@ -1197,7 +1197,12 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
 #define FF_HEADROOM()                                             \
   do {                                                            \
     if (sp - floor < kSlack + 16 || sp > limit_hi) [[unlikely]] { \
-      if (!Rebase(sp, bot, floor, pc, clk)) goto trapped;         \
+      /* A copy: the hot locals' addresses never escape. */       \
+      StackWindow w{sp, bot, floor};                              \
+      if (!Rebase(w, pc, clk)) goto trapped;                      \
+      sp = w.sp;                                                  \
+      bot = w.bot;                                                \
+      floor = w.floor;                                            \
       base = buffer_.data();                                      \
       limit_hi = base + buffer_.size() - kSlack;                  \
     }                                                             \

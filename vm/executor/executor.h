@@ -310,7 +310,13 @@ class Executor {
   [[gnu::noinline]] void CountStart(uint32_t pc);
   [[gnu::noinline]] void CountStop(uint32_t pc);
   // false: stack overflow or memory budget (trap set at pc, clk).
-  bool Rebase(Felt*& sp, Felt*& bot, Felt*& floor, uint32_t pc, uint64_t clk);
+  // The dispatch loop's view of the operand stack, as Rebase moves it.
+  struct StackWindow {
+    Felt* sp;
+    Felt* bot;
+    Felt* floor;
+  };
+  bool Rebase(StackWindow& w, uint32_t pc, uint64_t clk);
   // Charges `bytes` against the memory budget; false (nothing charged) when it would be
   // exceeded.
   bool ChargeMemory(uint64_t bytes) {
