@@ -65,6 +65,7 @@ TraceShapeRecorder::TraceShapeRecorder(const Program& program)
   next_state_id_ = static_cast<uint32_t>(n);
   first_dynamic_id_ = next_state_id_;
   seen_.assign(n / 64 + 1, 0);
+  rows_requested_.assign(program.code.size() / 64 + 1, 0);
   // The baseline table {0, 65535}.
   range_bits_[0] |= 1;
   range_bits_[kRangeMax >> 6] |= uint64_t{1} << (kRangeMax & 63);
@@ -75,7 +76,18 @@ TraceShapeRecorder::TraceShapeRecorder(const Program& program)
 void TraceShapeRecorder::StaticRequests(uint32_t pc) {
   const StaticHashStates& hs = program_.hash_states;
   if (pc + 1 >= hs.first.size()) return;
-  for (uint32_t i = hs.first[pc]; i < hs.first[pc + 1]; ++i) Request(hs.ids[i]);
+  const uint32_t begin = hs.first[pc], end = hs.first[pc + 1];
+  uint64_t& w = rows_requested_[pc >> 6];
+  const uint64_t bit = uint64_t{1} << (pc & 63);
+  if ((w & bit) != 0) {
+    // Row pc ran before: each of its states is a de-duplicated request now.
+    TraceShapeCounts& b = buckets_[bucket_];
+    b.hasher_requests += end - begin;
+    b.hasher_dedup_hits += end - begin;
+    return;
+  }
+  w |= bit;
+  for (uint32_t i = begin; i < end; ++i) Request(hs.ids[i]);
 }
 
 // A thread's spare memory for state tables (see kMaxSpareChunks).

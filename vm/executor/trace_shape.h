@@ -208,8 +208,11 @@ class TraceShapeRecorder {
   const TraceShapeRules& rules_;
   std::vector<TraceShapeCounts> buckets_;
   uint32_t bucket_ = 0;
-  // Hasher: the states seen (by id: Program::hash_states ids, then dynamic ones).
+  // Hasher: the states seen (by id: Program::hash_states ids, then dynamic ones), and the rows
+  // (by pc) whose static requests were made before (all their states are seen: a row that runs
+  // again costs two additions, however many states it requests).
   std::vector<uint64_t> seen_;
+  std::vector<uint64_t> rows_requested_;
   // Every state by value -> id: an open-addressing table (linear probing, at most half full) of
   // (low 32 bits of the state's hash, id + 1), filled with the static states at the first
   // dynamic request. A lookup compares the full state only when the stored hash bits match, and
