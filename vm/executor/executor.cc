@@ -1145,7 +1145,18 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
   Felt* floor = base + floor_;
   Felt* limit_hi = base + buffer_.size() - kSlack;
   uint32_t pc = pc_;
-  uint32_t row = last_row_;  // the last row executed
+  // The last row executed is `jump_row` while pc is `jump_to` (just after a jump, or after a
+  // pseudo operation, which runs no row) and pc - 1 otherwise: plain rows store nothing.
+  uint32_t jump_to = pc;
+  uint32_t jump_row = last_row_;
+#define FF_LAST_ROW() (pc == jump_to ? jump_row : pc - 1)
+  // Moves pc without running a row (pseudo operations).
+#define FF_MOVE_PC(target)    \
+  do {                        \
+    jump_row = FF_LAST_ROW(); \
+    pc = (target);            \
+    jump_to = pc;             \
+  } while (false)
   uint64_t clk = clk_;
   uint64_t fmp = fmp_;
   Memory* memory = memory_;
@@ -1255,15 +1266,16 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
     }                                                 \
   } while (false)
 #define FF_ROW()                     \
-  row = pc++;                        \
+  ++pc;                              \
   if (++clk >= limit) [[unlikely]] { \
     goto at_limit;                   \
   }                                  \
   continue
     // Like FF_ROW, for rows that also jump.
 #define FF_ROW_TO(target)            \
-  row = pc;                          \
+  jump_row = pc;                     \
   pc = (target);                     \
+  jump_to = pc;                      \
   FF_COUNT_ARRIVAL();                \
   if (++clk >= limit) [[unlikely]] { \
     goto at_limit;                   \
@@ -2138,12 +2150,12 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
             observer_->OnEnter(in.aux, clk);
           }
         }
-        ++pc;
+        FF_MOVE_PC(pc + 1);
         continue;
       case Opcode::kLeaveProc:
         frames_.pop_back();
         if (observer_ != nullptr) observer_->OnLeave(clk);
-        ++pc;
+        FF_MOVE_PC(pc + 1);
         continue;
       case Opcode::kGosub: {
         bool frame = in.imm != kNoFrame;
@@ -2154,7 +2166,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           frames_.push_back(static_cast<uint32_t>(in.imm));
           if (observer_ != nullptr) observer_->OnEnter(static_cast<uint32_t>(in.imm), clk);
         }
-        pc = in.aux;
+        FF_MOVE_PC(in.aux);
         FF_COUNT_ARRIVAL();
         continue;
       }
@@ -2165,7 +2177,7 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
           frames_.pop_back();
           if (observer_ != nullptr) observer_->OnLeave(clk);
         }
-        pc = r.pc;
+        FF_MOVE_PC(r.pc);
         FF_COUNT_ARRIVAL();
         continue;
       }
@@ -2177,16 +2189,16 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
         returns_.push_back(Return{pc + 1, true});
         frames_.push_back(proc);
         if (observer_ != nullptr) observer_->OnEnter(proc, clk);
-        pc = program_.procedures[proc].entry_pc;
+        FF_MOVE_PC(program_.procedures[proc].entry_pc);
         FF_COUNT_ARRIVAL();
         continue;
       }
       case Opcode::kTrace:
         if (host_ != nullptr) host_->OnTrace(in.imm, clk);
-        ++pc;
+        FF_MOVE_PC(pc + 1);
         continue;
       case Opcode::kJump:
-        pc = in.aux;
+        FF_MOVE_PC(in.aux);
         FF_COUNT_ARRIVAL();
         continue;
       case Opcode::kNoForest:
@@ -2207,7 +2219,8 @@ Executor::State Executor::Execute(uint64_t stop_clk) {
 at_limit:
   if (clk >= cap) {
     SetTrap(TrapKind::kCycleLimit,
-            absl::StrCat("cycle limit of ", options_.max_cycles, " cycles exceeded"), row, clk - 1);
+            absl::StrCat("cycle limit of ", options_.max_cycles, " cycles exceeded"), FF_LAST_ROW(),
+            clk - 1);
     goto trapped;
   }
   result = State::kPaused;
@@ -2223,7 +2236,7 @@ done:
   bot_ = static_cast<size_t>(bot - base);
   floor_ = static_cast<size_t>(floor - base);
   pc_ = pc;
-  last_row_ = row;
+  last_row_ = FF_LAST_ROW();
   clk_ = clk;
   fmp_ = fmp;
   memory_ = memory;
@@ -2244,6 +2257,8 @@ done:
 #undef FF_WRITABLE
 #undef FF_CALL_ROOM
 #undef FF_COUNT_ARRIVAL
+#undef FF_LAST_ROW
+#undef FF_MOVE_PC
 #undef FF_SHAPE
 #undef FF_MEM_ROW
 }
