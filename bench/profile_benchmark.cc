@@ -6,7 +6,7 @@
 // map every cycle), on the same programs. Trace shape (issue #18, target <= 15 % over the
 // cycles-only profile): *V025Stats (summary.json without the trace shape) against
 // *V025StatsTrace (with it: every chiplet's rows, the range checker, attribution to procedures)
-// on v0.25 programs, fib-like and hash-heavy.
+// on v0.25 programs, fib-like, hash-heavy and call-heavy (figures: docs/trace-shape.md#cost).
 //
 //   ./build/bench/profile_benchmark
 #include <cstdint>
